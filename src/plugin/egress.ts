@@ -55,7 +55,7 @@ import type {
   ToolStartOptions,
 } from '../relay/contract.ts';
 import type { AtofEvent } from '../formats/atof/types.ts';
-import { isJsonObject, jsonEqual, toJson } from '../shared/json.ts';
+import { isJsonObject, jsonEqual, MEDIA_LEFT_OUT, toJson } from '../shared/json.ts';
 import { withoutSensitiveHeaders } from '../shared/credential-headers.ts';
 
 /** An event as the `redact` hook sees it: its name and payloads, with what it is. */
@@ -107,9 +107,9 @@ function runHook(hook: RedactHook, event: RedactableEvent, onFailure: (error: un
     }
     if (typeof out.name !== 'string') throw new TypeError(`the redact hook left a ${typeof out.name} name; names are strings`);
     // What the hook produced is recorded as plain JSON (a cycle or a BigInt must not reach the backend), media left out as in the backends' copy.
-    out.data = toJson(out.data, RECORDED);
-    out.metadata = toJson(out.metadata, RECORDED);
-    if (out.annotation !== undefined) out.annotation = toJson(out.annotation, RECORDED);
+    out.data = toJson(out.data, MEDIA_LEFT_OUT);
+    out.metadata = toJson(out.metadata, MEDIA_LEFT_OUT);
+    if (out.annotation !== undefined) out.annotation = toJson(out.annotation, MEDIA_LEFT_OUT);
     return out;
   } catch (error) {
     onFailure(error);
@@ -160,9 +160,6 @@ function credentialsDroppedBy(backend: RelayBackend): (() => void) | null {
   }
 }
 
-/** How a payload is copied for the hook and from what it returns: as every backend records it, its media left out. */
-const RECORDED = { withoutBlobs: true } as const;
-
 /** A deep copy of plain JSON (the hook may change its copy in place). */
 function structuredCopy(value: Json): Json {
   if (typeof value !== 'object' || value === null) return value;
@@ -193,8 +190,8 @@ export function egressBackend(backend: RelayBackend, options: EgressOptions = {}
   const redacted = (kind: 'scope' | 'mark', phase: 'start' | 'end' | null, category: string | null, name: string, data: unknown, metadata: unknown, annotation?: unknown): RedactableEvent | null => {
     if (hook === undefined) return null;
     // The hook sees what the memory relay's hook sees (its copy of the payload): media left out.
-    const view: RedactableEvent = { kind, phase, category, name, data: toJson(data, RECORDED), metadata: toJson(metadata, RECORDED) };
-    if (annotation !== undefined && annotation !== null) view.annotation = toJson(annotation, RECORDED);
+    const view: RedactableEvent = { kind, phase, category, name, data: toJson(data, MEDIA_LEFT_OUT), metadata: toJson(metadata, MEDIA_LEFT_OUT) };
+    if (annotation !== undefined && annotation !== null) view.annotation = toJson(annotation, MEDIA_LEFT_OUT);
     return runHook(hook, view, onFailure);
   };
   // With a hook, spans and scopes remember their category and name for their end (the hook's view names them).

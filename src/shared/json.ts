@@ -92,6 +92,9 @@ export interface ToJsonOptions {
   withoutBlobs?: boolean;
 }
 
+/** `toJson`'s options for a copy of a value as it is recorded: its media left out (`withoutBlobs`). */
+export const MEDIA_LEFT_OUT = Object.freeze({ withoutBlobs: true } as const);
+
 /** The default bounds of one `toJson` call (see the module comment). */
 export const JSON_LIMITS = Object.freeze({
   maxDepth: 64,

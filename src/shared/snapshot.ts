@@ -16,14 +16,8 @@
  * @module
  */
 
-import { defineKey, toJson } from './json.ts';
+import { defineKey, MEDIA_LEFT_OUT, toJson } from './json.ts';
 import { errorMessage } from './error-text.ts';
-/**
- * Media bytes left out now, as the relay's copy will leave them out: the plain copy would turn a `Buffer` into
- * `{type, data: [...]}` and a typed array into numbers, which the relay could no longer tell from data.
- */
-const SNAPSHOT = { withoutBlobs: true } as const;
-
 /** A hook payload as the plugin reads it: any object, fields looked up by name. */
 export type LoosePayload = Record<string, unknown>;
 
@@ -49,7 +43,8 @@ export function snapshotPayload(payload: unknown): LoosePayload {
     }
     if (value === undefined || typeof value === 'function' || typeof value === 'symbol') continue;
     // A field pointing back at the payload is a cycle through the root, which each toJson call cannot see.
-    defineKey(copy, key, value === payload ? '[Circular]' : toJson(value, SNAPSHOT));
+    // Media left out now, as the relay's copy will: made plain JSON, a Buffer is numbers the relay cannot tell from data.
+    defineKey(copy, key, value === payload ? '[Circular]' : toJson(value, MEDIA_LEFT_OUT));
   }
   return copy;
 }

@@ -9,12 +9,9 @@
  * @module
  */
 
-import { jsonEqual, jsonIfReadable, toJson, type Json } from '../../shared/json.ts';
+import { jsonEqual, jsonIfReadable, MEDIA_LEFT_OUT, toJson, type Json } from '../../shared/json.ts';
 import { isRecord } from '../../shared/record.ts';
 import { withoutBlobs } from '../../shared/blobs.ts';
-
-/** A framework's value copied with its media left out ({@link withoutBlobs}, inside the copy's one walk). */
-const BLOBS_LEFT_OUT = { withoutBlobs: true } as const;
 
 /** A chat message in OpenAI chat-completions form. */
 export type ChatMessage = Record<string, unknown>;
@@ -123,7 +120,7 @@ export function chatToolCall(call: CallOfTool): Record<string, unknown> {
   const out: Record<string, unknown> = { id: call.id, type: 'function', function: { name: call.name, arguments: argumentsText(call.arguments) } };
   if (call.providerExecuted === true) {
     out.provider_executed = true;
-    if (call.providerResult !== undefined) out.provider_result = toJson(call.providerResult, BLOBS_LEFT_OUT);
+    if (call.providerResult !== undefined) out.provider_result = toJson(call.providerResult, MEDIA_LEFT_OUT);
     if (call.providerError !== undefined) out.provider_error = call.providerError;
   }
   // Asked, not run: the step says so, and the call the provider runs once approved names this one.
@@ -143,7 +140,7 @@ export { withoutBlobs };
 
 /** A framework's value as the adapters record it (a message's parts, a tool's output): its media left out, then copied as plain JSON. */
 export function recordedValue(value: unknown): Json {
-  return toJson(value, BLOBS_LEFT_OUT);
+  return toJson(value, MEDIA_LEFT_OUT);
 }
 
 /** {@link recordedValue} as JSON text: a tool output or content that is not text, as the trajectory shows it. */

@@ -14,7 +14,7 @@ import type { LlmRequest, ManagedLlmCall, ManagedLlmOptions, ManagedToolCall, Ma
 import type { MemoryRelayCore } from './core.ts';
 import type { ScopeRecord, SpanRecord } from './records.ts';
 import type { Lookup } from '../../components/cache/response-cache.ts';
-import { toJson, type ToJsonOptions } from '../../shared/json.ts';
+import { MEDIA_LEFT_OUT, toJson, type ToJsonOptions } from '../../shared/json.ts';
 import { forwardedRequest, sessionHeaders } from './tree.ts';
 
 export async function executeLlm(core: MemoryRelayCore, options: ManagedLlmOptions, call: ManagedLlmCall): Promise<unknown> {
@@ -60,7 +60,6 @@ export async function executeTool(core: MemoryRelayCore, options: ManagedToolOpt
   return runManaged(core, record, () => call(args), lookup);
 }
 
-const RECORDED: ToJsonOptions = { withoutBlobs: true };
 const RECORDED_WITHOUT_CREDENTIALS: ToJsonOptions = { withoutBlobs: true, withoutCredentialHeaders: true };
 
 /**
@@ -69,7 +68,7 @@ const RECORDED_WITHOUT_CREDENTIALS: ToJsonOptions = { withoutBlobs: true, withou
  * headers too while the relay drops them (the plugin then hands its values over unwalked).
  */
 function cacheCopy(core: MemoryRelayCore): ToJsonOptions {
-  return core.dropsCredentialHeaders ? RECORDED_WITHOUT_CREDENTIALS : RECORDED;
+  return core.dropsCredentialHeaders ? RECORDED_WITHOUT_CREDENTIALS : MEDIA_LEFT_OUT;
 }
 
 /** The cache's decision, with its `response_cache` mark recorded under the call's parent; null when it has none. */
