@@ -39,8 +39,17 @@ const MAX_DEPTH = 64;
 export const PLAIN_COPY = { maxDepth: MAX_DEPTH, noNulInKeys: true, withoutBlobs: true } as const;
 /** The copy with credential headers dropped in the same walk (`RelayBackend.dropCredentialHeaders`). */
 export const COPY_WITHOUT_CREDENTIALS = { ...PLAIN_COPY, withoutCredentialHeaders: true } as const;
-/** How a relay copies payloads: one of the two above. */
-export type PayloadCopy = typeof PLAIN_COPY | typeof COPY_WITHOUT_CREDENTIALS;
+/**
+ * The copy of a managed call's request content, tool arguments and result: media whole. Native keys its
+ * response cache on what it is handed and answers a hit with what the call returned, so a copy with media
+ * left out would give two requests that differ only in an image's bytes one answer, and a hit its answer
+ * without the bytes the miss had.
+ */
+export const WHOLE_COPY = { maxDepth: MAX_DEPTH, noNulInKeys: true } as const;
+/** `WHOLE_COPY` with credential headers dropped. */
+export const WHOLE_COPY_WITHOUT_CREDENTIALS = { ...WHOLE_COPY, withoutCredentialHeaders: true } as const;
+/** How a relay copies payloads: one of the four above. */
+export type PayloadCopy = typeof PLAIN_COPY | typeof COPY_WITHOUT_CREDENTIALS | typeof WHOLE_COPY | typeof WHOLE_COPY_WITHOUT_CREDENTIALS;
 
 /** Any value as plain JSON; `undefined` becomes `null` (native's "absent"). */
 export function json(value: unknown, copy: PayloadCopy = PLAIN_COPY): Json {

@@ -62,6 +62,8 @@ import {
   nameOf,
   PLAIN_COPY,
   type PayloadCopy,
+  WHOLE_COPY,
+  WHOLE_COPY_WITHOUT_CREDENTIALS,
   optionalString,
   requestOf,
   scopeAttributesOf,
@@ -103,7 +105,12 @@ export class NativeRelay implements RelayBackend {
   readonly #remote = new RemoteOutputLedger();
   /** How payloads are copied: credential headers dropped while `dropCredentialHeaders` callers hold it. */
   #copy: PayloadCopy = PLAIN_COPY;
-  readonly #credentialDrops = new HeldSwitch((drop) => (this.#copy = drop ? COPY_WITHOUT_CREDENTIALS : PLAIN_COPY));
+  /** The copy of a managed call's content, arguments and result (the response cache's key and answer): media whole. */
+  #wholeCopy: PayloadCopy = WHOLE_COPY;
+  readonly #credentialDrops = new HeldSwitch((drop) => {
+    this.#copy = drop ? COPY_WITHOUT_CREDENTIALS : PLAIN_COPY;
+    this.#wholeCopy = drop ? WHOLE_COPY_WITHOUT_CREDENTIALS : WHOLE_COPY;
+  });
   #events = 0;
   #errors = 0;
   #dropped = 0;
@@ -350,17 +357,18 @@ export class NativeRelay implements RelayBackend {
     const hostRequest = read(() => options.request) as LlmRequest;
     const outcome = new CallOutcome();
     const copy = this.#copy;
-    // The host's call gets native's headers (its trace headers injected) and the host's own content: native's copy
-    // has its media left out, and the provider must get the image (the memory relay hands over the content as given).
+    const whole = this.#wholeCopy;
+    // The host's call gets native's headers (its trace headers injected) and the host's own content, as the memory
+    // relay hands it over: native's copy holds a Buffer as JSON numbers.
     const func = async (request: NativeLlmRequest): Promise<unknown> => {
       const value = await outcome.run(() => call({ ...request, content: read(() => hostRequest?.content) } as unknown as LlmRequest));
-      return json(value, copy); // a BigInt or a cycle returned into native would kill the process
+      return json(value, whole); // a BigInt or a cycle returned into native would kill the process
     };
     let pending: Promise<unknown>;
     try {
       const parent = this.#scopeOf(options.parent, 'executeLlm');
       const name = nameOf(options.name);
-      const request = requestOf(hostRequest, copy);
+      const request = requestOf(hostRequest, whole);
       const metadata = json(options.metadata, copy);
       const modelName = optionalString(options.modelName);
       const { frame, handle } = this.#stacks.emitContext(parent);
@@ -381,16 +389,17 @@ export class NativeRelay implements RelayBackend {
     const hostArgs = read(() => options.args);
     const outcome = new CallOutcome();
     const copy = this.#copy;
-    // The host's own arguments, as the memory relay hands them over: native's copy has its media left out.
+    const whole = this.#wholeCopy;
+    // The host's own arguments, as the memory relay hands them over: native's copy holds a Buffer as JSON numbers.
     const func = async (): Promise<NativeToolResult> => {
       const value = await outcome.run(() => call(hostArgs));
-      return { result: json(value, copy) }; // native requires the ToolExecutionResult shape
+      return { result: json(value, whole) }; // native requires the ToolExecutionResult shape
     };
     let pending: Promise<unknown>;
     try {
       const parent = this.#scopeOf(options.parent, 'executeTool');
       const name = nameOf(options.name);
-      const args = json(hostArgs, copy);
+      const args = json(hostArgs, whole);
       const metadata = json(options.metadata, copy);
       const toolCallId = optionalString(options.toolCallId);
       const { frame, handle } = this.#stacks.emitContext(parent);

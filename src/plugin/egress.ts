@@ -106,10 +106,12 @@ function runHook(hook: RedactHook, event: RedactableEvent, onFailure: (error: un
       if ('annotation' in returned) out.annotation = returned.annotation as Json;
     }
     if (typeof out.name !== 'string') throw new TypeError(`the redact hook left a ${typeof out.name} name; names are strings`);
-    // What the hook produced is recorded as plain JSON (a cycle or a BigInt must not reach the backend), media left out as in the backends' copy.
-    out.data = toJson(out.data, MEDIA_LEFT_OUT);
-    out.metadata = toJson(out.metadata, MEDIA_LEFT_OUT);
-    if (out.annotation !== undefined) out.annotation = toJson(out.annotation, MEDIA_LEFT_OUT);
+    // What the hook produced is recorded as plain JSON (a cycle or a BigInt must not reach the backend). Its media
+    // are as the hook left them: it was handed an observed payload with its media left out already, and a managed
+    // call's content whole, since that is the response cache's key (on native, what the hook gives back is keyed).
+    out.data = toJson(out.data);
+    out.metadata = toJson(out.metadata);
+    if (out.annotation !== undefined) out.annotation = toJson(out.annotation);
     return out;
   } catch (error) {
     onFailure(error);
@@ -186,11 +188,14 @@ export function egressBackend(backend: RelayBackend, options: EgressOptions = {}
   // (bench/RESULTS.md, "the credential-header walk inside the copy"); a hook must see them dropped already.
   const dropping = hook === undefined ? credentialsDroppedBy(backend) : null;
   const clean = dropping !== null ? <T>(value: T): T => value : <T>(value: T): T => withoutSensitiveHeaders(value);
-  /** The hook over one call's parts, as an event; null without a hook. */
-  const redacted = (kind: 'scope' | 'mark', phase: 'start' | 'end' | null, category: string | null, name: string, data: unknown, metadata: unknown, annotation?: unknown): RedactableEvent | null => {
+  /**
+   * The hook over one call's parts, as an event; null without a hook. It sees what the memory relay's hook sees
+   * (its copy of the payload): media left out, except in a managed call's content (`managed`), which the relay
+   * copies whole because it is the response cache's key and answer.
+   */
+  const redacted = (kind: 'scope' | 'mark', phase: 'start' | 'end' | null, category: string | null, name: string, data: unknown, metadata: unknown, annotation?: unknown, managed = false): RedactableEvent | null => {
     if (hook === undefined) return null;
-    // The hook sees what the memory relay's hook sees (its copy of the payload): media left out.
-    const view: RedactableEvent = { kind, phase, category, name, data: toJson(data, MEDIA_LEFT_OUT), metadata: toJson(metadata, MEDIA_LEFT_OUT) };
+    const view: RedactableEvent = { kind, phase, category, name, data: toJson(data, managed ? undefined : MEDIA_LEFT_OUT), metadata: toJson(metadata, MEDIA_LEFT_OUT) };
     if (annotation !== undefined && annotation !== null) view.annotation = toJson(annotation, MEDIA_LEFT_OUT);
     return runHook(hook, view, onFailure);
   };
@@ -264,27 +269,27 @@ export function egressBackend(backend: RelayBackend, options: EgressOptions = {}
   if (typeof backend.initializePluginConfig === 'function') wrapped.initializePluginConfig = (d, o) => backend.initializePluginConfig(d, o);
   else delete (wrapped as Partial<RelayBackend>).initializePluginConfig;
 
-  function llmStartOptions(o: LlmStartOptions): LlmStartOptions {
+  function llmStartOptions(o: LlmStartOptions, managed = false): LlmStartOptions {
     const request = { headers: clean(o.request?.headers ?? {}), content: clean(o.request?.content) };
     const metadata = clean(o.metadata);
-    const r = redacted('scope', 'start', 'llm', o.name, { content: request.content, headers: request.headers }, metadata);
+    const r = redacted('scope', 'start', 'llm', o.name, { content: request.content, headers: request.headers }, metadata, undefined, managed);
     if (r === null) return { ...o, request, metadata };
     const data = isJsonObject(r.data) ? r.data : {};
     return { ...o, name: r.name, request: { headers: (isJsonObject(data.headers) ? data.headers : {}) as Record<string, string>, content: data.content ?? null }, metadata: r.metadata };
   }
 
-  function toolStartOptions(o: ToolStartOptions): ToolStartOptions {
+  function toolStartOptions(o: ToolStartOptions, managed = false): ToolStartOptions {
     const args = clean(o.args);
     const metadata = clean(o.metadata);
-    const r = redacted('scope', 'start', 'tool', o.name, args, metadata);
+    const r = redacted('scope', 'start', 'tool', o.name, args, metadata, undefined, managed);
     if (r === null) return args === o.args && metadata === o.metadata ? o : { ...o, args, metadata };
     return { ...o, name: r.name, args: r.data, metadata: r.metadata };
   }
 
-  function endOptions(name: string, category: string, o: LlmEndOptions): LlmEndOptions {
+  function endOptions(name: string, category: string, o: LlmEndOptions, managed = false): LlmEndOptions {
     const response = clean(o.response);
     const metadata = clean(o.metadata);
-    const r = redacted('scope', 'end', category, name, response, metadata);
+    const r = redacted('scope', 'end', category, name, response, metadata, undefined, managed);
     if (r === null) return response === o.response && metadata === o.metadata ? o : { ...o, response, metadata };
     return { ...o, response: r.data, metadata: r.metadata };
   }
@@ -292,13 +297,13 @@ export function egressBackend(backend: RelayBackend, options: EgressOptions = {}
   // Optional capabilities pass through, with the managed calls keeping the host's own input and result.
   if (typeof backend.executeLlm === 'function') {
     wrapped.executeLlm = async (o: ManagedLlmOptions, call: ManagedLlmCall) => {
-      const recorded = llmStartOptions(o as LlmStartOptions);
+      const recorded = llmStartOptions(o as LlmStartOptions, true);
       let original: unknown;
       let recordedResult: unknown;
       const value = await backend.executeLlm!({ ...o, name: recorded.name, request: recorded.request, metadata: recorded.metadata }, async (forwarded) => {
         // The host's call gets its own request (the relay's injected headers kept), not the recorded copy.
         original = await call({ headers: { ...(forwarded?.headers ?? {}) }, content: o.request?.content });
-        recordedResult = endOptions(o.name, 'llm', { response: original }).response;
+        recordedResult = endOptions(o.name, 'llm', { response: original }, true).response;
         return recordedResult;
       });
       return value === recordedResult || (recordedResult !== undefined && jsonEqual(value, recordedResult)) ? original : value;
@@ -306,7 +311,7 @@ export function egressBackend(backend: RelayBackend, options: EgressOptions = {}
   }
   if (typeof backend.executeTool === 'function') {
     wrapped.executeTool = async (o: ManagedToolOptions, call: ManagedToolCall) => {
-      const recorded = toolStartOptions(o as ToolStartOptions);
+      const recorded = toolStartOptions(o as ToolStartOptions, true);
       let original: unknown;
       let recordedResult: unknown;
       const value = await backend.executeTool!({ ...o, name: recorded.name, args: recorded.args, metadata: recorded.metadata }, async () => {
@@ -319,7 +324,7 @@ export function egressBackend(backend: RelayBackend, options: EgressOptions = {}
   }
   function redactedResult(name: string, result: unknown): unknown {
     const cleaned = clean(result);
-    const r = redacted('scope', 'end', 'tool', name, cleaned, null);
+    const r = redacted('scope', 'end', 'tool', name, cleaned, null, undefined, true);
     return r === null ? cleaned : r.data;
   }
   if (typeof backend.initializePluginConfigSync === 'function') wrapped.initializePluginConfigSync = (d, o) => backend.initializePluginConfigSync!(d, o);

@@ -402,8 +402,9 @@ describe.each(BACKENDS)('RelayBackend contract: $name', (backendCase) => {
       expect(spans[1]!.data).toEqual(value);
     });
 
-    it('hands managed calls the host\'s own media and records it left out', async () => {
-      // The provider and the tool must get the image; the recorded copy says what it was (the payload journey's one copy).
+    it('hands managed calls the host\'s own media and records it whole', async () => {
+      // The provider and the tool must get the image. A managed call's content and result are the response cache's
+      // key and answer, so they are recorded whole (a Buffer as its JSON), unlike an observed call's (payload journey).
       const events = sink();
       const session = backend.pushScope({ name: 'session', category: 'agent' });
       const image = Buffer.alloc(4096, 1);
@@ -424,9 +425,10 @@ describe.each(BACKENDS)('RelayBackend contract: $name', (backendCase) => {
       if (!backendCase.writesFiles) return;
       const log = await written(events);
       const llmStart = log.find((e) => e.category === 'llm' && e.scope_category === 'start')!;
-      expect((llmStart.data as unknown as { content: typeof content }).content.messages[0]!.content[1]).toEqual({ type: 'image', image: '[left out: 4096 bytes]' });
+      const whole = JSON.parse(JSON.stringify(image)) as unknown;
+      expect((llmStart.data as unknown as { content: typeof content }).content.messages[0]!.content[1]).toEqual({ type: 'image', image: whole });
       const tool = log.filter((e) => e.category === 'tool');
-      expect(tool.map((e) => e.data)).toEqual([{ image: '[left out: 4096 bytes]' }, { image: '[left out: 4096 bytes]' }]);
+      expect(tool.map((e) => e.data)).toEqual([{ image: whole }, { image: whole }]);
     });
 
     const failures: [string, () => unknown, 'sync' | 'async'][] = [

@@ -71,6 +71,7 @@ export const NATIVE_SHARED = [
   'test/cli/replay.test.ts',
   'test/cli/scripting.test.ts',
   'test/components/adaptive-parity.test.ts',
+  'test/components/cache-media.test.ts',
   'test/components/configurations.test.ts',
   'test/components/genai-prices.test.ts',
   'test/components/leak.test.ts',

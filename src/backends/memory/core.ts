@@ -140,17 +140,22 @@ export class MemoryRelayCore implements RelayCore {
 
   // ---- spans ------------------------------------------------------------------
 
-  /** Starts an LLM span; `session` holds the session headers a managed call injects. */
-  startLlm(o: ManagedLlmOptions, parent: ScopeRecord | null, request: LlmRequest, session: JsonObject | undefined): SpanRecord {
+  /**
+   * Starts an LLM span; `session` holds the session headers a managed call injects. `managed`: its content and
+   * result are copied with their media whole (`SpanRecord.wholeMedia`), as the response cache keys and keeps them.
+   */
+  startLlm(o: ManagedLlmOptions, parent: ScopeRecord | null, request: LlmRequest, session: JsonObject | undefined, managed = false): SpanRecord {
     const headers = recordedHeaders(request.headers, session);
     const record = this.newSpan('llm', o.name, parent, llmProfile(o.modelName), (o as { timestampUs?: number }).timestampUs);
+    record.wholeMedia = managed;
     this.spanStart(record, request.content, headers, o.metadata);
     return record;
   }
 
-  startTool(o: ManagedToolOptions, what: string): SpanRecord {
+  startTool(o: ManagedToolOptions, what: string, managed = false): SpanRecord {
     const parent = o.parent == null ? null : this.ownScope(o.parent, `${what} parent`);
     const record = this.newSpan('tool', o.name, parent, toolProfile(o.toolCallId), (o as ToolStartOptions).timestampUs);
+    record.wholeMedia = managed;
     this.spanStart(record, o.args, undefined, o.metadata);
     return record;
   }

@@ -14,7 +14,7 @@ import type { LlmRequest, ManagedLlmCall, ManagedLlmOptions, ManagedToolCall, Ma
 import type { MemoryRelayCore } from './core.ts';
 import type { ScopeRecord, SpanRecord } from './records.ts';
 import type { Lookup } from '../../components/cache/response-cache.ts';
-import { MEDIA_LEFT_OUT, toJson, type ToJsonOptions } from '../../shared/json.ts';
+import { toJson, type ToJsonOptions } from '../../shared/json.ts';
 import { forwardedRequest, sessionHeaders } from './tree.ts';
 
 export async function executeLlm(core: MemoryRelayCore, options: ManagedLlmOptions, call: ManagedLlmCall): Promise<unknown> {
@@ -27,7 +27,7 @@ export async function executeLlm(core: MemoryRelayCore, options: ManagedLlmOptio
     const parent = o.parent == null ? null : core.ownScope(o.parent, 'executeLlm parent');
     const request = core.request(o.request, 'executeLlm');
     const session = sessionHeaders(parent);
-    record = core.startLlm(o, parent, request, session);
+    record = core.startLlm(o, parent, request, session, true);
     forwarded = forwardedRequest(request, session, parent, record.uuid);
     // The response cache (plugins.toml `adaptive`), between the span's start and its end, as native.
     const cache = core.responseCache;
@@ -47,7 +47,7 @@ export async function executeTool(core: MemoryRelayCore, options: ManagedToolOpt
   let lookup: Lookup | null = null;
   try {
     args = o.args;
-    record = core.startTool(o, 'executeTool');
+    record = core.startTool(o, 'executeTool', true);
     const cache = core.responseCache;
     if (cache !== null) {
       const parent = o.parent == null ? null : core.ownScope(o.parent, 'executeTool parent');
@@ -60,15 +60,18 @@ export async function executeTool(core: MemoryRelayCore, options: ManagedToolOpt
   return runManaged(core, record, () => call(args), lookup);
 }
 
-const RECORDED_WITHOUT_CREDENTIALS: ToJsonOptions = { withoutBlobs: true, withoutCredentialHeaders: true };
+const WITHOUT_CREDENTIALS: ToJsonOptions = { withoutCredentialHeaders: true };
 
 /**
- * How the cache's keys and stored values are copied: as the events record them, so the cache keys and keeps
- * what native's cache (which is handed the recorded copy) keys and keeps: media left out, and credential
- * headers too while the relay drops them (the plugin then hands its values over unwalked).
+ * How the cache's keys and stored values are copied: as the events record them, credential headers dropped
+ * while the relay drops them (the plugin then hands its values over unwalked), and media whole. A cache must
+ * never change what the program gets: with media left out, two requests that differ only in the bytes of
+ * equally large images would share a key (one gets the answer about the other's image), and a hit would hand
+ * back an answer without the bytes the miss had. Native keys and keeps what it is handed, which for a managed
+ * call is its content whole too (native/payloads.ts `WHOLE_COPY`).
  */
-function cacheCopy(core: MemoryRelayCore): ToJsonOptions {
-  return core.dropsCredentialHeaders ? RECORDED_WITHOUT_CREDENTIALS : MEDIA_LEFT_OUT;
+function cacheCopy(core: MemoryRelayCore): ToJsonOptions | undefined {
+  return core.dropsCredentialHeaders ? WITHOUT_CREDENTIALS : undefined;
 }
 
 /** The cache's decision, with its `response_cache` mark recorded under the call's parent; null when it has none. */

@@ -68,6 +68,8 @@ export class ScopeRecord {
 /** An LLM or tool span started with `llmStart`/`toolStart` (or a managed call). */
 export class SpanRecord {
   ended = false;
+  /** A managed call's span (`copyPayload`'s `whole`): set before its start is written. */
+  wholeMedia = false;
   /** The converted start metadata, set by the encoder that writes the start. */
   startMetadata: EncodedMetadata = EncodedMetadata.NULL;
 

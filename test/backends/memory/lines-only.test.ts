@@ -162,6 +162,13 @@ describe('payload text in one pass', () => {
     }
   });
 
+  it('writes what the copy writes with media whole (a managed call\'s content), for every kind of value', () => {
+    for (const [label, value] of Object.entries(corpus())) {
+      expect([label, payloadText(value, false, true)]).toEqual([label, payloadJsonText(copyPayload(value, false, true))]);
+    }
+    expect(payloadText(corpus().base64, false, true)).toBe(JSON.stringify('QUJD'.repeat(400)));
+  });
+
   it('keeps flat objects as sorted entries that write and convert like the object itself, and nothing else', () => {
     const values = corpus();
     const flat = ['flat', 'dropped', 'flatIntegerKeys', 'escapes', 'flatLoneSurrogates', 'longStrings', 'numbers', 'bigint', 'onlyDropped', 'empty', 'nullProto', 'classInstance', 'flatProtoKey', 'toJSONKey', 'flatMedia'];
@@ -276,9 +283,10 @@ describe('memory relay without event receivers', () => {
   it('writes the same bytes for managed calls, successful and failed', async () => {
     const run = async (relay: MemoryRelay) => {
       const session = relay.pushScope({ name: 'agent', category: 'agent', metadata: { session_id: 'managed' } });
+      const media = corpus().media;
       for (const metadata of [{ b: 1, a: 'x' }, 'text', undefined, new Map([['k', 1]])]) {
-        await relay.executeLlm({ name: 'openai', parent: session, request: { headers: { 'x-h': '1' }, content: { q: 1 } }, metadata, modelName: 'm' }, async () => ({ answer: 2 ** 40 }));
-        await relay.executeTool({ name: 'grep', parent: session, args: { p: 'x' }, metadata, toolCallId: 'c' }, async () => 'found').catch(() => {});
+        await relay.executeLlm({ name: 'openai', parent: session, request: { headers: { 'x-h': '1' }, content: { q: 1, media } }, metadata, modelName: 'm' }, async () => ({ answer: 2 ** 40, media }));
+        await relay.executeTool({ name: 'grep', parent: session, args: { p: 'x', media }, metadata, toolCallId: 'c' }, async () => ({ found: media })).catch(() => {});
         await relay.executeTool({ name: 'fail', parent: session, args: [1], metadata }, async () => {
           throw new RangeError('bad "range"');
         }).catch(() => {});
@@ -287,7 +295,11 @@ describe('memory relay without event receivers', () => {
     };
     // Managed events carry wall-clock stamps: compare them without.
     const strip = (text: string) => text.replace(/"timestamp":"[^"]*"/g, '"timestamp":""');
-    expect(strip(await atofText(run, false))).toBe(strip(await atofText(run, true)));
+    const lines = strip(await atofText(run, false));
+    expect(lines).toBe(strip(await atofText(run, true)));
+    // A managed call's content and result keep their media whole (the response cache's key and answer).
+    expect(lines).not.toContain('[left out:');
+    expect(lines.split(`data:image/png;base64,${'A'.repeat(2048)}`).length - 1).toBe(4 * 4);
   });
 
   it('ends scopes and spans right when a subscriber comes or goes between their start and end', async () => {

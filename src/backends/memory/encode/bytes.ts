@@ -98,8 +98,8 @@ function writeSpanStartLine(
   writeScopeHead(out, '[]', span.kind);
   writeProfile(out, span.profile);
   out.raw(DATA_KEY);
-  if (headers === undefined) writePayload(out, data, drop);
-  else writeLlmRequest(out, data, headers, drop);
+  if (headers === undefined) writePayload(out, data, drop, span.wholeMedia);
+  else writeLlmRequest(out, data, headers, drop, span.wholeMedia);
   out.raw(SCOPE_METADATA_KEY);
   metadata.write(out);
   writeScopeTail(out, span.name, span.parentUuid, span.propagationRootUuid, 'start', timestampUs, span.uuid);
@@ -122,7 +122,7 @@ function writeSpanEndLine(
   if (annotation === undefined || annotation === null) writeProfile(out, span.profile);
   else writeAnnotatedProfile(out, span.profile, annotation, drop);
   out.raw(DATA_KEY);
-  writePayload(out, data, drop);
+  writePayload(out, data, drop, span.wholeMedia);
   out.raw(SCOPE_METADATA_KEY);
   metadata.write(out);
   writeScopeTail(out, span.name, span.parentUuid, span.propagationRootUuid, 'end', timestampUs, span.uuid);
@@ -135,11 +135,11 @@ const TOOL_CALL_ID_HEAD = encoded('{"tool_call_id":');
 const ANNOTATION_KEY = encoded('"tool_result_annotation":');
 
 /** The LLM start event's `data`: `{content, headers}` (`headers` already the relay's copy). */
-function writeLlmRequest(out: LineBuilder, content: unknown, headers: JsonObject, drop: boolean): void {
+function writeLlmRequest(out: LineBuilder, content: unknown, headers: JsonObject, drop: boolean, whole: boolean): void {
   // Relative to the line's start: a getter that flushes the writer moves the open line.
   const written = out.length - out.start;
   out.raw(CONTENT_HEAD);
-  if (writeFastPayload(out, content, drop)) {
+  if (writeFastPayload(out, content, drop, whole)) {
     out.raw(HEADERS_KEY);
     if (writeFastPayload(out, headers, false)) {
       out.byte(0x7d); // }
@@ -147,7 +147,7 @@ function writeLlmRequest(out: LineBuilder, content: unknown, headers: JsonObject
     }
   }
   out.length = out.start + written;
-  out.utf8(payloadJsonText(llmRequestData(content, headers, drop)));
+  out.utf8(payloadJsonText(llmRequestData(content, headers, drop, whole)));
 }
 
 /** A span's own profile: `{}`, `{model_name}` or `{tool_call_id}`, ids written as given. */

@@ -46,4 +46,6 @@ export interface EncodedSpan extends EncodedScope {
   readonly profile: AtofCategoryProfile;
   /** The top-level scope of its tree (its session's), where the object encoder keeps the last LLM request copied; null outside any scope. */
   readonly top: { lastRequest: Json | undefined } | null;
+  /** A managed call's span: its request content, arguments and result are copied with their media whole (`copyPayload`'s `whole`). */
+  readonly wholeMedia: boolean;
 }

@@ -13,10 +13,18 @@
 import type { Json, JsonObject } from '../../../relay/contract.ts';
 import type { AtofCategoryProfile } from '../../../formats/atof/types.ts';
 import { formatTimestamp } from '../../../shared/clock.ts';
-import { compareKeys, defineKey, toJson } from '../../../shared/json.ts';
+import { compareKeys, defineKey, toJson, type ToJsonOptions } from '../../../shared/json.ts';
 
 const SORTED = { sortKeys: true, withoutBlobs: true } as const;
 const SORTED_WITHOUT_CREDENTIALS = { sortKeys: true, withoutBlobs: true, withoutCredentialHeaders: true } as const;
+const SORTED_WHOLE = { sortKeys: true } as const;
+const SORTED_WHOLE_WITHOUT_CREDENTIALS = { sortKeys: true, withoutCredentialHeaders: true } as const;
+
+/** `toJson`'s options for `copyPayload(value, drop, whole)`. */
+export function copyOptions(drop: boolean, whole: boolean): ToJsonOptions {
+  if (whole) return drop ? SORTED_WHOLE_WITHOUT_CREDENTIALS : SORTED_WHOLE;
+  return drop ? SORTED_WITHOUT_CREDENTIALS : SORTED;
+}
 
 /**
  * The memory relay's one copy of a host payload, made when the relay
@@ -35,9 +43,13 @@ const SORTED_WITHOUT_CREDENTIALS = { sortKeys: true, withoutBlobs: true, without
  * `drop` while the relay's `dropCredentialHeaders` is held: credential
  * headers are dropped in this copy (`toJson`'s `withoutCredentialHeaders`),
  * exactly as the plugin's walk before it would have.
+ *
+ * `whole` for a managed call's request content, tool arguments and result:
+ * media kept whole, because they are the response cache's key and answer
+ * (`managed.ts`), and native records what its cache keys and keeps.
  */
-export function copyPayload(value: unknown, drop: boolean): Json {
-  return toJson(value, drop ? SORTED_WITHOUT_CREDENTIALS : SORTED);
+export function copyPayload(value: unknown, drop: boolean, whole = false): Json {
+  return toJson(value, copyOptions(drop, whole));
 }
 
 /** Builds an object with sorted keys from a source whose keys may not be sorted. */
@@ -92,8 +104,8 @@ export function recordedHeaders(headers: unknown, injected?: JsonObject): JsonOb
  * content of an earlier request of the same session, whose repeated parts
  * the copy takes instead of its own (`shareRepeats`). `drop`: as `copyPayload`'s.
  */
-export function llmRequestData(content: unknown, headers: JsonObject, drop: boolean, previous?: Json): JsonObject {
-  const copy = copyPayload(content, drop);
+export function llmRequestData(content: unknown, headers: JsonObject, drop: boolean, whole: boolean, previous?: Json): JsonObject {
+  const copy = copyPayload(content, drop, whole);
   return { content: previous === undefined ? copy : shareRepeats(copy, previous), headers };
 }
 

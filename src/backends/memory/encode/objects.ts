@@ -66,7 +66,7 @@ export class ObjectEncoder {
    * request headers) are given.
    */
   spanStart(record: EncodedSpan, data: unknown, headers: JsonObject | undefined, metadata: unknown): AtofScopeEvent {
-    const content = headers === undefined ? copyPayload(data, this.drop) : this.requestData(record, data, headers);
+    const content = headers === undefined ? copyPayload(data, this.drop, record.wholeMedia) : this.requestData(record, data, headers);
     const converted = copyPayload(metadata, this.drop);
     record.startMetadata = EncodedMetadata.ofJson(converted);
     return this.outgoing(scopeEvent('start', record.uuid, record.parentUuid, record.propagationRootUuid, record.name, record.kind, NO_ATTRIBUTES, record.profile, content, converted, this.format(record.startUs)));
@@ -74,9 +74,9 @@ export class ObjectEncoder {
 
   /** An LLM start's data, sharing the repeated parts of its session's previous request. */
   private requestData(record: EncodedSpan, data: unknown, headers: JsonObject): JsonObject {
-    if (!this.sharesCopies()) return llmRequestData(data, headers, this.drop);
+    if (!this.sharesCopies()) return llmRequestData(data, headers, this.drop, record.wholeMedia);
     const top = record.top;
-    const request = llmRequestData(data, headers, this.drop, top === null ? this.lastRequest : top.lastRequest);
+    const request = llmRequestData(data, headers, this.drop, record.wholeMedia, top === null ? this.lastRequest : top.lastRequest);
     if (top === null) this.lastRequest = request.content;
     else top.lastRequest = request.content;
     return request;
@@ -91,6 +91,6 @@ export class ObjectEncoder {
     // Conversion order (and so the order of any getter's side effects) as on the byte path.
     const merged = endMetadataJson(rule, record.startMetadata.json, metadata, this.drop);
     const profile = annotation == null ? record.profile : toolEndProfile(record.profile, copyPayload(annotation, this.drop));
-    return this.outgoing(scopeEvent('end', record.uuid, record.parentUuid, record.propagationRootUuid, record.name, record.kind, NO_ATTRIBUTES, profile, copyPayload(data, this.drop), merged, this.format(endUs)));
+    return this.outgoing(scopeEvent('end', record.uuid, record.parentUuid, record.propagationRootUuid, record.name, record.kind, NO_ATTRIBUTES, profile, copyPayload(data, this.drop, record.wholeMedia), merged, this.format(endUs)));
   }
 }

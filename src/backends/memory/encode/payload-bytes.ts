@@ -23,8 +23,9 @@
  * never seen before pays the sort once).
  *
  * Media bytes are left out as the copy leaves them out (`toJson`'s
- * `withoutBlobs`): a long string is written as `blobText` gives it; binary
- * data is special, so it takes the general path.
+ * `withoutBlobs`; kept, as the copy keeps them, for a managed call's content,
+ * `whole`): a long string is written as `blobText` gives it; binary data is
+ * special, so it takes the general path.
  *
  * `drop` (the relay's `dropCredentialHeaders`): credential headers are
  * dropped as `withoutSensitiveHeaders` would before the copy
@@ -45,30 +46,29 @@ import { BLOB_CHARS, blobText } from '../../../shared/blobs.ts';
 import { KeyListCache } from '../../../shared/key-lists.ts';
 import { encoded, giveBack, takeBuilder, type LineBuilder } from '../../../shared/utf8-builder.ts';
 import { payloadJsonText } from './event-text.ts';
+import { copyOptions } from './event-parts.ts';
 
 /** `toJson`'s default depth limit, read once: an object this deep becomes `"[MaxDepth]"` (or `"[Circular]"`). */
 const MAX_DEPTH = JSON_LIMITS.maxDepth;
-const SORTED = { sortKeys: true, withoutBlobs: true } as const;
-const SORTED_WITHOUT_CREDENTIALS = { sortKeys: true, withoutBlobs: true, withoutCredentialHeaders: true } as const;
 
-/** Writes native's text of `copyPayload(value, drop)`. */
-export function writePayload(out: LineBuilder, value: unknown, drop: boolean): void {
-  if (!writeFastPayload(out, value, drop)) out.utf8(generalPayloadText(value, drop));
+/** Writes native's text of `copyPayload(value, drop, whole)`. */
+export function writePayload(out: LineBuilder, value: unknown, drop: boolean, whole = false): void {
+  if (!writeFastPayload(out, value, drop, whole)) out.utf8(generalPayloadText(value, drop, whole));
 }
 
 /**
- * Writes native's text of `copyPayload(value, drop)` when the fast path takes all of
+ * Writes native's text of `copyPayload(value, drop, whole)` when the fast path takes all of
  * it and returns true; otherwise writes nothing and returns false.
  */
-export function writeFastPayload(out: LineBuilder, value: unknown, drop: boolean): boolean {
+export function writeFastPayload(out: LineBuilder, value: unknown, drop: boolean, whole = false): boolean {
   if (typeof value !== 'object' || value === null) {
-    if (!writePrimitive(out, value)) out.ascii('null');
+    if (!writePrimitive(out, value, !whole)) out.ascii('null');
     return true;
   }
   // Relative to the line's start: a getter that flushes the writer moves the open line.
   const written = out.length - out.start;
   try {
-    writeObject(out, value, 0, drop);
+    writeObject(out, value, 0, drop, !whole);
     return true;
   } catch {
     out.length = out.start + written;
@@ -77,15 +77,15 @@ export function writeFastPayload(out: LineBuilder, value: unknown, drop: boolean
 }
 
 /** The general path: `toJson` with sorted keys, then the exact writer. */
-function generalPayloadText(value: unknown, drop: boolean): string {
-  return payloadJsonText(toJson(value, drop ? SORTED_WITHOUT_CREDENTIALS : SORTED) as Json);
+function generalPayloadText(value: unknown, drop: boolean, whole: boolean): string {
+  return payloadJsonText(toJson(value, copyOptions(drop, whole)) as Json);
 }
 
-/** Native's text of `copyPayload(value, drop)`, as a string. */
-export function payloadText(value: unknown, drop = false): string {
+/** Native's text of `copyPayload(value, drop, whole)`, as a string. */
+export function payloadText(value: unknown, drop = false, whole = false): string {
   const out = takeBuilder();
   try {
-    writePayload(out, value, drop);
+    writePayload(out, value, drop, whole);
     return out.text();
   } finally {
     giveBack(out);
@@ -367,11 +367,14 @@ export function singleEntry(key: string, value: FlatValue, shared = false): Entr
 /** Thrown to give up on the fast path; not an Error, so no stack is captured. */
 const GIVE_UP = { reason: 'general path' };
 
-/** Writes a non-object value; false (nothing written) for the values `toJson` drops (undefined, functions, symbols). */
-function writePrimitive(out: LineBuilder, value: unknown): boolean {
+/**
+ * Writes a non-object value; false (nothing written) for the values `toJson` drops (undefined, functions, symbols).
+ * `blobs`: a long string as `blobText` gives it (media left out).
+ */
+function writePrimitive(out: LineBuilder, value: unknown, blobs = true): boolean {
   switch (typeof value) {
     case 'string':
-      out.jsonString(value.length < BLOB_CHARS ? value : blobText(value));
+      out.jsonString(value.length < BLOB_CHARS || !blobs ? value : blobText(value));
       return true;
     case 'number':
       out.ascii(numberText(value));
@@ -389,15 +392,15 @@ function writePrimitive(out: LineBuilder, value: unknown): boolean {
   }
 }
 
-function writeValue(out: LineBuilder, value: unknown, depth: number, drop: boolean): boolean {
+function writeValue(out: LineBuilder, value: unknown, depth: number, drop: boolean, blobs: boolean): boolean {
   if (typeof value === 'object' && value !== null) {
-    writeObject(out, value, depth, drop);
+    writeObject(out, value, depth, drop, blobs);
     return true;
   }
-  return writePrimitive(out, value);
+  return writePrimitive(out, value, blobs);
 }
 
-function writeObject(out: LineBuilder, object: object, depth: number, drop: boolean): void {
+function writeObject(out: LineBuilder, object: object, depth: number, drop: boolean, blobs: boolean): void {
   if (depth >= MAX_DEPTH) throw GIVE_UP;
   if (Array.isArray(object)) {
     const length = object.length;
@@ -406,7 +409,7 @@ function writeObject(out: LineBuilder, object: object, depth: number, drop: bool
     out.byte(0x5b); // [
     for (let i = 0; i < length; i++) {
       if (i > 0) out.byte(0x2c); // ,
-      if (!writeValue(out, object[i], depth + 1, drop)) out.ascii('null');
+      if (!writeValue(out, object[i], depth + 1, drop, blobs)) out.ascii('null');
     }
     out.byte(0x5d); // ]
     return;
@@ -423,7 +426,7 @@ function writeObject(out: LineBuilder, object: object, depth: number, drop: bool
       openAtHead(out, heads[i]!);
       first = false;
     }
-    writeValue(out, value, depth + 1, drop);
+    writeValue(out, value, depth + 1, drop, blobs);
   }
   if (first) out.byte(0x7b); // { of an object with nothing written
   out.byte(0x7d); // }
