@@ -9,7 +9,7 @@
  */
 
 import type { Json } from '../../src/relay/contract.ts';
-import { defineKey } from '../../src/shared/json.ts';
+import { defineKey, jsonEqual, MEDIA_LEFT_OUT, toJson } from '../../src/shared/json.ts';
 import type { AtifTrajectory } from '../../src/formats/atif/types.ts';
 
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
@@ -91,6 +91,24 @@ export function normalizeText(text: string, labels = new UuidLabels()): string {
 type Doc = Omit<AtifTrajectory, 'steps'> & { steps: Array<Omit<AtifTrajectory['steps'][number], 'extra'> & { extra?: any }> };
 
 /**
+ * Whether two user steps say the same: equal, or equal with their media left out. An observed attempt's request
+ * is recorded with its media left out and a managed retry's whole (docs/contributing/payload-journey.md, "Where
+ * media are left out"), so the message native repeats before such a retry holds the image the first one left out.
+ */
+function sameMessage(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  const observed = (message: unknown): unknown => {
+    if (typeof message !== 'string') return toJson(message, MEDIA_LEFT_OUT);
+    try {
+      return toJson(JSON.parse(message), MEDIA_LEFT_OUT);
+    } catch {
+      return toJson(message, MEDIA_LEFT_OUT);
+    }
+  };
+  return jsonEqual(observed(a), observed(b));
+}
+
+/**
  * A trajectory of native's own ATIF exporter as memory writes it (README,
  * differences between the backends): a failed LLM attempt's step says
  * `invocation.status: "failed"` (native: "completed"), and the user step
@@ -108,7 +126,8 @@ export function attemptsAsMemory<T>(input: T): T {
     const previous = steps.at(-1);
     const next = all[i + 1];
     // A retry that failed managed (no agent step: its response is null) has its repeated user step too.
-    const repeatsUser = step.source === 'user' && previous?.extra?.invocation?.status === 'failed' && [...steps].reverse().find((s) => s.source === 'user')?.message === step.message;
+    const lastUser = [...steps].reverse().find((s) => s.source === 'user');
+    const repeatsUser = step.source === 'user' && previous?.extra?.invocation?.status === 'failed' && lastUser !== undefined && sameMessage(lastUser.message, step.message);
     if (repeatsUser) {
       if (next?.source === 'agent') next.extra = { ...next.extra, llm_request: step.extra?.llm_request };
       continue;

@@ -400,6 +400,8 @@ const MODELS: Record<ApiMode, string[]> = {
   codex_responses: ['gpt-5-codex', 'o4-mini'],
 };
 const PROVIDER: Record<ApiMode, string> = { chat_completions: 'openai', anthropic_messages: 'anthropic', codex_responses: 'openai' };
+/** A PNG as a data URL, its base64 past the media rule's 1,024 characters. */
+const IMAGE_URL = `data:image/png;base64,iVBORw0KGgo${'QUJD'.repeat(300)}`;
 const TOOL_NAMES = ['read_file', 'search_code', 'terminal', 'write_file', 'web_search', 'patch', 'ツール', 'tool with spaces'];
 
 class StreamScript {
@@ -531,8 +533,9 @@ class StreamScript {
   *turn(agent: Agent, turn: Turn, depth: number, message: string, log: string[]): Generator<Yield, boolean, void> {
     const d = this.d;
     const history: Body[] = d.chance(0.3) ? [{ role: 'user', content: this.v.text() }, { role: 'assistant', content: this.v.text() }] : [];
-    // Now and then a multimodal message: content parts instead of a string.
-    const content: unknown = d.chance(0.1) ? [{ type: 'text', text: message }, { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } }] : message;
+    // Now and then a multimodal message: content parts instead of a string, the image long enough for the media rule
+    // (an observed call's copy leaves it out, a managed call's keeps it whole: the cache's key).
+    const content: unknown = d.chance(0.1) ? [{ type: 'text', text: message }, { type: 'image_url', image_url: { url: IMAGE_URL } }] : message;
     turn.user(content as string, history);
     yield;
     const mode = agent.options.apiMode!;
