@@ -271,6 +271,10 @@ function placeMark(
       if (turn.endUs === undefined || time > turn.endUs) turn.endUs = time;
       // A turn cut short (paused for an approval, stopped by the user) says so, as a sub-agent's row does.
       if (data.interrupted === true && !(turn.note ?? '').endsWith('interrupted')) turn.note = [turn.note, 'interrupted'].filter(Boolean).join(' · ');
+      // A turn that failed after its model calls answered (an answer the program could not parse, a run the framework
+      // stopped) has no failed call or tool to show it: its row says so, with the error's type.
+      const failed = `failed: ${nonEmptyString(data.error_type) ?? 'error'}`;
+      if (data.interrupted !== true && data.failed === true && !(turn.note ?? '').endsWith(failed)) turn.note = [turn.note, failed].filter(Boolean).join(' · ');
       // How it ended, for `compare` (the last end that says; the trajectory records no turn's end).
       const ending = data.interrupted === true ? 'interrupted' : data.failed === true ? 'failed' : data.completed === true ? 'completed' : undefined;
       if (ending !== undefined) turn.source = { ...turn.source, ending };
