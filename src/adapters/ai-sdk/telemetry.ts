@@ -82,6 +82,53 @@ interface RunState {
   sent: Map<string, unknown> | undefined;
   /** The provider's approval requests this run approved, until the call the provider runs for each comes back. */
   providerApproved: CallOfTool[];
+  /** `generateText`'s `output` (Output.object, ...): the SDK parses the answer with it after the run's end event. */
+  readonly output: OutputSpec | undefined;
+  /** The last attempt's `structuredOutputText` (the final answer apart from commentary), the text `output` parses. */
+  structuredText: string | undefined;
+}
+
+/** The part of the SDK's `Output` the adapter reads: the parser the SDK runs on the run's answer. */
+interface OutputSpec {
+  readonly responseFormat?: unknown;
+  parseCompleteOutput(options: { text: string }, context: Record<string, unknown>): PromiseLike<unknown>;
+}
+
+function outputSpec(value: unknown): OutputSpec | undefined {
+  return typeof value === 'object' && value !== null && typeof (value as { parseCompleteOutput?: unknown }).parseCompleteOutput === 'function' ? (value as OutputSpec) : undefined;
+}
+
+/** The SDK's own test for parsing a generateText run's output: it answered, and did not stop to call tools. */
+function answersWithOutput(event: Event): boolean {
+  const text = typeof event.text === 'string' ? event.text : '';
+  return event.finishReason === 'stop' || (event.finishReason !== 'tool-calls' && text.length > 0);
+}
+
+/**
+ * Whether `output` rejects the run's answer, asked of the parser the SDK will run on it next: `generateText` reports
+ * its end before it parses, and a rejected answer reaches telemetry as nothing but an `onError` of a run already
+ * ended. The error is the one the program gets (`NoObjectGeneratedError`); `undefined` when it parses.
+ */
+async function outputRejects(output: OutputSpec, event: Event, structuredText: string | undefined): Promise<unknown> {
+  try {
+    const format = (await output.responseFormat) as { type?: unknown } | undefined;
+    const text = typeof event.text === 'string' ? event.text : '';
+    await output.parseCompleteOutput({ text: format?.type === 'json' ? (structuredText ?? text) : text }, { response: event.response, usage: event.usage, finishReason: event.finishReason });
+    return undefined;
+  } catch (error) {
+    return error ?? new Error('the output did not parse');
+  }
+}
+
+/**
+ * A `NoObjectGeneratedError` for a model call that did answer, with no text (`generateObject` throws it before its
+ * step's end event): the tokens it carries are the call's, as the step's end would have given them.
+ */
+function unansweredObjectStep(error: unknown): Event | undefined {
+  if (typeof error !== 'object' || error === null || (error as { name?: unknown }).name !== 'AI_NoObjectGeneratedError') return undefined;
+  const { usage, response, finishReason } = error as Event;
+  if (typeof usage !== 'object' || usage === null) return undefined;
+  return { usage, response, finishReason, objectText: '' };
 }
 
 const OPERATIONS = new Set(['ai.generateText', 'ai.streamText', 'ai.generateObject', 'ai.streamObject']);
@@ -283,6 +330,8 @@ export class AiSdkTelemetry {
         callMessages: 0,
         sent: undefined,
         providerApproved: [],
+        output: event.operationId === 'ai.generateText' ? outputSpec(event.output) : undefined,
+        structuredText: undefined,
       };
       this.#runs.set(callId, state);
       for (const answer of answers) this.#answer(state, answer, undefined);
@@ -317,7 +366,12 @@ export class AiSdkTelemetry {
     if (call === undefined || call.settled) return await options.execute();
     this.#guard('executeLanguageModelCall', () => call.attemptStart());
     try {
-      return withSentCalls(state!, await runAttempt(call, options.execute));
+      const result = await runAttempt(call, options.execute);
+      if (state!.output !== undefined) {
+        const structured = (result as { structuredOutputText?: unknown } | undefined)?.structuredOutputText;
+        state!.structuredText = typeof structured === 'string' ? structured : undefined;
+      }
+      return withSentCalls(state!, result);
     } catch (error) {
       this.#guard('executeLanguageModelCall', () => call.attemptError(error));
       throw error;
@@ -431,14 +485,25 @@ export class AiSdkTelemetry {
     this.#guard('onStepError', () => this.#failOpenCall(state, event.error));
   };
 
-  readonly onEnd = (event: Event): void => {
+  readonly onEnd = (event: Event): void | Promise<void> => {
     const state = this.#take(event);
     if (state === undefined) return;
-    this.#guard('onEnd', () => {
-      const text = typeof event.text === 'string' ? event.text : 'object' in event ? JSON.stringify(toJson(event.object ?? null)) : undefined;
-      this.#end(state, 'completed', text, undefined, undefined);
-    });
+    // streamObject ends with the error its `object` rejects with (an answer that does not parse or match the schema).
+    if (event.error !== undefined && event.error !== null) return this.#guard('onEnd', () => this.#end(state, 'failed', undefined, event.error, undefined));
+    const output = state.output;
+    if (output !== undefined && answersWithOutput(event)) {
+      // The SDK waits for this before it parses: the turn ends as the program will see it.
+      return outputRejects(output, event, state.structuredText).then((rejected) =>
+        this.#guard('onEnd', () => (rejected === undefined ? this.#completed(state, event) : this.#end(state, 'failed', undefined, rejected, undefined))),
+      );
+    }
+    this.#guard('onEnd', () => this.#completed(state, event));
   };
+
+  #completed(state: RunState, event: Event): void {
+    const text = typeof event.text === 'string' ? event.text : 'object' in event ? JSON.stringify(toJson(event.object ?? null)) : undefined;
+    this.#end(state, 'completed', text, undefined, undefined);
+  }
 
   readonly onAbort = (event: Event): void => {
     const state = this.#take(event);
@@ -535,6 +600,8 @@ export class AiSdkTelemetry {
   #failOpenCall(state: RunState, error: unknown): void {
     const call = state.call;
     if (call === undefined || call.settled) return;
+    const answered = unansweredObjectStep(error);
+    if (answered !== undefined) return call.attemptEnd(responseOfObjectStep(answered));
     // An attempt that already failed was reported by executeLanguageModelCall.
     if (call.attemptOpen || call.attempts === 0) call.attemptError(error, true);
     else call.settle();
