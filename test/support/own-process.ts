@@ -31,6 +31,7 @@ export const NATIVE_SHARED = [
   'test/adapters/openai-agents/misbehave.test.ts',
   'test/adapters/openai-agents/same-behaviour.test.ts',
   'test/adapters/langchain-misbehave.test.ts',
+  'test/adapters/langchain-structured.test.ts',
   'test/adapters/ai-sdk/random-wire.test.ts',
   'test/adapters/ai-sdk/telemetry.test.ts',
   'test/adapters/hosted-tools.test.ts',
