@@ -1,6 +1,7 @@
 // Structured output the program could not use, as the AI SDK docs write it: generateObject, streamObject (with
 // `onError`) and generateText with `output: Output.object(...)`, over the real OpenAI and Anthropic packages, when
-// the model's answer is not JSON, does not match the schema, or is missing. The program gets the SDK's
+// the model's answer is not JSON, does not match the schema, or is missing, and a `repairText` that asks a model to
+// fix it. The program gets the SDK's
 // NoObjectGeneratedError; the trajectory must say the turn failed with it, keep the answer the model gave and count
 // its tokens, on memory and native alike.
 import { afterEach, describe, expect, it } from 'vitest';
@@ -96,6 +97,37 @@ describe.each(AI_SDK_PROVIDERS.map((packages) => [packages.major, packages] as c
     const error = await caught(result.object);
     expect(streamErrors).toEqual([]);
     await expectFailedTurn(recorded, error, text);
+  });
+
+  it('generateObject with repairText that asks a model to fix the answer: the object is the answer, the repair a sub-agent of the turn', async () => {
+    const broken = '{"name": "Pancakes", "ingredients": ["flour", "milk"';
+    const fixed = { name: 'Pancakes', ingredients: ['flour', 'milk'] };
+    const fake = new FakeProvider()
+      .reply('responses', { id: 'resp-1', model: 'gpt-4o-2024-08-06', text: broken, usage })
+      .reply('responses', { id: 'resp-repair', model: 'gpt-4o-mini-2024-07-18', text: JSON.stringify(fixed), usage: { input: 30, output: 12 } });
+    const recorded = recordedPlugin('ai-object-repair-text');
+    uninstall = instrumentAiSdk(recorded.hooks);
+    const repairs: string[] = [];
+    const result = await generateObject({
+      model: openai(packages, fake),
+      schema: recipe,
+      prompt: PROMPT,
+      experimental_repairText: async ({ text }) => {
+        repairs.push(text);
+        const { text: repaired } = await generateText({ model: packages.openai({ apiKey: 'test-key', fetch: fake.fetch as typeof fetch })('gpt-4o-mini'), prompt: `Fix this JSON, answer with the JSON only:\n${text}` });
+        return repaired;
+      },
+    });
+    expect([result.object, repairs]).toEqual([fixed, [broken]]);
+    expect(hooksOf(recorded, 'post_llm_call').map((p) => [p.session_id.includes(':sub:'), p.assistant_response])).toEqual([
+      [true, JSON.stringify(fixed)],
+      [false, JSON.stringify(fixed)],
+    ]);
+    const { doc, agent } = await finishedRun(recorded);
+    expect(agent.filter((step) => step.metrics !== undefined).map((step) => [step.message, step.metrics.prompt_tokens, step.metrics.completion_tokens])).toEqual([[broken, result.usage.inputTokens, result.usage.outputTokens]]);
+    const repair = (doc.subagent_trajectories ?? []) as Array<Record<string, any>>;
+    expect(repair.map((sub) => (sub.steps as Array<Record<string, any>>).filter((step) => step.source === 'agent').map((step) => [step.model_name, step.message, step.metrics.prompt_tokens]))).toEqual([[['gpt-4o-mini-2024-07-18', JSON.stringify(fixed), 30]]]);
+    await sameOnNative(recorded);
   });
 
   it('generateObject: a model that answered no text (the error carries the tokens it spent)', async () => {
