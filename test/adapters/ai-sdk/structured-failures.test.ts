@@ -1,9 +1,8 @@
 // Structured output the program could not use, as the AI SDK docs write it: generateObject, streamObject (with
 // `onError`) and generateText with `output: Output.object(...)`, over the real OpenAI and Anthropic packages, when
-// the model's answer is not JSON, does not match the schema, or is missing, and a `repairText` that asks a model to
-// fix it. The program gets the SDK's
+// the model's answer is not JSON, does not match the schema, or is missing. The program gets the SDK's
 // NoObjectGeneratedError; the trajectory must say the turn failed with it, keep the answer the model gave and count
-// its tokens, on memory and native alike.
+// its tokens, on memory and native alike. And a `repairText` that asks a model to fix the answer.
 import { afterEach, describe, expect, it } from 'vitest';
 import { NoObjectGeneratedError, Output, generateObject, generateText, streamObject } from 'ai';
 import * as z from 'zod';
