@@ -15,7 +15,7 @@ import { Document } from '@langchain/core/documents';
 import { ChatPromptTemplate } from '@langchain/core/prompts';
 import { StringOutputParser } from '@langchain/core/output_parsers';
 import { RunnablePassthrough, RunnableSequence } from '@langchain/core/runnables';
-import { createAgent, modelFallbackMiddleware, summarizationMiddleware, toolCallLimitMiddleware, toolRetryMiddleware, toolStrategy } from 'langchain';
+import { createAgent, llmToolSelectorMiddleware, modelFallbackMiddleware, summarizationMiddleware, toolCallLimitMiddleware, toolRetryMiddleware, toolStrategy } from 'langchain';
 import { MemorySaver } from '@langchain/langgraph';
 import * as z from 'zod';
 import { NemoRelayCallbackHandler } from '../../src/adapters/langchain/index.ts';
@@ -28,13 +28,15 @@ const GPT = 'gpt-4.1-2025-04-14';
 const MINI = 'gpt-4.1-mini-2025-04-14';
 const CLAUDE = 'claude-sonnet-4-5-20250929';
 
-const openai = (fetch: typeof globalThis.fetch, model = 'gpt-4.1') => new ChatOpenAI({ model, apiKey: 'sk-test', maxRetries: 0, configuration: { fetch } });
+const openai = (fetch: typeof globalThis.fetch, model = 'gpt-4.1', callbacks?: NemoRelayCallbackHandler[]) => new ChatOpenAI({ model, apiKey: 'sk-test', maxRetries: 0, configuration: { fetch }, callbacks });
 const anthropic = (fetch: typeof globalThis.fetch) => new ChatAnthropic({ model: 'claude-sonnet-4-5', apiKey: 'sk-ant-test', maxRetries: 0, clientOptions: { fetch } });
 const getWeather = tool(async ({ city }) => `It is sunny and 21C in ${city}.`, {
   name: 'get_weather',
   description: 'Get the weather for a city',
   schema: z.object({ city: z.string() }),
 });
+/** A tool of the agent's kit that answers with its name, for the agents whose kit a middleware narrows. */
+const lookup = (name: string) => tool(async ({ city }) => `${name} for ${city}: nothing unusual.`, { name, description: `Get the ${name.replace('get_', '')} for a city`, schema: z.object({ city: z.string() }) });
 const WeatherReport = z.object({ city: z.string(), temperature_c: z.number() }).meta({ title: 'WeatherReport' });
 
 type Step = AtifDoc;
@@ -339,6 +341,107 @@ describe('createAgent with structured output and LangChain v1 middleware', () =>
     expect(callsOf(doc)).toEqual([['call_paris', 'get_weather', { city: 'Paris' }]]);
     // ATIF keeps a call's first result, on both backends (docs/adapters/langchain.md, "What it cannot see").
     expect(observed(doc)).toEqual([['call_paris', 'Error: weather service timed out', 'error']]);
+    expect(recordedCounts(doc)).toEqual(reported(result.messages));
+    await sameOnNative(recorded);
+  });
+});
+
+describe('llmToolSelectorMiddleware', () => {
+  /** What the agent's model was offered in each request the plugin recorded: the `pre_api_request` bodies' tool names. */
+  const offeredIn = (log: ReturnType<typeof recordedPlugin>['log']): string[][] =>
+    log.filter((e) => e.hook === 'pre_api_request').map((e) => ((e.payload.request as AtifDoc).body.tools ?? []).map((t: AtifDoc) => t.function?.name ?? t.name));
+  const kit = () => [getWeather, lookup('get_news'), lookup('get_stocks')];
+  const selectorReplies = () => [
+    chatCompletion({ id: 'chatcmpl-sel', model: MINI, content: '{"tools":["get_weather"]}', usage: { prompt_tokens: 96, completion_tokens: 8 } }),
+    chatCompletion({ id: 'chatcmpl-1', model: GPT, content: null, toolCalls: [{ id: 'call_paris', name: 'get_weather', args: { city: 'Paris' } }], usage: { prompt_tokens: 70, completion_tokens: 15 } }),
+    chatCompletion({ id: 'chatcmpl-sel2', model: MINI, content: '{"tools":["get_weather"]}', usage: { prompt_tokens: 96, completion_tokens: 8 } }),
+    chatCompletion({ id: 'chatcmpl-2', model: GPT, content: 'It is sunny and 21C in Paris.', usage: { prompt_tokens: 120, completion_tokens: 11 } }),
+  ];
+
+  it('with the handler in the selector model’s callbacks: each selection is a sub-agent of the turn (its prompt, choice, model and tokens), the agent offered only what it chose', async () => {
+    const { fetch, requests } = scriptedFetch(selectorReplies());
+    const recorded = recordedPlugin('lc-tool-selector');
+    // LangChain runs the selection with `callbacks: []`: only a handler the selector model carries hears it.
+    const handler = new NemoRelayCallbackHandler(recorded.hooks);
+    const agent = createAgent({ model: openai(fetch), tools: kit(), name: 'weather_agent', middleware: [llmToolSelectorMiddleware({ model: openai(fetch, 'gpt-4.1-mini', [handler]), maxTools: 1 })] });
+    const result = await agent.invoke({ messages: [{ role: 'user', content: 'What is the weather in Paris?' }] }, { callbacks: [handler] });
+    expect(requests.map((r) => [r.body.model, r.body.response_format?.type ?? null, (r.body.tools ?? []).map((t: AtifDoc) => t.function.name)])).toEqual([
+      ['gpt-4.1-mini', 'json_schema', []],
+      ['gpt-4.1', null, ['get_weather']],
+      ['gpt-4.1-mini', 'json_schema', []],
+      ['gpt-4.1', null, ['get_weather']],
+    ]);
+    const selectorPrompt = requests[0]!.body.messages as Array<{ role: string; content: string }>;
+    expect(selectorPrompt.map((m) => m.role)).toEqual(['system', 'user']);
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    expect(atif).toHaveLength(1);
+    const doc = atif[0]!;
+    expect(validateAtif(doc)).toEqual([]);
+    // The agent's own steps: its request, its calls on the narrowed kit, its answer, its tokens.
+    expect(userSteps(doc)).toEqual(['What is the weather in Paris?']);
+    const own = { ...doc, steps: (doc.steps as Step[]).filter((step) => step.llm_call_count !== 0) };
+    expect(agentSteps(own).map((step) => [step.model_name, step.message])).toEqual([[GPT, ''], [GPT, 'It is sunny and 21C in Paris.']]);
+    expect(callsOf(own)).toEqual([['call_paris', 'get_weather', { city: 'Paris' }]]);
+    expect(recordedCounts(doc)).toEqual(reported(result.messages));
+    expect(offeredIn(recorded.log.filter((e) => e.payload.session_id === doc.session_id))).toEqual([['get_weather'], ['get_weather']]);
+    expect(finalAnswer(recorded.log, doc.session_id)).toBe('It is sunny and 21C in Paris.');
+    // Each selection: a sub-agent named by the middleware's call, asked what the selector was sent, answering its choice.
+    const children = (doc.subagent_trajectories ?? []) as AtifDoc[];
+    expect(children.map((child) => child.agent.name)).toEqual(['llmToolSelector', 'llmToolSelector']);
+    for (const child of children) {
+      expect(validateAtif(child)).toEqual([]);
+      expect(userSteps(child)).toEqual([selectorPrompt[1]!.content]);
+      expect(agentSteps(child).map((step) => [step.model_name, step.message])).toEqual([[MINI, '{"tools":["get_weather"]}']]);
+      expect(recordedCounts(child)).toEqual([[96, 8]]);
+    }
+    // Every request the program's fetch answered is recorded once, with the tokens its provider reported.
+    expect(recorded.log.filter((e) => e.hook === 'post_api_request').length).toBe(requests.length);
+    expect(recorded.log.filter((e) => e.hook === 'subagent_stop').map((e) => [e.payload.child_role, e.payload.child_status])).toEqual([
+      ['llmToolSelector', 'completed'],
+      ['llmToolSelector', 'completed'],
+    ]);
+    await sameOnNative(recorded);
+  });
+
+  it('selecting with the agent’s own model, the handler in its callbacks: the selections are sub-agents, the agent’s calls recorded once each', async () => {
+    const { fetch, requests } = scriptedFetch(selectorReplies().map((reply, index) => (index % 2 === 0 ? chatCompletion({ id: `chatcmpl-sel${index}`, model: GPT, content: '{"tools":["get_weather"]}', usage: { prompt_tokens: 96, completion_tokens: 8 } }) : reply)));
+    const recorded = recordedPlugin('lc-tool-selector-own-model');
+    const handler = new NemoRelayCallbackHandler(recorded.hooks);
+    const agent = createAgent({ model: openai(fetch, 'gpt-4.1', [handler]), tools: kit(), middleware: [llmToolSelectorMiddleware({ maxTools: 1 })] });
+    const result = await agent.invoke({ messages: [{ role: 'user', content: 'What is the weather in Paris?' }] }, { callbacks: [handler] });
+    expect(requests.map((r) => r.body.response_format?.type ?? null)).toEqual(['json_schema', null, 'json_schema', null]);
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    expect(atif).toHaveLength(1);
+    const doc = atif[0]!;
+    expect(validateAtif(doc)).toEqual([]);
+    // LangChain gives the model's own handler and the run's (the same one) once: each request is recorded once.
+    expect(recorded.log.filter((e) => e.hook === 'post_api_request').length).toBe(requests.length);
+    expect(recordedCounts(doc)).toEqual(reported(result.messages));
+    const children = (doc.subagent_trajectories ?? []) as AtifDoc[];
+    expect(children.map((child) => [child.agent.name, recordedCounts(child)])).toEqual([
+      ['llmToolSelector', [[96, 8]]],
+      ['llmToolSelector', [[96, 8]]],
+    ]);
+    await sameOnNative(recorded);
+  });
+
+  it('as its docs write it (the selector model without the handler): LangChain tells no handler of the selection; the agent’s calls are recorded with the narrowed kit', async () => {
+    const { fetch, requests } = scriptedFetch(selectorReplies());
+    const recorded = recordedPlugin('lc-tool-selector-unheard');
+    const agent = createAgent({ model: openai(fetch), tools: kit(), name: 'weather_agent', middleware: [llmToolSelectorMiddleware({ model: openai(fetch, 'gpt-4.1-mini'), maxTools: 1 })] });
+    const result = await agent.invoke({ messages: [{ role: 'user', content: 'What is the weather in Paris?' }] }, { callbacks: [new NemoRelayCallbackHandler(recorded.hooks)] });
+    expect(requests).toHaveLength(4);
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    const doc = atif[0]!;
+    expect(atif).toHaveLength(1);
+    expect(validateAtif(doc)).toEqual([]);
+    expect(doc.subagent_trajectories).toBeUndefined();
+    // The documented limit (docs/adapters/langchain.md, "What it cannot see"): the selections' requests are not recorded.
+    expect(recorded.log.filter((e) => e.hook === 'pre_api_request').map((e) => (e.payload.request as AtifDoc).body.model)).toEqual(['gpt-4.1', 'gpt-4.1']);
+    expect(offeredIn(recorded.log)).toEqual([['get_weather'], ['get_weather']]);
     expect(recordedCounts(doc)).toEqual(reported(result.messages));
     await sameOnNative(recorded);
   });
