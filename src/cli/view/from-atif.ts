@@ -276,13 +276,6 @@ function approvedAndRan(steps: readonly unknown[]): Set<string> {
 }
 
 /**
- * The line an approval mark shows after its title: what the request asks to
- * run; who answered (`decided_by`: a hook, a policy, a permission mode; a
- * person when unnamed), what they said (the denial the model was told, a
- * reason) and the input the call ran with when it was not the model's
- * (`changed_args`: the call's arguments, shown elsewhere, are the model's).
- */
-/**
  * Whether an approval's deny or timeout failed the call it answered: not when it came after the call had run and
  * ended well (a tool output guardrail replacing what the tool returned decides about the output, not the run; the
  * trajectory's call is ok and the model got the replacement).
@@ -299,6 +292,13 @@ export function denialText(choice: 'deny' | 'timeout', note: string | undefined)
   return note.startsWith('by ') ? `${decision} ${note}` : `${decision} · ${note}`;
 }
 
+/**
+ * The line an approval mark shows after its title: what the request asks to
+ * run; who answered (`decided_by`: a hook, a policy, a permission mode; a
+ * person when unnamed), what they said (the denial the model was told, a
+ * reason) and the input the call ran with when it was not the model's
+ * (`changed_args`: the call's arguments, shown elsewhere, are the model's).
+ */
 export function approvalNote(name: string, data: Record<string, unknown>): string | undefined {
   if (name === 'hermes.approval.request') return preview(data.command, 60);
   const by = nonEmptyString(data.decided_by);
