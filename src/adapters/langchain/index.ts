@@ -33,6 +33,7 @@
  */
 
 import { BaseCallbackHandler } from '@langchain/core/callbacks/base';
+import { AsyncLocalStorageProviderSingleton } from '@langchain/core/singletons';
 import type { HookRegistry } from '../../hooks/registry.ts';
 import { AdapterCore, OpenSessions, ToolCallRefused, type AgentRun, type ApiCall, type RunStatus } from '../core/run.ts';
 import { MAX_HELD_SESSIONS, MAX_PENDING_APPROVALS, PausedSubagents, SessionHolds } from '../core/holds.ts';
@@ -111,6 +112,12 @@ const isGraphRun = (chain: unknown): boolean => {
   const kind = id.at(-1);
   return id[0] === 'langgraph' && typeof kind === 'string' && (kind.startsWith('Compiled') || kind === 'Pregel');
 };
+/** The run of the code running now, as LangChain keeps it for that code (its async-local `RunnableConfig`'s callbacks). */
+function callerRunId(): string | undefined {
+  const callbacks: unknown = AsyncLocalStorageProviderSingleton.getRunnableConfig()?.callbacks;
+  const parent = isRecord(callbacks) && typeof callbacks.getParentRunId === 'function' ? (callbacks.getParentRunId as () => unknown).call(callbacks) : undefined;
+  return typeof parent === 'string' ? parent : undefined;
+}
 /** LangGraph's name for the tasks a `Send` starts (its `PUSH` constant). */
 const PUSH = '__pregel_push';
 /** A node LangGraph runs for a `Send` (a fan-out's worker): its task was pushed, not pulled by an edge. */
@@ -178,9 +185,26 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   /** A sub-agent run again by its node's RetryPolicy: its next model call is the failed call's retry. */
   readonly #retrying = new WeakMap<AgentRun, ApiCall>();
 
+  /** The run whose code made the model call about to start, read in the caller's context (`ignoreLLM`, below). */
+  #callerRun: string | undefined;
+
   /** Records into `hooks`; `options.platform` defaults to `'langchain'`. */
   constructor(hooks: HookRegistry, options: LangChainAdapterOptions = {}) {
     super();
+    // `llmToolSelectorMiddleware` calls its model with `callbacks: []`: only a handler the model itself carries (its
+    // `callbacks` option) hears the call, told no parent, or the parent of a structured-output chain no handler
+    // heard. LangChain runs each handler in an empty async-local context, but reads its `ignoreLLM` in the caller's,
+    // right before calling it: there the config of the graph node running the middleware names the node's run, so
+    // the call joins the run that made it instead of being a turn of its own.
+    Object.defineProperty(this, 'ignoreLLM', {
+      configurable: true,
+      get: () => {
+        this.#callerRun = undefined;
+        this.#guard('ignoreLLM', () => void (this.#callerRun = callerRunId()));
+        return false;
+      },
+      set: () => undefined,
+    });
     let shared = sharedByHooks.get(hooks);
     if (shared === undefined) sharedByHooks.set(hooks, (shared = { sessions: new OpenSessions(), pendingApprovals: new Map(), ownAgents: new Map(), pausedAgents: new PausedSubagents(MAX_PENDING_APPROVALS) }));
     this.#core = new AdapterCore(hooks, options, options.platform ?? 'langchain', shared.sessions);
@@ -440,7 +464,12 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     this.#guard('handleLLMStart', () => this.#modelStart(runId, parentRunId, Array.isArray(prompts) ? prompts.slice(0, 1) : [], extraParams, metadata, runName));
   }
 
-  #modelStart(runId: string, parentRunId: string | undefined, messages: unknown, extra: Loose | undefined, metadata: Loose | undefined, runName: string | undefined): void {
+  #modelStart(runId: string, givenParent: string | undefined, messages: unknown, extra: Loose | undefined, metadata: Loose | undefined, runName: string | undefined): void {
+    // A middleware's own call LangChain told none of our runs about (its parent, if any, a run we never heard of).
+    const unheardParent = nonEmptyString(metadata?.lc_source) !== undefined && (givenParent === undefined || !this.#nodes.has(givenParent));
+    const caller = this.#callerRun;
+    this.#callerRun = undefined;
+    const parentRunId = unheardParent && caller !== undefined && this.#nodes.has(caller) ? caller : givenParent;
     const parentNode = parentRunId === undefined ? undefined : this.#nodes.get(parentRunId);
     if (parentNode !== undefined && parentNode.run === undefined) return; // inside a run we are not recording
     let run = parentNode?.run;

@@ -21,7 +21,7 @@ import { parseTimestamp } from '../../shared/clock.ts';
 import type { Json } from '../../relay/contract.ts';
 import type { AtofEvent } from '../../formats/atof/types.ts';
 import { extractMetrics, extractToolCalls } from '../../formats/atif/payload/index.ts';
-import { approvalNote, failedToolText, providerApprovalNote, providerRanNote, recordedErrorText } from './from-atif.ts';
+import { approvalNote, denialFailed, denialText, failedToolText, providerApprovalNote, providerRanNote, recordedErrorText } from './from-atif.ts';
 import { costOf, node, preview, spanFromChildren, tokensOf, type ViewNode } from './model.ts';
 import { nonEmptyString, quotedValue } from '../../shared/text.ts';
 import { isRecord } from '../../shared/record.ts';
@@ -297,8 +297,9 @@ function placeMark(
       const tool = parent.agent.openTools.find((open) => open.toolCallId !== undefined && open.toolCallId === toolCallId);
       const title = event.name === 'hermes.approval.request' ? 'approval requested' : `approval: ${nonEmptyString(data.choice) ?? '?'}`;
       const mark = node('mark', title, { ...at, ...noteOf(approvalNote(event.name, data)), source: { event } });
-      if (event.name === 'hermes.approval.response' && (data.choice === 'deny' || data.choice === 'timeout')) {
-        mark.error = `approval ${String(data.choice)}`;
+      const call = toolCallId === undefined ? undefined : parent.agent.toolsByCallId.get(toolCallId);
+      if (event.name === 'hermes.approval.response' && (data.choice === 'deny' || data.choice === 'timeout') && denialFailed(mark, call)) {
+        mark.error = denialText(data.choice, mark.note);
         if (toolCallId !== undefined) parent.agent.denialsByCallId.set(toolCallId, mark);
       }
       if (tool !== undefined) {
