@@ -1,8 +1,9 @@
 // The operators' pages on redaction, pricing and the response cache: every
 // TypeScript block runs as written, importing the package by name (dist/),
-// on Node, Bun and Deno, and does what the page says; every plugins.toml
-// block is a document both backends accept (on its own, or as components
-// added to an observability document).
+// on Node, Bun and Deno, in a user's environment (the default outputs on),
+// and does what the page says; every plugins.toml block is a document both
+// backends accept (on its own, or as components added to an observability
+// document).
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -11,7 +12,7 @@ import { validatePluginConfig } from '../../src/formats/plugins-toml/validate.ts
 import { nativePlugin } from '../support/native-driver.ts';
 import { withSourcesForValidation } from '../../src/plugin/price-sources.ts';
 import type { JsonObject } from '../../src/shared/json.ts';
-import { SNIPPET_RUNTIMES, repoRoot as ROOT, runSnippet, tsSnippets } from '../support/doc-snippets.ts';
+import { SNIPPET_RUNTIMES, repoRoot as ROOT, runSnippet, tsSnippets, userEnv } from '../support/doc-snippets.ts';
 const PAGES = ['docs/operators/redaction.md', 'docs/operators/pricing.md', 'docs/operators/cache.md'].filter((page) => fs.existsSync(path.join(ROOT, page)));
 
 function blocks(text: string, language: string): string[] {
@@ -49,6 +50,9 @@ const TS_CHECKS: Record<string, ((cwd: string, stdout: string) => void)[]> = {
   ],
   'docs/operators/redaction.md': [
     (cwd) => {
+      // A user copies the block as it is: nothing it leaves behind (a default output included) names the customer.
+      const written = fs.readdirSync(cwd, { recursive: true, encoding: 'utf8' }).filter((name) => fs.statSync(path.join(cwd, name)).isFile());
+      expect(written).toEqual([path.join('events', 'events.jsonl')]);
       const text = fs.readFileSync(path.join(cwd, 'events', 'events.jsonl'), 'utf8');
       const events = text.trim().split('\n').map((line) => JSON.parse(line) as Record<string, any>);
       expect(text).not.toContain('ana@example.com');
@@ -70,7 +74,7 @@ describe('operators docs', () => {
     tsSnippets(text).forEach((code, i) => {
       for (const runtime of SNIPPET_RUNTIMES) {
         it(`${page}: TypeScript block ${i + 1} runs as written on ${runtime}`, async () => {
-          const result = await runSnippet(code, runtime, path.basename(page, '.md'), { ...process.env, NO_COLOR: '1' });
+          const result = await runSnippet(code, runtime, path.basename(page, '.md'), userEnv({ NO_COLOR: '1' }));
           try {
             expect(result.status, `${result.stdout}\n${result.stderr}`).toBe(0);
             checks[i]!(result.cwd, result.stdout);
