@@ -19,9 +19,9 @@ import * as sdk from '@anthropic-ai/claude-agent-sdk';
 import { afterEach, describe, expect, it } from 'vitest';
 import { wrapClaudeAgentSdk } from '../../src/adapters/claude-agent-sdk/index.ts';
 import { validateAtif } from '../../src/formats/atif/validate.ts';
-import { backends, recordedPlugin, type AtifDoc, type AtofEvent, type Recorded } from '../adapters/support.ts';
+import { backends, recordedPlugin, type AtifDoc, type AtofEvent } from '../adapters/support.ts';
 import type { MockReply, MockRequest } from '../support/anthropic-mock.ts';
-import { offlineApi as offlineApiOf, resultTotals, stepTotals, tokensByModel } from '../support/claude-checks.ts';
+import { isSummary, offlineApi as offlineApiOf, resultTotals, statedByTurn, stepTotals, tokensByModel } from '../support/claude-checks.ts';
 
 /** The model the program asks for (`modelUsage` is keyed by it), and the one the API answers with. */
 const ASKED = 'claude-sonnet-4-5';
@@ -42,13 +42,6 @@ const isSearch = (request: MockRequest): boolean => offeredTools(request).some((
 const isPageRead = (request: MockRequest): boolean => offeredTools(request).length === 0 && lastText(request).includes('Web page content');
 /** The CLI's own request for a suggestion of the user's next prompt (`promptSuggestions`). */
 const isSuggestion = (request: MockRequest): boolean => lastText(request).includes('[SUGGESTION MODE:');
-/** The CLI's own request for a compaction's summary. */
-const isSummary = (request: MockRequest): boolean => lastText(request).includes('CRITICAL: Respond with TEXT ONLY');
-
-/** Each turn end's `unattributed_usage` (undefined where it states none), in order. */
-function statedByTurn(log: Recorded['log']): unknown[] {
-  return log.filter((entry) => entry.hook === 'on_session_end').map((entry) => entry.payload.unattributed_usage);
-}
 
 /** The `unattributed_usage` of each session end the backend wrote into its ATOF file. */
 function statedInAtof(atof: AtofEvent[]): unknown[] {

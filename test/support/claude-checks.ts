@@ -13,6 +13,16 @@ export async function offlineApi(script: (request: MockRequest) => MockReply, cl
   return { mock, env: offline.env, home: offline.home };
 }
 
+/** The CLI's own request for a compaction's summary (`/compact`, or the CLI's when the context nears its window). */
+export function isSummary(request: MockRequest): boolean {
+  return JSON.stringify(request.body.messages.at(-1)).includes('CRITICAL: Respond with TEXT ONLY');
+}
+
+/** Each turn end's `unattributed_usage` (undefined where it states none), in order. */
+export function statedByTurn(log: Recorded['log']): unknown[] {
+  return log.filter((entry) => entry.hook === 'on_session_end').map((entry) => entry.payload.unattributed_usage);
+}
+
 /** The tool results the model was sent, by tool_use_id: what each call's observation must say. */
 export function toldTheModel(mock: AnthropicMock): Map<string, { content: string; is_error: boolean }> {
   return new Map(mock.requests.flatMap((request) => request.toolResults.map((result) => [result.tool_use_id, result] as const)));
