@@ -50,6 +50,8 @@ interface Streaming {
   usage: Loose | undefined;
   stopReason: string | undefined;
   readonly blocks: AssistantBlocks;
+  /** The stream's ids of the assistant messages it came as (one per block): a compaction names the ones it keeps. */
+  readonly uuids: string[];
 }
 
 type UserMessage = string | readonly unknown[] | undefined;
@@ -78,8 +80,26 @@ export class QueryTrace {
   readonly #agents: SubAgents;
   /** Every recorded step's tokens: what the CLI counts beyond them is stated at each turn's end. */
   readonly #tokens = new QueryTokens();
-  /** A compaction's boundary was read: the user messages it leaves are still to come (see #afterCompaction). */
-  #compacted: { readonly command: UserMessage; summarized?: boolean } | undefined;
+  /**
+   * A compaction's boundary was read: the user messages it leaves are still to come (see #afterCompaction), the
+   * messages of the conversation it keeps after its summary, and the summary as the model wrote it.
+   */
+  #compacted: { readonly command: UserMessage; readonly kept: readonly ChatMessage[]; readonly summary: string | undefined; summarized?: boolean } | undefined;
+  /**
+   * The CLI compacts the conversation before the request it announced (`status: compacting` after `requesting`): the
+   * first request the API sees is the summary's, so the announced call is the compaction's. It ends with the summary
+   * and the request the CLI announced starts then.
+   */
+  #compaction: ApiCall | undefined;
+  /**
+   * The summary the model wrote, as the `PostCompact` hook gives it: the CLI waits for the hook's answer before it
+   * streams the boundary, so the hook has always run when the boundary is read.
+   */
+  #compactSummary: string | undefined;
+  /** The stream's ids of the messages each history entry came from (see #compacted). */
+  readonly #uuids = new WeakMap<ChatMessage, readonly string[]>();
+  /** The running turn's user message while none of its requests was answered: a compaction then keeps it after the summary. */
+  #turnPrompt: ChatMessage | undefined;
   /** Whether a resumed session's earlier spend was read (see #readCarried). */
   #carriedRead = false;
   /** Sub-agents that ended but whose transcript lags: looked at again with every message. */
@@ -184,7 +204,10 @@ export class QueryTrace {
   #system(m: Loose): void {
     switch (m.subtype) {
       case 'status':
-        if (m.status === 'requesting' && nonEmptyString(m.parent_tool_use_id) === undefined) this.#requestAnnounced();
+        if (nonEmptyString(m.parent_tool_use_id) !== undefined) return;
+        if (m.status === 'requesting') this.#requestAnnounced();
+        else if (m.status === 'compacting') this.#compacting();
+        else if (m.compact_result === 'failed') this.#compactionFailed();
         return;
       case 'init':
         this.#initModel ??= nonEmptyString(m.model);
@@ -220,9 +243,14 @@ export class QueryTrace {
           this.#submitted = Math.min((this.#submitted ?? this.#turns) + 1, this.#userMessages.length);
           if (this.#turn(undefined) !== undefined) command = this.#history.at(-1)?.content as UserMessage;
         }
-        // The next request starts at the summary the stream shows next, as the CLI's does: what was compacted is not sent.
+        // The next request starts at the summary the stream shows next, as the CLI's does: what was compacted is not sent,
+        // only the messages the CLI keeps (named by id) and, when it compacts as a turn starts, that turn's prompt.
+        const kept = this.#preserved(metadata);
+        const prompt = metadata.trigger === 'auto' ? this.#turnPrompt : undefined;
+        if (prompt !== undefined && !kept.includes(prompt)) kept.push(prompt);
         this.#history.length = 0;
-        this.#compacted = { command };
+        this.#compacted = { command, kept, summary: this.#compactSummary };
+        this.#compactSummary = undefined;
         return;
       }
       case 'task_progress':
@@ -288,12 +316,12 @@ export class QueryTrace {
     const announced = this.#announced;
     this.#announced = undefined;
     if (announced?.attemptOpen === true) {
-      this.#streaming = { id, model, call: announced, usage, stopReason: undefined, blocks: new AssistantBlocks() };
+      this.#streaming = { id, model, call: announced, usage, stopReason: undefined, blocks: new AssistantBlocks(), uuids: [] };
       return;
     }
     const run = this.#turn(model);
     if (run === undefined) return;
-    this.#streaming = { id, model, call: this.#nextAttempt(run), usage, stopReason: undefined, blocks: new AssistantBlocks() };
+    this.#streaming = { id, model, call: this.#nextAttempt(run), usage, stopReason: undefined, blocks: new AssistantBlocks(), uuids: [] };
   }
 
   /** The next attempt of `run`'s request, started: a retry of the refused one, else a new call. */
@@ -336,6 +364,8 @@ export class QueryTrace {
       if (streaming === undefined) return;
     }
     streaming.blocks.add(message.content);
+    const uuid = nonEmptyString(m.uuid);
+    if (uuid !== undefined) streaming.uuids.push(uuid);
     this.#startBegun(streaming);
   }
 
@@ -365,7 +395,8 @@ export class QueryTrace {
       id: streaming.id,
     });
     this.#tokens.add(streaming.model, this.#initModel, streaming.usage);
-    this.#history.push(blocks.chatMessage());
+    this.#remember(blocks.chatMessage(), streaming.uuids);
+    this.#turnPrompt = undefined;
     // The calls not started yet: the CLI took them up after the reply, or refused them before any hook.
     for (const tool of blocks.toolCalls) this.#startTool(tool, call);
   }
@@ -436,7 +467,7 @@ export class QueryTrace {
     const main = agent === undefined;
     if (main) this.#afterCompaction(m);
     for (const result of toolResults(isRecord(m.message) ? m.message.content : undefined)) {
-      if (main) this.#history.push({ role: 'tool', tool_call_id: result.toolUseId, content: result.content });
+      if (main) this.#remember({ role: 'tool', tool_call_id: result.toolUseId, content: result.content }, nonEmptyString(m.uuid));
       const interrupted = result.isError && rejectedByUser(m, result.toolUseId);
       if (agent?.background === true && interrupted && !this.#tools.denied(result.toolUseId)) continue;
       this.#tools.ended(result.toolUseId, { ...resultOutcome(m, result), ...(interrupted ? { interrupted } : {}) });
@@ -454,17 +485,80 @@ export class QueryTrace {
     if (text === undefined) return;
     if (!compacted.summarized) {
       compacted.summarized = true;
-      this.#history.push({ role: 'user', content: text });
+      this.#remember({ role: 'user', content: text }, nonEmptyString(m.uuid));
+      this.#history.push(...compacted.kept);
       if (compacted.command !== undefined) this.#history.push({ role: 'user', content: compacted.command });
       if (compacted.command === undefined) this.#compacted = undefined;
+      this.#summarized(compacted.summary ?? (typeof text === 'string' ? text : contentText(text)));
       return;
     }
     if (m.isReplay === true && isRecord(m.local_command_run)) this.#history.push({ role: 'user', content: text });
     this.#compacted = undefined;
   }
 
+  /** A history entry, with the ids of the stream's messages it came from. */
+  #remember(entry: ChatMessage, uuids: string | readonly string[] | undefined): void {
+    this.#history.push(entry);
+    if (uuids !== undefined && uuids.length > 0) this.#uuids.set(entry, typeof uuids === 'string' ? [uuids] : uuids);
+  }
+
+  /**
+   * The history entries a compaction keeps after its summary: the messages `preserved_messages` names, else (an older
+   * CLI) those from `preserved_segment`'s first on; none when it summarized everything.
+   */
+  #preserved(metadata: Loose): ChatMessage[] {
+    const named = (entry: ChatMessage, ids: ReadonlySet<unknown>): boolean => this.#uuids.get(entry)?.some((uuid) => ids.has(uuid)) === true;
+    const messages = isRecord(metadata.preserved_messages) ? metadata.preserved_messages : undefined;
+    if (Array.isArray(messages?.uuids)) {
+      const ids = new Set<unknown>(messages.uuids);
+      return this.#history.filter((entry) => named(entry, ids));
+    }
+    const segment = isRecord(metadata.preserved_segment) ? metadata.preserved_segment : undefined;
+    const head = nonEmptyString(segment?.head_uuid);
+    const from = head === undefined ? -1 : this.#history.findIndex((entry) => named(entry, new Set([head])));
+    return from < 0 ? [] : this.#history.slice(from);
+  }
+
+  /** The CLI compacts before sending the request it announced: that announcement was the summary request's. */
+  #compacting(): void {
+    const announced = this.#announced;
+    if (announced?.attemptOpen !== true || this.#compaction !== undefined) return;
+    this.#announced = undefined;
+    this.#compaction = announced;
+  }
+
+  /** The compaction failed before a summary: the request the CLI announced goes out as it was. */
+  #compactionFailed(): void {
+    const compaction = this.#compaction;
+    this.#compaction = undefined;
+    if (compaction?.attemptOpen === true && this.#announced === undefined) this.#announced = compaction;
+  }
+
+  /**
+   * The summary came (the stream's first user message after the boundary): the compaction's call ends with the summary
+   * the model wrote (the hook's; else the CLI's message holding it), without tokens, which are said only in
+   * `modelUsage` (the turn's end states them); the request the CLI announced before it compacted starts, with the
+   * compacted conversation.
+   */
+  #summarized(summary: string): void {
+    const compaction = this.#compaction;
+    this.#compaction = undefined;
+    if (compaction?.attemptOpen !== true) return;
+    compaction.attemptEnd({ text: summary, toolCalls: [] });
+    if (this.#announced === undefined && !compaction.run.ended) this.#announced = this.#nextAttempt(compaction.run);
+  }
+
+  /** The turn or the query ended while the CLI compacted: the summary request's call ends with it. */
+  #compactionCut(interrupted: boolean): void {
+    const compaction = this.#compaction;
+    this.#compaction = undefined;
+    if (compaction?.attemptOpen !== true) return;
+    compaction.attemptError(new ApiAttemptError(interrupted ? 'interrupted' : 'failed', interrupted ? 'the query ended during the compaction' : 'the turn ended during the compaction', undefined, false), true);
+  }
+
   #result(m: Loose): void {
     if (this.#streaming !== undefined) this.#requestEnded();
+    this.#compactionCut(resultAborted(m));
     // The turn ended while the CLI waited to retry a refused request (`interrupt()` then), or before an announced one
     // streamed: that is an attempt the turn ended, and the turn ends as this result says, not as a query left with a
     // request open.
@@ -508,7 +602,8 @@ export class QueryTrace {
     if (current === undefined) this.#resumedConversation();
     this.#readCarried();
     const before = this.#history.length;
-    if (userMessage !== undefined) this.#history.push({ role: 'user', content: userMessage });
+    this.#turnPrompt = userMessage === undefined ? undefined : { role: 'user', content: userMessage };
+    if (this.#turnPrompt !== undefined) this.#history.push(this.#turnPrompt);
     const start = {
       runId: sessionId,
       conversationId: sessionId,
@@ -667,6 +762,10 @@ export class QueryTrace {
           awaitsResult: isRecord(input.mcp_server) && input.is_interrupt !== true,
         });
         break;
+      case 'PostCompact':
+        // The main agent's compaction (a sub-agent's names its agent_id): the summary as the model wrote it.
+        if (agentId === undefined) this.#compactSummary = nonEmptyString(input.compact_summary);
+        break;
       case 'SubagentStart': {
         const agent = this.#agents.of(agentId, undefined);
         if (agent !== undefined) agent.agentType ??= nonEmptyString(input.agent_type);
@@ -777,6 +876,7 @@ export class QueryTrace {
       else this.#requestFailed(cut!);
     }
     if (announced) this.#requestFailed(cut ?? new ApiAttemptError('failed', 'the request was not answered', undefined, false));
+    this.#compactionCut(status === 'interrupted');
     if (this.#retrying !== undefined || this.#earlyFailures.length > 0) this.#requestFailed(cut ?? new ApiAttemptError('failed', 'the request was not retried', undefined, false));
     if (this.#run === undefined && this.#sessionId !== undefined) this.#turn(undefined);
     // A turn its error result ended (max turns, budget) stopped before the calls the CLI had not taken up: they never ran.
