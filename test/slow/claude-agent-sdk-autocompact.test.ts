@@ -46,7 +46,7 @@ const page = (name: string): string => `${'x'.repeat(99)}\n`.repeat(1200) + `pag
 /** A log the user pastes into the third prompt: enough to take the conversation past the threshold as that turn starts. */
 const LOG = `what does this log say?\n${'log line\n'.repeat(12_000)}`;
 /** The summary the model writes for the CLI's n-th compaction, as it writes it (the CLI takes the text inside the tags). */
-const summaryOf = (n: number): string => `<summary>The user asked for pages; compaction ${n}.</summary>`;
+const summaryOf = (n: number): string => `<summary>What was done so far; compaction ${n}.</summary>`;
 
 /** What a request's messages hold, in order: texts (the CLI's reminders left out), tool calls and tool results. */
 function sentParts(messages: any[]): string[] {
@@ -141,9 +141,9 @@ describe('Claude Agent SDK: a long session the CLI compacts by itself', () => {
       expect(sent[5]).toEqual([...wire[5]!, `text ${LOG.trim()}`]);
       // What those were: the request after the mid-turn compaction starts at its summary and keeps the call it answers.
       expect(wire[4]!.slice(1)).toEqual(['call toolu_page_two', 'result toolu_page_two']);
-      expect(wire[4]![0]).toMatch(/^text This session is being continued[\s\S]*\nThe user asked for pages; compaction 1\./);
+      expect(wire[4]![0]).toMatch(/^text This session is being continued[\s\S]*\nWhat was done so far; compaction 1\./);
       expect(wire[6]!.slice(1)).toEqual(['text wrote toolu_page_two', `text ${LOG.trim()}`]);
-      expect(wire[6]![0]).toMatch(/^text This session is being continued[\s\S]*\nThe user asked for pages; compaction 2\./);
+      expect(wire[6]![0]).toMatch(/^text This session is being continued[\s\S]*\nWhat was done so far; compaction 2\./);
 
       // The trajectory: each compaction is a step of its own, in the turn it happened in, its message the summary the
       // model wrote, without tokens (its turn's end states them). The request after the compaction as the third turn
@@ -171,6 +171,75 @@ describe('Claude Agent SDK: a long session the CLI compacts by itself', () => {
         return isSummary(request) && 'blocks' in reply ? [{ input_tokens: reply.usage.input, output_tokens: reply.usage.output, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 }] : [];
       });
       expect(statedByTurn(recorded.log)).toEqual([undefined, { [ASKED]: summaryUsage[0] }, { [ASKED]: summaryUsage[1] }]);
+      const spent = mock.replies.reduce<[number, number]>((sum, { reply }) => ('blocks' in reply ? [sum[0] + reply.usage.input, sum[1] + reply.usage.output] : sum), [0, 0]);
+      const { held, reported } = tokensByModel(atif, recorded.log, messages, askedFor);
+      expect(reported).toEqual({ [ASKED]: spent });
+      expect(held).toEqual(reported);
+    }, 300_000);
+
+    it(`without a window the CLI compacts when the API refuses a request as too long, and sends it again: the compaction is its call, the request after it carries the compacted conversation (${backend} backend)`, async () => {
+      let refused = false;
+      const { mock, env, home } = await offlineApi((request) => {
+        const reply = (blocks: MockBlock[]): MockReply => ({ blocks, usage: { input: tokensOf(request.body), output: tokensOf(blocks) }, model: ANSWERED });
+        if (isSummary(request)) return reply([{ type: 'text', text: summaryOf(1) }]);
+        const last = JSON.stringify(request.body.messages.at(-1));
+        if (last.includes('toolu_echo_two') && !refused) {
+          refused = true;
+          return { status: 400, errorType: 'invalid_request_error', message: 'prompt is too long: 210000 tokens > 200000 maximum' };
+        }
+        if (request.toolResults.length > 0) return reply([{ type: 'text', text: `echoed ${request.toolResults.map((result) => result.tool_use_id).join(', ')}` }]);
+        const name = ['one', 'two'].find((word) => last.includes(`echo ${word}`));
+        return reply(name === undefined ? [{ type: 'text', text: 'nothing to echo' }] : [{ type: 'tool_use', id: `toolu_echo_${name}`, name: 'Bash', input: { command: `echo ${name}`, description: `echo ${name}` } }]);
+      });
+      const recorded = recordedPlugin(`claude-autocompact-refused-${backend}`, backend);
+      const { query } = wrapClaudeAgentSdk(sdk, recorded.hooks);
+      const prompts = ['echo one', 'echo two'];
+      let answered = 0;
+      let release: () => void = () => {};
+      async function* conversation() {
+        for (const [index, content] of prompts.entries()) {
+          if (index > answered) await new Promise<void>((resolve) => (release = resolve));
+          yield { type: 'user' as const, message: { role: 'user' as const, content }, parent_tool_use_id: null, session_id: '' };
+        }
+      }
+      const messages: any[] = [];
+      for await (const message of query({ prompt: conversation(), options: { model: ASKED, cwd: home, env, settingSources: [], allowedTools: ['Bash'] } })) {
+        messages.push(message);
+        if (message.type !== 'result') continue;
+        answered++;
+        if (answered === prompts.length) break;
+        release();
+      }
+      const { atif, counters } = await recorded.finish();
+      expectNothingLost(counters);
+
+      // The request carrying the second call's result was refused; the CLI summarized, then sent it again, compacted.
+      expect(mock.requests.map((request, index) => (isSummary(request) ? 'summary' : 'blocks' in mock.replies[index]!.reply ? 'main' : 'refused'))).toEqual(['main', 'main', 'main', 'refused', 'summary', 'main']);
+      expect(messages.filter((m) => m.type === 'system' && m.subtype === 'compact_boundary').map((m) => m.compact_metadata.trigger)).toEqual(['auto']);
+      // The stream says nothing of the refusal (no api_retry, no error): the call the CLI announced for the refused
+      // request is the compaction's, with that request's messages (docs' Limits); it has no tokens, and the API
+      // charged none for the refusal.
+      const sent = recorded.log.filter((entry) => entry.hook === 'pre_api_request').map((entry) => recordedParts((entry.payload.request as any).body.messages));
+      const wire = mock.requests.map((request) => sentParts(request.body.messages));
+      expect(sent).toEqual([wire[0], wire[1], wire[2], wire[3], wire[5]]);
+      // Sent again after the summary: the messages the CLI kept, the second prompt among them (named by the transcript).
+      expect(wire[5]!.slice(1)).toEqual(['text echoed toolu_echo_one', 'text echo two', 'call toolu_echo_two', 'result toolu_echo_two']);
+      expect(wire[5]![0]).toMatch(/^text This session is being continued[\s\S]*\nWhat was done so far; compaction 1\./);
+      const calls = recorded.log.filter((entry) => entry.hook === 'post_api_request').map((entry) => entry.payload as any);
+      const answer = (index: number): unknown[] => {
+        const reply = mock.replies[index]!.reply;
+        return 'blocks' in reply ? [reply.usage.input, reply.usage.output] : [];
+      };
+      expect(calls.map((call) => [call.assistant_message.content ?? '', call.usage?.prompt_tokens ?? null, call.usage?.completion_tokens ?? null])).toEqual([
+        ['', ...answer(0)],
+        ['echoed toolu_echo_one', ...answer(1)],
+        ['', ...answer(2)],
+        [summaryOf(1), null, null],
+        ['echoed toolu_echo_two', ...answer(5)],
+      ]);
+      const summaryReply = answer(4) as [number, number];
+      expect(statedByTurn(recorded.log)).toEqual([undefined, { [ASKED]: { input_tokens: summaryReply[0], output_tokens: summaryReply[1], cache_read_input_tokens: 0, cache_creation_input_tokens: 0 } }]);
+      expect(validateAtif(atif[0]!)).toEqual([]);
       const spent = mock.replies.reduce<[number, number]>((sum, { reply }) => ('blocks' in reply ? [sum[0] + reply.usage.input, sum[1] + reply.usage.output] : sum), [0, 0]);
       const { held, reported } = tokensByModel(atif, recorded.log, messages, askedFor);
       expect(reported).toEqual({ [ASKED]: spent });

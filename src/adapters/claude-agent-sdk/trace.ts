@@ -39,7 +39,7 @@ import { isRecord } from '../../shared/record.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 import { SubAgents, type SubAgent } from './subagents.ts';
 import { AGENT_TOOLS, ToolBook, type Approval, type ToolOutcome } from './tools.ts';
-import { carriedUsage, priorConversation, siblingTranscriptPath } from './transcript.ts';
+import { carriedUsage, priorConversation, promptsWithIds, siblingTranscriptPath } from './transcript.ts';
 import { QueryTokens } from './usage.ts';
 
 /** The model request being streamed on the main thread. */
@@ -503,20 +503,26 @@ export class QueryTrace {
   }
 
   /**
-   * The history entries a compaction keeps after its summary: the messages `preserved_messages` names, else (an older
-   * CLI) those from `preserved_segment`'s first on; none when it summarized everything.
+   * The history entries a compaction keeps after its summary: the messages `preserved_messages` names, by the ids the
+   * stream gave them; the caller's own messages, which the stream gives none, by the session's transcript, which holds
+   * them with theirs. None when it summarized everything.
    */
   #preserved(metadata: Loose): ChatMessage[] {
-    const named = (entry: ChatMessage, ids: ReadonlySet<unknown>): boolean => this.#uuids.get(entry)?.some((uuid) => ids.has(uuid)) === true;
-    const messages = isRecord(metadata.preserved_messages) ? metadata.preserved_messages : undefined;
-    if (Array.isArray(messages?.uuids)) {
-      const ids = new Set<unknown>(messages.uuids);
-      return this.#history.filter((entry) => named(entry, ids));
+    const preserved = isRecord(metadata.preserved_messages) ? metadata.preserved_messages : undefined;
+    const ids = new Set((Array.isArray(preserved?.uuids) ? preserved.uuids : []).filter((id): id is string => typeof id === 'string'));
+    if (ids.size === 0) return [];
+    const unnamed = (entry: ChatMessage): boolean => entry.role === 'user' && !this.#uuids.has(entry);
+    const transcript = this.#sessionTranscript;
+    const prompts = transcript !== undefined && this.#history.some(unnamed) ? promptsWithIds(transcript, ids).map((prompt) => JSON.stringify(prompt)) : [];
+    const kept: ChatMessage[] = [];
+    // From the last: a prompt sent twice is kept once per record the compaction names, the later ones first.
+    for (let index = this.#history.length - 1; index >= 0; index--) {
+      const entry = this.#history[index]!;
+      const prompt = unnamed(entry) ? prompts.lastIndexOf(JSON.stringify(entry.content)) : -1;
+      if (prompt >= 0) prompts.splice(prompt, 1);
+      if (prompt >= 0 || this.#uuids.get(entry)?.some((uuid) => ids.has(uuid)) === true) kept.unshift(entry);
     }
-    const segment = isRecord(metadata.preserved_segment) ? metadata.preserved_segment : undefined;
-    const head = nonEmptyString(segment?.head_uuid);
-    const from = head === undefined ? -1 : this.#history.findIndex((entry) => named(entry, new Set([head])));
-    return from < 0 ? [] : this.#history.slice(from);
+    return kept;
   }
 
   /** The CLI compacts before sending the request it announced: that announcement was the summary request's. */
