@@ -4,8 +4,8 @@
 // tool sends while it runs, the one WebFetch sends to read the page it
 // fetched (from a loopback HTTPS server), a suggestion of the next prompt
 // (`promptSuggestions`), and the summary `/compact` asks for. The result's
-// `modelUsage` counts them (a suggestion, the next turn's), the stream shows
-// none: each test holds the trajectory's tokens, steps and turn ends'
+// `modelUsage` counts them (a suggestion, the next turn's; the last one, only
+// the totals the CLI writes as it ends), the stream shows none: each test holds the trajectory's tokens, steps and turn ends'
 // `unattributed_usage` together, to `modelUsage` per model, and the stated
 // figure to what the mock answered that request with.
 //
@@ -175,7 +175,7 @@ describe('Claude Agent SDK: model requests the stream never shows', () => {
       expect(held).toEqual(reported);
     }, 120_000);
 
-    it(`promptSuggestions: a suggestion is asked for after a turn's result, so the next turn's end states its tokens; the last one's no result counts (${backend} backend)`, async () => {
+    it(`promptSuggestions: a suggestion is asked for after a turn's result, so the next turn's end states its tokens; the last one's, which no result counts, the last turn's end states from the totals the CLI writes as it ends (${backend} backend)`, async () => {
       const { mock, env, home } = await offlineApi((request) => {
         if (isSuggestion(request)) return { blocks: [{ type: 'text', text: 'now run the tests' }], usage: { input: 44, output: 2 }, model: ANSWERED };
         return { blocks: [{ type: 'text', text: `answer ${request.assistantTurns}` }], usage: { input: 50, output: 5 }, model: ANSWERED };
@@ -208,12 +208,14 @@ describe('Claude Agent SDK: model requests the stream never shows', () => {
       expect(messages.map((m) => m.type).filter((type) => type === 'result' || type === 'prompt_suggestion')).toEqual(['result', 'result', 'prompt_suggestion', 'result', 'prompt_suggestion']);
       // The suggestion after the second turn is in the third result's modelUsage, the one after the third in none.
       expect(messages.filter((m) => m.type === 'result').map((m) => m.modelUsage[ASKED].inputTokens)).toEqual([50, 100, 150 + 44]);
-      // It is no step: three turns, one step each; the third turn's end states its tokens, the totals are modelUsage's.
+      // It is no step: three turns, one step each. The third turn's end states both: the one its result counts, and the
+      // last, which the CLI counts only in the totals it writes to the session's transcript as it ends (`cost-state`).
       expect((atif[0]!.steps as AtifDoc[]).filter((step) => step.source === 'agent')).toHaveLength(3);
-      expect(statedByTurn(recorded.log)).toEqual([undefined, undefined, { [ASKED]: usage(44, 2) }]);
+      expect(statedByTurn(recorded.log)).toEqual([undefined, undefined, { [ASKED]: usage(88, 4) }]);
+      // So the trajectory holds every token the API reported, the last result's modelUsage one suggestion fewer.
       const { held, reported } = tokensByModel(atif, recorded.log, messages, askedFor);
       expect(reported).toEqual({ [ASKED]: [194, 17] });
-      expect(held).toEqual(reported);
+      expect(held).toEqual({ [ASKED]: [150 + 88, 15 + 4] });
     }, 120_000);
 
     it(`/compact: a turn of its own whose end states the summary request's tokens, the other turns none; the next request starts at the summary (${backend} backend)`, async () => {

@@ -40,7 +40,7 @@ import { nonEmptyString } from '../../shared/text.ts';
 import { SubAgents, type SubAgent } from './subagents.ts';
 import { AGENT_TOOLS, ToolBook, type Approval, type ToolOutcome } from './tools.ts';
 import { carriedUsage, priorConversation, promptsWithIds, siblingTranscriptPath } from './transcript.ts';
-import { QueryTokens } from './usage.ts';
+import { countsAtLeast, QueryTokens } from './usage.ts';
 
 /** The model request being streamed on the main thread. */
 interface Streaming {
@@ -666,7 +666,7 @@ export class QueryTrace {
     this.#tokens.carried(carriedUsage(path) ?? (source === undefined || source === path ? undefined : carriedUsage(source)));
   }
 
-  #endTurn(run: AgentRun, status?: RunStatus, error?: unknown, keepSessionOpen = false): void {
+  #endTurn(run: AgentRun, status?: RunStatus, error?: unknown, keepSessionOpen = false, spent?: Loose): void {
     const result = this.#lastResult;
     const resultInterrupted = result !== undefined && resultAborted(result);
     const resultFailed = result !== undefined && !resultInterrupted && resultIsError(result);
@@ -674,7 +674,7 @@ export class QueryTrace {
     const failure = error ?? (resultFailed ? resultError(result) : undefined);
     let turnEnd = this.#turnResults.length === 0 ? undefined : resultSummary(this.#turnResults);
     // Model requests the stream never showed (a web search's, a compaction's): their tokens, so the turns' totals are not short.
-    const unattributed = turnEnd === undefined ? undefined : this.#tokens.unattributed(turnEnd.model_usage);
+    const unattributed = turnEnd === undefined ? undefined : this.#tokens.unattributed(spent ?? turnEnd.model_usage);
     if (turnEnd !== undefined && unattributed !== undefined) turnEnd = { ...turnEnd, unattributed_usage: unattributed };
     this.#turnResults.length = 0;
     run.end(final, result !== undefined && typeof result.result === 'string' ? result.result : undefined, failure, { keepSessionOpen, turnEnd });
@@ -894,7 +894,21 @@ export class QueryTrace {
     // A caller that stops reading after the turn's result has what the turn gave: it ends as that result says. So does a
     // query the SDK ends by throwing because that result is an error (an interrupted turn, max turns): the throw only reports it.
     const byResult = answered && (status === 'interrupted' || (this.#lastResult !== undefined && resultIsError(this.#lastResult)));
-    if (run !== undefined) this.#endTurn(run, byResult ? undefined : status, byResult ? undefined : error);
+    if (run !== undefined) this.#endTurn(run, byResult ? undefined : status, byResult ? undefined : error, false, this.#spentInAll());
+  }
+
+  /**
+   * What the CLI spent in all, as it wrote it to the session's transcript as it ended (a `cost-state` record): beyond
+   * the last result's `modelUsage` when it asked the model after that result (a suggestion of the next prompt), which
+   * no result counts. Undefined when the file holds no record that counts at least that result's (an earlier
+   * process's, the CLI stopped before it wrote one).
+   */
+  #spentInAll(): Loose | undefined {
+    const path = this.#sessionTranscript;
+    const reported = this.#lastResult?.modelUsage;
+    if (path === undefined || !this.#options.transcripts || !isRecord(reported)) return undefined;
+    const written = carriedUsage(path);
+    return countsAtLeast(written, reported) ? written : undefined;
   }
 }
 
