@@ -6,11 +6,13 @@
 // `auto`), once in the middle of a turn (between a tool's result and the
 // request that carries it) and once as a turn starts (the new prompt is
 // large). The CLI compacts at its own threshold only when a window is set
-// (`CLAUDE_CODE_AUTO_COMPACT_WINDOW`, or `autoCompactWindow` in settings; with
-// neither it waits for the API to refuse a prompt as too long), so the test
-// sets one. The mock reports each request's tokens as its body's size over
-// four, the way the CLI estimates them, so the CLI's own arithmetic decides
-// when it compacts, as it would against the API.
+// (`CLAUDE_CODE_AUTO_COMPACT_WINDOW`, or `autoCompactWindow` in settings), so
+// the first test sets one. The mock reports each request's tokens as its
+// body's size over four, the way the CLI estimates them, so the CLI's own
+// arithmetic decides when it compacts, as it would against the API. With no
+// window set the CLI compacts when the API refuses a request as too long, and
+// sends it again (the second test); the third is a compaction the CLI gives
+// up before asking for a summary.
 //
 // Every request the API saw is held against the trajectory: each is one
 // recorded call in order (the summary requests as the compaction's own call,
