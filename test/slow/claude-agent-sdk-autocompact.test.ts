@@ -28,7 +28,7 @@ import { wrapClaudeAgentSdk } from '../../src/adapters/claude-agent-sdk/index.ts
 import { validateAtif } from '../../src/formats/atif/validate.ts';
 import { backends, expectNothingLost, recordedPlugin, type AtifDoc } from '../adapters/support.ts';
 import type { MockBlock, MockReply, MockRequest } from '../support/anthropic-mock.ts';
-import { isSummary, offlineApi as offlineApiOf, statedByTurn, tokensByModel } from '../support/claude-checks.ts';
+import { isSummary, offlineApi as offlineApiOf, statedByTurn, tokensByModel, turnByTurn } from '../support/claude-checks.ts';
 
 /** The model the program asks for (`modelUsage` is keyed by it), and the one the API answers with. */
 const ASKED = 'claude-sonnet-4-5';
@@ -89,24 +89,8 @@ describe('Claude Agent SDK: a long session the CLI compacts by itself', () => {
       const recorded = recordedPlugin(`claude-autocompact-${backend}`, backend);
       const { query } = wrapClaudeAgentSdk(sdk, recorded.hooks);
       const prompts = ['write page one', 'write page two', LOG];
-      // Each message once the previous turn's result was read: three turns.
-      let answered = 0;
-      let release: () => void = () => {};
-      async function* conversation() {
-        for (const [index, content] of prompts.entries()) {
-          if (index > answered) await new Promise<void>((resolve) => (release = resolve));
-          yield { type: 'user' as const, message: { role: 'user' as const, content }, parent_tool_use_id: null, session_id: '' };
-        }
-      }
-      const messages: any[] = [];
-      const options = { model: ASKED, cwd: home, env: { ...env, CLAUDE_CODE_AUTO_COMPACT_WINDOW: '100000' }, settingSources: [], allowedTools: ['Write'] };
-      for await (const message of query({ prompt: conversation(), options })) {
-        messages.push(message);
-        if (message.type !== 'result') continue;
-        answered++;
-        if (answered === prompts.length) break;
-        release();
-      }
+      // Each message once the previous turn's result was read: one turn each.
+      const messages = await turnByTurn(query, prompts, { model: ASKED, cwd: home, env: { ...env, CLAUDE_CODE_AUTO_COMPACT_WINDOW: '100000' }, settingSources: [], allowedTools: ['Write'] });
       const { atif, counters } = await recorded.finish();
       expectNothingLost(counters);
 
@@ -196,22 +180,8 @@ describe('Claude Agent SDK: a long session the CLI compacts by itself', () => {
       const recorded = recordedPlugin(`claude-autocompact-refused-${backend}`, backend);
       const { query } = wrapClaudeAgentSdk(sdk, recorded.hooks);
       const prompts = ['echo one', 'echo two'];
-      let answered = 0;
-      let release: () => void = () => {};
-      async function* conversation() {
-        for (const [index, content] of prompts.entries()) {
-          if (index > answered) await new Promise<void>((resolve) => (release = resolve));
-          yield { type: 'user' as const, message: { role: 'user' as const, content }, parent_tool_use_id: null, session_id: '' };
-        }
-      }
-      const messages: any[] = [];
-      for await (const message of query({ prompt: conversation(), options: { model: ASKED, cwd: home, env, settingSources: [], allowedTools: ['Bash'] } })) {
-        messages.push(message);
-        if (message.type !== 'result') continue;
-        answered++;
-        if (answered === prompts.length) break;
-        release();
-      }
+      // Each message once the previous turn's result was read: one turn each.
+      const messages = await turnByTurn(query, prompts, { model: ASKED, cwd: home, env, settingSources: [], allowedTools: ['Bash'] });
       const { atif, counters } = await recorded.finish();
       expectNothingLost(counters);
 

@@ -21,7 +21,7 @@ import { wrapClaudeAgentSdk } from '../../src/adapters/claude-agent-sdk/index.ts
 import { validateAtif } from '../../src/formats/atif/validate.ts';
 import { backends, recordedPlugin, type AtifDoc, type AtofEvent } from '../adapters/support.ts';
 import type { MockReply, MockRequest } from '../support/anthropic-mock.ts';
-import { isSummary, offlineApi as offlineApiOf, resultTotals, statedByTurn, stepTotals, tokensByModel } from '../support/claude-checks.ts';
+import { isSummary, offlineApi as offlineApiOf, resultTotals, statedByTurn, stepTotals, tokensByModel, turnByTurn, userMessage } from '../support/claude-checks.ts';
 
 /** The model the program asks for (`modelUsage` is keyed by it), and the one the API answers with. */
 const ASKED = 'claude-sonnet-4-5';
@@ -189,7 +189,7 @@ describe('Claude Agent SDK: model requests the stream never shows', () => {
       async function* conversation() {
         for (const [index, content] of prompts.entries()) {
           if (index > 0) await new Promise<void>((resolve) => (release = resolve));
-          yield { type: 'user' as const, message: { role: 'user' as const, content }, parent_tool_use_id: null, session_id: '' };
+          yield userMessage(content);
         }
       }
       const messages: any[] = [];
@@ -226,23 +226,8 @@ describe('Claude Agent SDK: model requests the stream never shows', () => {
       const recorded = recordedPlugin(`claude-compact-${backend}`, backend);
       const { query } = wrapClaudeAgentSdk(sdk, recorded.hooks);
       const prompts = ['hello', '/compact', 'after'];
-      // Each message once the previous turn's result was read: three turns.
-      let answered = 0;
-      let release: () => void = () => {};
-      async function* conversation() {
-        for (const [index, content] of prompts.entries()) {
-          if (index > answered) await new Promise<void>((resolve) => (release = resolve));
-          yield { type: 'user' as const, message: { role: 'user' as const, content }, parent_tool_use_id: null, session_id: '' };
-        }
-      }
-      const messages: any[] = [];
-      for await (const message of query({ prompt: conversation(), options: { model: ASKED, cwd: home, env, settingSources: [] } })) {
-        messages.push(message);
-        if (message.type !== 'result') continue;
-        answered++;
-        if (answered === prompts.length) break;
-        release();
-      }
+      // Each message once the previous turn's result was read: one turn each.
+      const messages = await turnByTurn(query, prompts, { model: ASKED, cwd: home, env, settingSources: [] });
       const { atif, atof } = await recorded.finish();
 
       expect(mock.requests.map((request) => (isSummary(request) ? 'summary' : 'main'))).toEqual(['main', 'summary', 'main']);

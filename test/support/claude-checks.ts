@@ -111,3 +111,30 @@ export function tokensByModel(docs: readonly AtifDoc[], log: Recorded['log'], me
   }
   return { held, reported };
 }
+
+/** A user message of the SDK's streaming input. */
+export const userMessage = (content: string) => ({ type: 'user' as const, message: { role: 'user' as const, content }, parent_tool_use_id: null, session_id: '' });
+
+/**
+ * A conversation as a program streams it: each prompt once the previous turn's result was read, one turn each;
+ * every message the query gave, up to the last turn's result.
+ */
+export async function turnByTurn<Options>(query: (args: { prompt: AsyncIterable<ReturnType<typeof userMessage>>; options: Options }) => AsyncIterable<any>, prompts: readonly string[], options: Options): Promise<any[]> {
+  let answered = 0;
+  let release: () => void = () => {};
+  async function* conversation() {
+    for (const [index, content] of prompts.entries()) {
+      if (index > answered) await new Promise<void>((resolve) => (release = resolve));
+      yield userMessage(content);
+    }
+  }
+  const messages: any[] = [];
+  for await (const message of query({ prompt: conversation(), options })) {
+    messages.push(message);
+    if (message.type !== 'result') continue;
+    answered++;
+    if (answered === prompts.length) break;
+    release();
+  }
+  return messages;
+}
