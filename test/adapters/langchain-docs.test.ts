@@ -6,7 +6,7 @@ import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateAtif } from '../../src/formats/atif/validate.ts';
-import { SNIPPET_RUNTIMES, loopbackApi, repoRoot, runSnippet, tsSnippets } from '../support/doc-snippets.ts';
+import { SNIPPET_RUNTIMES, loopbackApi, repoRoot, runSnippet, tsSnippets, userEnv } from '../support/doc-snippets.ts';
 import { anthropicMessage, scriptedFetch, type WireReply } from '../support/provider-wire.ts';
 
 const snippet = tsSnippets(readFileSync(path.join(repoRoot, 'docs/adapters/langchain.md'), 'utf8'))[0]!;
@@ -34,7 +34,7 @@ describe('docs/adapters/langchain.md', () => {
         anthropicMessage({ id: 'msg_02Say', model: CLAUDE, content: [{ type: 'text', text: 'It is sunny in Paris.' }], usage: { input_tokens: 194, output_tokens: 12, cache_read_input_tokens: 1216 } }),
       ];
       api = scriptedFetch(replies);
-      const env = { ...process.env, ANTHROPIC_API_KEY: 'sk-ant-test-not-a-key', ANTHROPIC_BASE_URL: server.url, NO_COLOR: '1' };
+      const env = userEnv({ ANTHROPIC_API_KEY: 'sk-ant-test-not-a-key', ANTHROPIC_BASE_URL: server.url, NO_COLOR: '1' });
       const result = await runSnippet(snippet, runtime, 'langchain', env);
       const cwd = result.cwd;
       expect(result.status, `${result.stdout}\n${result.stderr}`).toBe(0);

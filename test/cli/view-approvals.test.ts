@@ -486,3 +486,29 @@ describe('compare: approval decisions', () => {
     }
   }, 30_000);
 });
+
+describe('view: a denial that is not carried by a failed call', () => {
+  it("a host's command approval denied by a policy: the mark is the error, and says who denied it and what they said", async () => {
+    const recorded = recordedPlugin('view-host-command-denied');
+    const { hooks } = recorded;
+    const base = { session_id: 'sess-deny', turn_id: 't1' };
+    hooks.emit('on_session_start', { session_id: 'sess-deny', model: 'gpt-4o-mini', platform: 'cli' } as never);
+    hooks.emit('pre_llm_call', { ...base, user_message: 'Clean my home folder' } as never);
+    hooks.emit('pre_approval_request', { ...base, command: 'rm -rf /home/alice', reason: 'deletes a home folder' } as never);
+    hooks.emit('post_approval_response', { ...base, choice: 'deny', decided_by: 'command policy', description: 'Deleting a home folder is not allowed.' } as never);
+    hooks.emit('post_llm_call', { ...base, assistant_response: 'I did not delete it.' } as never);
+    hooks.emit('on_session_end', { session_id: 'sess-deny' } as never);
+    hooks.emit('on_session_finalize', { session_id: 'sess-deny' } as never);
+    const { counters } = await recorded.finish();
+    expectNothingLost(counters);
+    // No model call: no trajectory is written, the ATOF file records the decision.
+    const atof = path.join(recorded.dir, 'atof', readdirSync(path.join(recorded.dir, 'atof'))[0]!);
+    const marks = all(await viewed(atof)).filter((candidate) => candidate.kind === 'mark' && candidate.title.startsWith('approval'));
+    expect(marks.map((mark) => [mark.title, mark.error])).toEqual([
+      ['approval requested', undefined],
+      ['approval: deny', 'denied by command policy · Deleting a home folder is not allowed.'],
+    ]);
+    const text = (await cliInProcess(['view', atof])).stdout;
+    expect(text).toMatch(/✗ approval: deny +ERROR denied by command policy · Deleting a home folder is not allowed\./);
+  }, 30_000);
+});

@@ -7,7 +7,7 @@ import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateAtif } from '../../src/formats/atif/validate.ts';
-import { loopbackApi, repoRoot, runSnippet, tsSnippets, type SnippetRuntime } from '../support/doc-snippets.ts';
+import { loopbackApi, repoRoot, runSnippet, tsSnippets, userEnv, type SnippetRuntime } from '../support/doc-snippets.ts';
 import { FakeProvider } from '../adapters/ai-sdk/wire.ts';
 
 const page = readFileSync(path.join(repoRoot, 'README.md'), 'utf8');
@@ -26,8 +26,7 @@ describe('README.md', () => {
     expect(aiSdk).toBeDefined();
     api = new FakeProvider();
     api.reply('responses', { id: 'resp_1', model: 'gpt-4o-2024-08-06', text: 'Hello!', usage: { input: 9, cached: 0, output: 3 } });
-    const { NEMO_RELAY_HOOKS_OUTPUTS: _off, ...env } = process.env;
-    const run = await runSnippet(aiSdk, runtime, 'readme-ai-sdk', { ...env, OPENAI_API_KEY: 'sk-test-not-a-key', OPENAI_BASE_URL: `${server.url}/v1`, AI_SDK_LOG_WARNINGS: 'false', NO_COLOR: '1' });
+    const run = await runSnippet(aiSdk, runtime, 'readme-ai-sdk', userEnv({ OPENAI_API_KEY: 'sk-test-not-a-key', OPENAI_BASE_URL: `${server.url}/v1`, AI_SDK_LOG_WARNINGS: 'false', NO_COLOR: '1' }));
     try {
       expect(run.status, `${run.stdout}\n${run.stderr}`).toBe(0);
       expect(run.stdout.trim()).toBe('Hello!');

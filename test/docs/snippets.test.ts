@@ -13,7 +13,7 @@ import { existsSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { docPages, ROOT } from '../../.ci/docs.ts';
-import { runSnippet, type SnippetRuntime } from '../support/doc-snippets.ts';
+import { runSnippet, userEnv, type SnippetRuntime } from '../support/doc-snippets.ts';
 
 interface Block {
   page: string;
@@ -77,9 +77,7 @@ describe('documentation snippets', () => {
 
   for (const block of blocks.filter((b) => b.marker === null)) {
     it(`${title(block)} runs as written on ${runtime}`, async () => {
-      // A user's environment: the default outputs on (they land in the run's empty folder).
-      const { NEMO_RELAY_HOOKS_OUTPUTS: _off, ...env } = process.env;
-      const run = await runSnippet(block.code, runtime, path.basename(block.page, '.md'), env);
+      const run = await runSnippet(block.code, runtime, path.basename(block.page, '.md'), userEnv());
       try {
         expect(run.status, `${title(block)}\n${run.stderr}`).toBe(0);
         expect(run.stderr, title(block)).not.toMatch(/^\w*Error\b/m);

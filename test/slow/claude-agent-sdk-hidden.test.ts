@@ -4,8 +4,8 @@
 // tool sends while it runs, the one WebFetch sends to read the page it
 // fetched (from a loopback HTTPS server), a suggestion of the next prompt
 // (`promptSuggestions`), and the summary `/compact` asks for. The result's
-// `modelUsage` counts them (a suggestion, the next turn's), the stream shows
-// none: each test holds the trajectory's tokens, steps and turn ends'
+// `modelUsage` counts them (a suggestion, the next turn's; the last one, only
+// the totals the CLI writes as it ends), the stream shows none: each test holds the trajectory's tokens, steps and turn ends'
 // `unattributed_usage` together, to `modelUsage` per model, and the stated
 // figure to what the mock answered that request with.
 //
@@ -19,9 +19,9 @@ import * as sdk from '@anthropic-ai/claude-agent-sdk';
 import { afterEach, describe, expect, it } from 'vitest';
 import { wrapClaudeAgentSdk } from '../../src/adapters/claude-agent-sdk/index.ts';
 import { validateAtif } from '../../src/formats/atif/validate.ts';
-import { backends, recordedPlugin, type AtifDoc, type AtofEvent, type Recorded } from '../adapters/support.ts';
+import { backends, recordedPlugin, type AtifDoc, type AtofEvent } from '../adapters/support.ts';
 import type { MockReply, MockRequest } from '../support/anthropic-mock.ts';
-import { offlineApi as offlineApiOf, resultTotals, stepTotals, tokensByModel } from '../support/claude-checks.ts';
+import { isSummary, offlineApi as offlineApiOf, resultTotals, statedByTurn, stepTotals, tokensByModel, turnByTurn, userMessage } from '../support/claude-checks.ts';
 
 /** The model the program asks for (`modelUsage` is keyed by it), and the one the API answers with. */
 const ASKED = 'claude-sonnet-4-5';
@@ -42,13 +42,6 @@ const isSearch = (request: MockRequest): boolean => offeredTools(request).some((
 const isPageRead = (request: MockRequest): boolean => offeredTools(request).length === 0 && lastText(request).includes('Web page content');
 /** The CLI's own request for a suggestion of the user's next prompt (`promptSuggestions`). */
 const isSuggestion = (request: MockRequest): boolean => lastText(request).includes('[SUGGESTION MODE:');
-/** The CLI's own request for a compaction's summary. */
-const isSummary = (request: MockRequest): boolean => lastText(request).includes('CRITICAL: Respond with TEXT ONLY');
-
-/** Each turn end's `unattributed_usage` (undefined where it states none), in order. */
-function statedByTurn(log: Recorded['log']): unknown[] {
-  return log.filter((entry) => entry.hook === 'on_session_end').map((entry) => entry.payload.unattributed_usage);
-}
 
 /** The `unattributed_usage` of each session end the backend wrote into its ATOF file. */
 function statedInAtof(atof: AtofEvent[]): unknown[] {
@@ -182,7 +175,7 @@ describe('Claude Agent SDK: model requests the stream never shows', () => {
       expect(held).toEqual(reported);
     }, 120_000);
 
-    it(`promptSuggestions: a suggestion is asked for after a turn's result, so the next turn's end states its tokens; the last one's no result counts (${backend} backend)`, async () => {
+    it(`promptSuggestions: a suggestion is asked for after a turn's result, so the next turn's end states its tokens; the last one's, which no result counts, the last turn's end states from the totals the CLI writes as it ends (${backend} backend)`, async () => {
       const { mock, env, home } = await offlineApi((request) => {
         if (isSuggestion(request)) return { blocks: [{ type: 'text', text: 'now run the tests' }], usage: { input: 44, output: 2 }, model: ANSWERED };
         return { blocks: [{ type: 'text', text: `answer ${request.assistantTurns}` }], usage: { input: 50, output: 5 }, model: ANSWERED };
@@ -196,7 +189,7 @@ describe('Claude Agent SDK: model requests the stream never shows', () => {
       async function* conversation() {
         for (const [index, content] of prompts.entries()) {
           if (index > 0) await new Promise<void>((resolve) => (release = resolve));
-          yield { type: 'user' as const, message: { role: 'user' as const, content }, parent_tool_use_id: null, session_id: '' };
+          yield userMessage(content);
         }
       }
       const messages: any[] = [];
@@ -215,12 +208,14 @@ describe('Claude Agent SDK: model requests the stream never shows', () => {
       expect(messages.map((m) => m.type).filter((type) => type === 'result' || type === 'prompt_suggestion')).toEqual(['result', 'result', 'prompt_suggestion', 'result', 'prompt_suggestion']);
       // The suggestion after the second turn is in the third result's modelUsage, the one after the third in none.
       expect(messages.filter((m) => m.type === 'result').map((m) => m.modelUsage[ASKED].inputTokens)).toEqual([50, 100, 150 + 44]);
-      // It is no step: three turns, one step each; the third turn's end states its tokens, the totals are modelUsage's.
+      // It is no step: three turns, one step each. The third turn's end states both: the one its result counts, and the
+      // last, which the CLI counts only in the totals it writes to the session's transcript as it ends (`cost-state`).
       expect((atif[0]!.steps as AtifDoc[]).filter((step) => step.source === 'agent')).toHaveLength(3);
-      expect(statedByTurn(recorded.log)).toEqual([undefined, undefined, { [ASKED]: usage(44, 2) }]);
+      expect(statedByTurn(recorded.log)).toEqual([undefined, undefined, { [ASKED]: usage(88, 4) }]);
+      // So the trajectory holds every token the API reported, the last result's modelUsage one suggestion fewer.
       const { held, reported } = tokensByModel(atif, recorded.log, messages, askedFor);
       expect(reported).toEqual({ [ASKED]: [194, 17] });
-      expect(held).toEqual(reported);
+      expect(held).toEqual({ [ASKED]: [150 + 88, 15 + 4] });
     }, 120_000);
 
     it(`/compact: a turn of its own whose end states the summary request's tokens, the other turns none; the next request starts at the summary (${backend} backend)`, async () => {
@@ -231,23 +226,8 @@ describe('Claude Agent SDK: model requests the stream never shows', () => {
       const recorded = recordedPlugin(`claude-compact-${backend}`, backend);
       const { query } = wrapClaudeAgentSdk(sdk, recorded.hooks);
       const prompts = ['hello', '/compact', 'after'];
-      // Each message once the previous turn's result was read: three turns.
-      let answered = 0;
-      let release: () => void = () => {};
-      async function* conversation() {
-        for (const [index, content] of prompts.entries()) {
-          if (index > answered) await new Promise<void>((resolve) => (release = resolve));
-          yield { type: 'user' as const, message: { role: 'user' as const, content }, parent_tool_use_id: null, session_id: '' };
-        }
-      }
-      const messages: any[] = [];
-      for await (const message of query({ prompt: conversation(), options: { model: ASKED, cwd: home, env, settingSources: [] } })) {
-        messages.push(message);
-        if (message.type !== 'result') continue;
-        answered++;
-        if (answered === prompts.length) break;
-        release();
-      }
+      // Each message once the previous turn's result was read: one turn each.
+      const messages = await turnByTurn(query, prompts, { model: ASKED, cwd: home, env, settingSources: [] });
       const { atif, atof } = await recorded.finish();
 
       expect(mock.requests.map((request) => (isSummary(request) ? 'summary' : 'main'))).toEqual(['main', 'summary', 'main']);

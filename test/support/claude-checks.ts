@@ -13,6 +13,16 @@ export async function offlineApi(script: (request: MockRequest) => MockReply, cl
   return { mock, env: offline.env, home: offline.home };
 }
 
+/** The CLI's own request for a compaction's summary (`/compact`, or the CLI's when the context nears its window). */
+export function isSummary(request: MockRequest): boolean {
+  return JSON.stringify(request.body.messages.at(-1)).includes('CRITICAL: Respond with TEXT ONLY');
+}
+
+/** Each turn end's `unattributed_usage` (undefined where it states none), in order. */
+export function statedByTurn(log: Recorded['log']): unknown[] {
+  return log.filter((entry) => entry.hook === 'on_session_end').map((entry) => entry.payload.unattributed_usage);
+}
+
 /** The tool results the model was sent, by tool_use_id: what each call's observation must say. */
 export function toldTheModel(mock: AnthropicMock): Map<string, { content: string; is_error: boolean }> {
   return new Map(mock.requests.flatMap((request) => request.toolResults.map((result) => [result.tool_use_id, result] as const)));
@@ -100,4 +110,31 @@ export function tokensByModel(docs: readonly AtifDoc[], log: Recorded['log'], me
     for (const [model, u] of Object.entries((entry.payload.unattributed_usage ?? {}) as Record<string, any>)) add(model, u.input_tokens + u.cache_read_input_tokens + u.cache_creation_input_tokens, u.output_tokens);
   }
   return { held, reported };
+}
+
+/** A user message of the SDK's streaming input. */
+export const userMessage = (content: string) => ({ type: 'user' as const, message: { role: 'user' as const, content }, parent_tool_use_id: null, session_id: '' });
+
+/**
+ * A conversation as a program streams it: each prompt once the previous turn's result was read, one turn each;
+ * every message the query gave, up to the last turn's result.
+ */
+export async function turnByTurn<Options>(query: (args: { prompt: AsyncIterable<ReturnType<typeof userMessage>>; options: Options }) => AsyncIterable<any>, prompts: readonly string[], options: Options): Promise<any[]> {
+  let answered = 0;
+  let release: () => void = () => {};
+  async function* conversation() {
+    for (const [index, content] of prompts.entries()) {
+      if (index > answered) await new Promise<void>((resolve) => (release = resolve));
+      yield userMessage(content);
+    }
+  }
+  const messages: any[] = [];
+  for await (const message of query({ prompt: conversation(), options })) {
+    messages.push(message);
+    if (message.type !== 'result') continue;
+    answered++;
+    if (answered === prompts.length) break;
+    release();
+  }
+  return messages;
 }

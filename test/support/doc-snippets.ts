@@ -72,6 +72,16 @@ export async function loopbackApi(answer: (url: string, init: { method: string; 
   };
 }
 
+/**
+ * The environment a user runs a snippet in: this process's, without the suite's `NEMO_RELAY_HOOKS_OUTPUTS=off`
+ * (test/support/default-outputs.ts), so the plugin's default outputs are on, as after `npm install`, and land in the
+ * run's empty folder; `extra` on top.
+ */
+export function userEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  const { NEMO_RELAY_HOOKS_OUTPUTS: _off, ...env } = process.env;
+  return { ...env, ...extra };
+}
+
 export interface SnippetRun {
   status: number | null;
   stdout: string;

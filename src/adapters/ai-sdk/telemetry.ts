@@ -21,6 +21,7 @@
  * @module
  */
 
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { registerObjectCall, runAttempt } from './attempt.ts';
 import { claimAgentId } from './agent-id.ts';
 import {
@@ -82,7 +83,66 @@ interface RunState {
   sent: Map<string, unknown> | undefined;
   /** The provider's approval requests this run approved, until the call the provider runs for each comes back. */
   providerApproved: CallOfTool[];
+  /** Runs the run's own code started outside its tools (a tool call's repair): each a sub-agent of the turn. */
+  helpers: number;
+  /** `generateText`'s `output` (Output.object, ...): the SDK parses the answer with it after the run's end event. */
+  readonly output: OutputSpec | undefined;
+  /** The last attempt's `structuredOutputText` (the final answer apart from commentary), the text `output` parses. */
+  structuredText: string | undefined;
 }
+
+/** The part of the SDK's `Output` the adapter reads: the parser the SDK runs on the run's answer. */
+interface OutputSpec {
+  readonly responseFormat?: unknown;
+  parseCompleteOutput(options: { text: string }, context: Record<string, unknown>): PromiseLike<unknown>;
+}
+
+function outputSpec(value: unknown): OutputSpec | undefined {
+  return typeof value === 'object' && value !== null && typeof (value as { parseCompleteOutput?: unknown }).parseCompleteOutput === 'function' ? (value as OutputSpec) : undefined;
+}
+
+/** The SDK's own test for parsing a generateText run's output: it answered, and did not stop to call tools. */
+function answersWithOutput(event: Event): boolean {
+  const text = typeof event.text === 'string' ? event.text : '';
+  return event.finishReason === 'stop' || (event.finishReason !== 'tool-calls' && text.length > 0);
+}
+
+/**
+ * Whether `output` rejects the run's answer, asked of the parser the SDK will run on it next: `generateText` reports
+ * its end before it parses, and a rejected answer reaches telemetry as nothing but an `onError` of a run already
+ * ended. The error is the one the program gets (`NoObjectGeneratedError`); `undefined` when it parses.
+ */
+async function outputRejects(output: OutputSpec, event: Event, structuredText: string | undefined): Promise<unknown> {
+  try {
+    const format = (await output.responseFormat) as { type?: unknown } | undefined;
+    const text = typeof event.text === 'string' ? event.text : '';
+    await output.parseCompleteOutput({ text: format?.type === 'json' ? (structuredText ?? text) : text }, { response: event.response, usage: event.usage, finishReason: event.finishReason });
+    return undefined;
+  } catch (error) {
+    return error ?? new Error('the output did not parse');
+  }
+}
+
+/**
+ * A `NoObjectGeneratedError` for a model call that did answer, with no text (`generateObject` throws it before its
+ * step's end event): the tokens it carries are the call's, as the step's end would have given them.
+ */
+function unansweredObjectStep(error: unknown): Event | undefined {
+  if (typeof error !== 'object' || error === null || (error as { name?: unknown }).name !== 'AI_NoObjectGeneratedError') return undefined;
+  const { usage, response, finishReason } = error as Event;
+  if (typeof usage !== 'object' || usage === null) return undefined;
+  return { usage, response, finishReason, objectText: '' };
+}
+
+/**
+ * The run whose model call is being made or read here. The SDK gives integrations no wrapper around a step's own
+ * code (it parses the model's tool calls, and runs `experimental_repairToolCall`, after the model call returned),
+ * so the run enters this store as its model call starts, from inside the SDK's run: what the SDK then runs in that
+ * async context, the repair's own `generateObject`/`generateText` among it, knows the run it belongs to. Set in the
+ * model call's start event, never in the run's (which may be reported before the program's `generateText` returns:
+ * the program's own code would be taken for the run's).
+ */
+const modelCallRuns = new AsyncLocalStorage<RunState>();
 
 const OPERATIONS = new Set(['ai.generateText', 'ai.streamText', 'ai.generateObject', 'ai.streamObject']);
 const CONVERSATION_KEYS = ['sessionId', 'session_id', 'conversationId', 'conversation_id', 'threadId', 'thread_id'];
@@ -249,8 +309,7 @@ export class AiSdkTelemetry {
       const callId = nonEmptyString(event.callId);
       if (callId === undefined || this.#runs.has(callId)) return;
       const agentId = claimAgentId();
-      const frame = currentToolFrame();
-      const parent = frame === undefined || frame.run.ended ? undefined : { run: frame.run, toolCallId: frame.toolCallId };
+      const parent = this.#parentOf();
       // A sub-agent takes only the answers to its own requests: its messages may carry its parent's conversation.
       const link = parent === undefined ? undefined : `${parent.run.sessionId}:sub:${parent.toolCallId}`;
       const answers = link === undefined ? approvalAnswers(event.messages) : approvalAnswers(event.messages).filter((answer) => this.#approvals.get(answer.approvalId)?.sessionId === link);
@@ -283,6 +342,9 @@ export class AiSdkTelemetry {
         callMessages: 0,
         sent: undefined,
         providerApproved: [],
+        helpers: 0,
+        output: event.operationId === 'ai.generateText' ? outputSpec(event.output) : undefined,
+        structuredText: undefined,
       };
       this.#runs.set(callId, state);
       for (const answer of answers) this.#answer(state, answer, undefined);
@@ -306,6 +368,7 @@ export class AiSdkTelemetry {
       const call = pending !== undefined && !steered ? pending : state.run.newApiCall();
       call.describe(requestOf(event));
       state.call = call;
+      modelCallRuns.enterWith(state);
       state.callMessages = Array.isArray(event.messages) ? event.messages.length : 0;
     });
   };
@@ -317,7 +380,12 @@ export class AiSdkTelemetry {
     if (call === undefined || call.settled) return await options.execute();
     this.#guard('executeLanguageModelCall', () => call.attemptStart());
     try {
-      return withSentCalls(state!, await runAttempt(call, options.execute));
+      const result = await runAttempt(call, options.execute);
+      if (state!.output !== undefined) {
+        const structured = (result as { structuredOutputText?: unknown } | undefined)?.structuredOutputText;
+        state!.structuredText = typeof structured === 'string' ? structured : undefined;
+      }
+      return withSentCalls(state!, result);
     } catch (error) {
       this.#guard('executeLanguageModelCall', () => call.attemptError(error));
       throw error;
@@ -346,6 +414,7 @@ export class AiSdkTelemetry {
     this.#guard('onObjectStepStart', () => {
       const call = state.run.newApiCall();
       state.call = call;
+      modelCallRuns.enterWith(state);
       registerObjectCall(event.promptMessages, call);
       call.attemptStart(() => ({ messages: chatMessages(undefined, event.promptMessages), model: nonEmptyString(event.modelId) }));
     });
@@ -431,14 +500,25 @@ export class AiSdkTelemetry {
     this.#guard('onStepError', () => this.#failOpenCall(state, event.error));
   };
 
-  readonly onEnd = (event: Event): void => {
+  readonly onEnd = (event: Event): void | Promise<void> => {
     const state = this.#take(event);
     if (state === undefined) return;
-    this.#guard('onEnd', () => {
-      const text = typeof event.text === 'string' ? event.text : 'object' in event ? JSON.stringify(toJson(event.object ?? null)) : undefined;
-      this.#end(state, 'completed', text, undefined, undefined);
-    });
+    // streamObject ends with the error its `object` rejects with (an answer that does not parse or match the schema).
+    if (event.error !== undefined && event.error !== null) return this.#guard('onEnd', () => this.#end(state, 'failed', undefined, event.error, undefined));
+    const output = state.output;
+    if (output !== undefined && answersWithOutput(event)) {
+      // The SDK waits for this before it parses: the turn ends as the program will see it.
+      return outputRejects(output, event, state.structuredText).then((rejected) =>
+        this.#guard('onEnd', () => (rejected === undefined ? this.#completed(state, event) : this.#end(state, 'failed', undefined, rejected, undefined))),
+      );
+    }
+    this.#guard('onEnd', () => this.#completed(state, event));
   };
+
+  #completed(state: RunState, event: Event): void {
+    const text = typeof event.text === 'string' ? event.text : 'object' in event ? JSON.stringify(toJson(event.object ?? null)) : undefined;
+    this.#end(state, 'completed', text, undefined, undefined);
+  }
 
   readonly onAbort = (event: Event): void => {
     const state = this.#take(event);
@@ -472,6 +552,20 @@ export class AiSdkTelemetry {
     run.end(status, text, error, { keepSessionOpen: keep || keepLink, ...(turnEnd === undefined ? {} : { turnEnd }) });
     if (keep) this.#holds.hold(run.sessionId, { keeps: state.keepsSession });
     if (keepLink) this.#pausedSubagents.keep(run.sessionId, run);
+  }
+
+  /**
+   * Where a run starting now belongs: the tool call it runs inside (a sub-agent of that call), else the open run whose
+   * model call's own code started it (a tool call's repair: a sub-agent of that run's turn, linked from a step of its
+   * own), else nowhere (a run of its own).
+   */
+  #parentOf(): { run: AgentRun; toolCallId: string } | undefined {
+    const frame = currentToolFrame();
+    if (frame !== undefined) return frame.run.ended ? undefined : { run: frame.run, toolCallId: frame.toolCallId };
+    const owner = modelCallRuns.getStore();
+    if (owner === undefined || owner.run.ended || this.#runs.get(owner.run.runId) !== owner) return undefined;
+    owner.helpers += 1;
+    return { run: owner.run, toolCallId: `${owner.run.ids.turn_id}:agent:${owner.helpers}` };
   }
 
   /** The session an answered approval belongs to, when this adapter saw the request. */
@@ -535,6 +629,8 @@ export class AiSdkTelemetry {
   #failOpenCall(state: RunState, error: unknown): void {
     const call = state.call;
     if (call === undefined || call.settled) return;
+    const answered = unansweredObjectStep(error);
+    if (answered !== undefined) return call.attemptEnd(responseOfObjectStep(answered));
     // An attempt that already failed was reported by executeLanguageModelCall.
     if (call.attemptOpen || call.attempts === 0) call.attemptError(error, true);
     else call.settle();

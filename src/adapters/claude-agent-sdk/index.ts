@@ -42,7 +42,7 @@ export interface ClaudeAgentSdkLike {
 }
 
 /** The hook events the adapter listens to. */
-const OBSERVED_HOOKS = ['PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'SubagentStart', 'SubagentStop', 'UserPromptSubmit'] as const;
+const OBSERVED_HOOKS = ['PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'SubagentStart', 'SubagentStop', 'UserPromptSubmit', 'PostCompact'] as const;
 
 /**
  * Returns the SDK's exports with `query` recording every query into `hooks`.

@@ -39,8 +39,8 @@ import { isRecord } from '../../shared/record.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 import { SubAgents, type SubAgent } from './subagents.ts';
 import { AGENT_TOOLS, ToolBook, type Approval, type ToolOutcome } from './tools.ts';
-import { carriedUsage, priorConversation, siblingTranscriptPath } from './transcript.ts';
-import { QueryTokens } from './usage.ts';
+import { carriedUsage, priorConversation, promptsWithIds, siblingTranscriptPath } from './transcript.ts';
+import { countsAtLeast, QueryTokens } from './usage.ts';
 
 /** The model request being streamed on the main thread. */
 interface Streaming {
@@ -50,6 +50,8 @@ interface Streaming {
   usage: Loose | undefined;
   stopReason: string | undefined;
   readonly blocks: AssistantBlocks;
+  /** The stream's ids of the assistant messages it came as (one per block): a compaction names the ones it keeps. */
+  readonly uuids: string[];
 }
 
 type UserMessage = string | readonly unknown[] | undefined;
@@ -78,8 +80,26 @@ export class QueryTrace {
   readonly #agents: SubAgents;
   /** Every recorded step's tokens: what the CLI counts beyond them is stated at each turn's end. */
   readonly #tokens = new QueryTokens();
-  /** A compaction's boundary was read: the user messages it leaves are still to come (see #afterCompaction). */
-  #compacted: { readonly command: UserMessage; summarized?: boolean } | undefined;
+  /**
+   * A compaction's boundary was read: the user messages it leaves are still to come (see #afterCompaction), the
+   * messages of the conversation it keeps after its summary, and the summary as the model wrote it.
+   */
+  #compacted: { readonly command: UserMessage; readonly kept: readonly ChatMessage[]; readonly summary: string | undefined; summarized?: boolean } | undefined;
+  /**
+   * The CLI compacts the conversation before the request it announced (`status: compacting` after `requesting`): the
+   * first request the API sees is the summary's, so the announced call is the compaction's. It ends with the summary
+   * and the request the CLI announced starts then.
+   */
+  #compaction: ApiCall | undefined;
+  /**
+   * The summary the model wrote, as the `PostCompact` hook gives it: the CLI waits for the hook's answer before it
+   * streams the boundary, so the hook has always run when the boundary is read.
+   */
+  #compactSummary: string | undefined;
+  /** The stream's ids of the messages each history entry came from (see #compacted). */
+  readonly #uuids = new WeakMap<ChatMessage, readonly string[]>();
+  /** The running turn's user message while none of its requests was answered: a compaction then keeps it after the summary. */
+  #turnPrompt: ChatMessage | undefined;
   /** Whether a resumed session's earlier spend was read (see #readCarried). */
   #carriedRead = false;
   /** Sub-agents that ended but whose transcript lags: looked at again with every message. */
@@ -184,7 +204,10 @@ export class QueryTrace {
   #system(m: Loose): void {
     switch (m.subtype) {
       case 'status':
-        if (m.status === 'requesting' && nonEmptyString(m.parent_tool_use_id) === undefined) this.#requestAnnounced();
+        if (nonEmptyString(m.parent_tool_use_id) !== undefined) return;
+        if (m.status === 'requesting') this.#requestAnnounced();
+        else if (m.status === 'compacting') this.#compacting();
+        else if (m.compact_result === 'failed') this.#compactionFailed();
         return;
       case 'init':
         this.#initModel ??= nonEmptyString(m.model);
@@ -220,9 +243,14 @@ export class QueryTrace {
           this.#submitted = Math.min((this.#submitted ?? this.#turns) + 1, this.#userMessages.length);
           if (this.#turn(undefined) !== undefined) command = this.#history.at(-1)?.content as UserMessage;
         }
-        // The next request starts at the summary the stream shows next, as the CLI's does: what was compacted is not sent.
+        // The next request starts at the summary the stream shows next, as the CLI's does: what was compacted is not sent,
+        // only the messages the CLI keeps (named by id) and, when it compacts as a turn starts, that turn's prompt.
+        const kept = this.#preserved(metadata);
+        const prompt = metadata.trigger === 'auto' ? this.#turnPrompt : undefined;
+        if (prompt !== undefined && !kept.includes(prompt)) kept.push(prompt);
         this.#history.length = 0;
-        this.#compacted = { command };
+        this.#compacted = { command, kept, summary: this.#compactSummary };
+        this.#compactSummary = undefined;
         return;
       }
       case 'task_progress':
@@ -288,12 +316,12 @@ export class QueryTrace {
     const announced = this.#announced;
     this.#announced = undefined;
     if (announced?.attemptOpen === true) {
-      this.#streaming = { id, model, call: announced, usage, stopReason: undefined, blocks: new AssistantBlocks() };
+      this.#streaming = { id, model, call: announced, usage, stopReason: undefined, blocks: new AssistantBlocks(), uuids: [] };
       return;
     }
     const run = this.#turn(model);
     if (run === undefined) return;
-    this.#streaming = { id, model, call: this.#nextAttempt(run), usage, stopReason: undefined, blocks: new AssistantBlocks() };
+    this.#streaming = { id, model, call: this.#nextAttempt(run), usage, stopReason: undefined, blocks: new AssistantBlocks(), uuids: [] };
   }
 
   /** The next attempt of `run`'s request, started: a retry of the refused one, else a new call. */
@@ -336,6 +364,8 @@ export class QueryTrace {
       if (streaming === undefined) return;
     }
     streaming.blocks.add(message.content);
+    const uuid = nonEmptyString(m.uuid);
+    if (uuid !== undefined) streaming.uuids.push(uuid);
     this.#startBegun(streaming);
   }
 
@@ -365,7 +395,8 @@ export class QueryTrace {
       id: streaming.id,
     });
     this.#tokens.add(streaming.model, this.#initModel, streaming.usage);
-    this.#history.push(blocks.chatMessage());
+    this.#remember(blocks.chatMessage(), streaming.uuids);
+    this.#turnPrompt = undefined;
     // The calls not started yet: the CLI took them up after the reply, or refused them before any hook.
     for (const tool of blocks.toolCalls) this.#startTool(tool, call);
   }
@@ -436,7 +467,7 @@ export class QueryTrace {
     const main = agent === undefined;
     if (main) this.#afterCompaction(m);
     for (const result of toolResults(isRecord(m.message) ? m.message.content : undefined)) {
-      if (main) this.#history.push({ role: 'tool', tool_call_id: result.toolUseId, content: result.content });
+      if (main) this.#remember({ role: 'tool', tool_call_id: result.toolUseId, content: result.content }, nonEmptyString(m.uuid));
       const interrupted = result.isError && rejectedByUser(m, result.toolUseId);
       if (agent?.background === true && interrupted && !this.#tools.denied(result.toolUseId)) continue;
       this.#tools.ended(result.toolUseId, { ...resultOutcome(m, result), ...(interrupted ? { interrupted } : {}) });
@@ -454,17 +485,86 @@ export class QueryTrace {
     if (text === undefined) return;
     if (!compacted.summarized) {
       compacted.summarized = true;
-      this.#history.push({ role: 'user', content: text });
+      this.#remember({ role: 'user', content: text }, nonEmptyString(m.uuid));
+      this.#history.push(...compacted.kept);
       if (compacted.command !== undefined) this.#history.push({ role: 'user', content: compacted.command });
       if (compacted.command === undefined) this.#compacted = undefined;
+      this.#summarized(compacted.summary ?? (typeof text === 'string' ? text : contentText(text)));
       return;
     }
     if (m.isReplay === true && isRecord(m.local_command_run)) this.#history.push({ role: 'user', content: text });
     this.#compacted = undefined;
   }
 
+  /** A history entry, with the ids of the stream's messages it came from. */
+  #remember(entry: ChatMessage, uuids: string | readonly string[] | undefined): void {
+    this.#history.push(entry);
+    if (uuids !== undefined && uuids.length > 0) this.#uuids.set(entry, typeof uuids === 'string' ? [uuids] : uuids);
+  }
+
+  /**
+   * The history entries a compaction keeps after its summary: the messages `preserved_messages` names, by the ids the
+   * stream gave them; the caller's own messages, which the stream gives none, by the session's transcript, which holds
+   * them with theirs. None when it summarized everything.
+   */
+  #preserved(metadata: Loose): ChatMessage[] {
+    const preserved = isRecord(metadata.preserved_messages) ? metadata.preserved_messages : undefined;
+    const ids = new Set((Array.isArray(preserved?.uuids) ? preserved.uuids : []).filter((id): id is string => typeof id === 'string'));
+    if (ids.size === 0) return [];
+    const unnamed = (entry: ChatMessage): boolean => entry.role === 'user' && !this.#uuids.has(entry);
+    const transcript = this.#sessionTranscript;
+    const prompts = transcript !== undefined && this.#history.some(unnamed) ? promptsWithIds(transcript, ids).map((prompt) => JSON.stringify(prompt)) : [];
+    const kept: ChatMessage[] = [];
+    // From the last: a prompt sent twice is kept once per record the compaction names, the later ones first.
+    for (let index = this.#history.length - 1; index >= 0; index--) {
+      const entry = this.#history[index]!;
+      const prompt = unnamed(entry) ? prompts.lastIndexOf(JSON.stringify(entry.content)) : -1;
+      if (prompt >= 0) prompts.splice(prompt, 1);
+      if (prompt >= 0 || this.#uuids.get(entry)?.some((uuid) => ids.has(uuid)) === true) kept.unshift(entry);
+    }
+    return kept;
+  }
+
+  /** The CLI compacts before sending the request it announced: that announcement was the summary request's. */
+  #compacting(): void {
+    const announced = this.#announced;
+    if (announced?.attemptOpen !== true || this.#compaction !== undefined) return;
+    this.#announced = undefined;
+    this.#compaction = announced;
+  }
+
+  /** The compaction failed before a summary: the request the CLI announced goes out as it was. */
+  #compactionFailed(): void {
+    const compaction = this.#compaction;
+    this.#compaction = undefined;
+    if (compaction?.attemptOpen === true && this.#announced === undefined) this.#announced = compaction;
+  }
+
+  /**
+   * The summary came (the stream's first user message after the boundary): the compaction's call ends with the summary
+   * the model wrote (the hook's; else the CLI's message holding it), without tokens, which are said only in
+   * `modelUsage` (the turn's end states them); the request the CLI announced before it compacted starts, with the
+   * compacted conversation.
+   */
+  #summarized(summary: string): void {
+    const compaction = this.#compaction;
+    this.#compaction = undefined;
+    if (compaction?.attemptOpen !== true) return;
+    compaction.attemptEnd({ text: summary, toolCalls: [] });
+    if (this.#announced === undefined && !compaction.run.ended) this.#announced = this.#nextAttempt(compaction.run);
+  }
+
+  /** The turn or the query ended while the CLI compacted: the summary request's call ends with it. */
+  #compactionCut(interrupted: boolean): void {
+    const compaction = this.#compaction;
+    this.#compaction = undefined;
+    if (compaction?.attemptOpen !== true) return;
+    compaction.attemptError(new ApiAttemptError(interrupted ? 'interrupted' : 'failed', interrupted ? 'the query ended during the compaction' : 'the turn ended during the compaction', undefined, false), true);
+  }
+
   #result(m: Loose): void {
     if (this.#streaming !== undefined) this.#requestEnded();
+    this.#compactionCut(resultAborted(m));
     // The turn ended while the CLI waited to retry a refused request (`interrupt()` then), or before an announced one
     // streamed: that is an attempt the turn ended, and the turn ends as this result says, not as a query left with a
     // request open.
@@ -508,7 +608,8 @@ export class QueryTrace {
     if (current === undefined) this.#resumedConversation();
     this.#readCarried();
     const before = this.#history.length;
-    if (userMessage !== undefined) this.#history.push({ role: 'user', content: userMessage });
+    this.#turnPrompt = userMessage === undefined ? undefined : { role: 'user', content: userMessage };
+    if (this.#turnPrompt !== undefined) this.#history.push(this.#turnPrompt);
     const start = {
       runId: sessionId,
       conversationId: sessionId,
@@ -565,7 +666,7 @@ export class QueryTrace {
     this.#tokens.carried(carriedUsage(path) ?? (source === undefined || source === path ? undefined : carriedUsage(source)));
   }
 
-  #endTurn(run: AgentRun, status?: RunStatus, error?: unknown, keepSessionOpen = false): void {
+  #endTurn(run: AgentRun, status?: RunStatus, error?: unknown, keepSessionOpen = false, spent?: Loose): void {
     const result = this.#lastResult;
     const resultInterrupted = result !== undefined && resultAborted(result);
     const resultFailed = result !== undefined && !resultInterrupted && resultIsError(result);
@@ -573,7 +674,7 @@ export class QueryTrace {
     const failure = error ?? (resultFailed ? resultError(result) : undefined);
     let turnEnd = this.#turnResults.length === 0 ? undefined : resultSummary(this.#turnResults);
     // Model requests the stream never showed (a web search's, a compaction's): their tokens, so the turns' totals are not short.
-    const unattributed = turnEnd === undefined ? undefined : this.#tokens.unattributed(turnEnd.model_usage);
+    const unattributed = turnEnd === undefined ? undefined : this.#tokens.unattributed(spent ?? turnEnd.model_usage);
     if (turnEnd !== undefined && unattributed !== undefined) turnEnd = { ...turnEnd, unattributed_usage: unattributed };
     this.#turnResults.length = 0;
     run.end(final, result !== undefined && typeof result.result === 'string' ? result.result : undefined, failure, { keepSessionOpen, turnEnd });
@@ -666,6 +767,10 @@ export class QueryTrace {
           // An MCP tool's result (`isError`) follows in the stream with its `_meta`, which may name the server's trajectory.
           awaitsResult: isRecord(input.mcp_server) && input.is_interrupt !== true,
         });
+        break;
+      case 'PostCompact':
+        // The main agent's compaction (a sub-agent's names its agent_id): the summary as the model wrote it.
+        if (agentId === undefined) this.#compactSummary = nonEmptyString(input.compact_summary);
         break;
       case 'SubagentStart': {
         const agent = this.#agents.of(agentId, undefined);
@@ -777,6 +882,7 @@ export class QueryTrace {
       else this.#requestFailed(cut!);
     }
     if (announced) this.#requestFailed(cut ?? new ApiAttemptError('failed', 'the request was not answered', undefined, false));
+    this.#compactionCut(status === 'interrupted');
     if (this.#retrying !== undefined || this.#earlyFailures.length > 0) this.#requestFailed(cut ?? new ApiAttemptError('failed', 'the request was not retried', undefined, false));
     if (this.#run === undefined && this.#sessionId !== undefined) this.#turn(undefined);
     // A turn its error result ended (max turns, budget) stopped before the calls the CLI had not taken up: they never ran.
@@ -788,7 +894,21 @@ export class QueryTrace {
     // A caller that stops reading after the turn's result has what the turn gave: it ends as that result says. So does a
     // query the SDK ends by throwing because that result is an error (an interrupted turn, max turns): the throw only reports it.
     const byResult = answered && (status === 'interrupted' || (this.#lastResult !== undefined && resultIsError(this.#lastResult)));
-    if (run !== undefined) this.#endTurn(run, byResult ? undefined : status, byResult ? undefined : error);
+    if (run !== undefined) this.#endTurn(run, byResult ? undefined : status, byResult ? undefined : error, false, this.#spentInAll());
+  }
+
+  /**
+   * What the CLI spent in all, as it wrote it to the session's transcript as it ended (a `cost-state` record): beyond
+   * the last result's `modelUsage` when it asked the model after that result (a suggestion of the next prompt), which
+   * no result counts. Undefined when the file holds no record that counts at least that result's (an earlier
+   * process's, the CLI stopped before it wrote one).
+   */
+  #spentInAll(): Loose | undefined {
+    const path = this.#sessionTranscript;
+    const reported = this.#lastResult?.modelUsage;
+    if (path === undefined || !this.#options.transcripts || !isRecord(reported)) return undefined;
+    const written = carriedUsage(path);
+    return countsAtLeast(written, reported) ? written : undefined;
   }
 }
 

@@ -207,6 +207,21 @@ export function priorConversation(path: string, from: { promptId: string | undef
   return messages;
 }
 
+/**
+ * The prompts among a session transcript's user records with the given ids, as the CLI wrote them: a compaction
+ * names the messages it keeps by their ids, and the stream gives the caller's own messages none.
+ */
+export function promptsWithIds(path: string, ids: ReadonlySet<string>): Array<string | readonly unknown[]> {
+  const prompts: Array<string | readonly unknown[]> = [];
+  for (const record of new TranscriptTail(path, chainRecord).read()) {
+    if (record.type !== 'user' || record.isMeta === true || !ids.has(record.uuid as string) || !isRecord(record.message)) continue;
+    if (toolResults(record.message.content).length > 0) continue;
+    const text = promptText(record.message);
+    if (text !== undefined) prompts.push(text);
+  }
+  return prompts;
+}
+
 /** A transcript's user message is the prompt sent: the same text (content parts are not compared). */
 function samePrompt(written: unknown, sent: unknown): boolean {
   return typeof written !== 'string' || typeof sent !== 'string' || written === sent;

@@ -7,7 +7,9 @@
  * in the result's `modelUsage` (and its `total_cost_usd`), and nowhere else:
  * no message, hook or tool result carries it. So each turn's end states, per
  * model, what `modelUsage` counts beyond the steps recorded so far; the steps
- * and these statements add up to `modelUsage`.
+ * and these statements add up to `modelUsage`. The last turn's end reads the
+ * totals the CLI writes as it ends instead, which also count what it asked
+ * after the last result (a suggestion of the next prompt).
  *
  * @module
  */
@@ -98,6 +100,20 @@ export class QueryTokens {
     }
     return out;
   }
+}
+
+/**
+ * Whether `written` (the totals the CLI writes to the session's transcript as it ends, in `modelUsage`'s shape) counts
+ * at least what `reported` (the last result's `modelUsage`) does for every model: a record the CLI wrote after that
+ * result, not an earlier process's.
+ */
+export function countsAtLeast(written: unknown, reported: unknown): boolean {
+  if (!isRecord(written) || !isRecord(reported)) return false;
+  return Object.entries(reported).every(([model, counts]) => {
+    if (!isRecord(counts)) return true;
+    const later = written[model];
+    return isRecord(later) && KEYS.every((name) => count(later[MODEL_USAGE_KEYS[name]]) >= count(counts[MODEL_USAGE_KEYS[name]]));
+  });
 }
 
 /**

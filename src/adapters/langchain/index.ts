@@ -33,6 +33,7 @@
  */
 
 import { BaseCallbackHandler } from '@langchain/core/callbacks/base';
+import { AsyncLocalStorageProviderSingleton } from '@langchain/core/singletons';
 import type { HookRegistry } from '../../hooks/registry.ts';
 import { AdapterCore, OpenSessions, ToolCallRefused, type AgentRun, type ApiCall, type RunStatus } from '../core/run.ts';
 import { MAX_HELD_SESSIONS, MAX_PENDING_APPROVALS, PausedSubagents, SessionHolds } from '../core/holds.ts';
@@ -111,6 +112,12 @@ const isGraphRun = (chain: unknown): boolean => {
   const kind = id.at(-1);
   return id[0] === 'langgraph' && typeof kind === 'string' && (kind.startsWith('Compiled') || kind === 'Pregel');
 };
+/** The run of the code running now, as LangChain keeps it for that code (its async-local `RunnableConfig`'s callbacks). */
+function callerRunId(): string | undefined {
+  const callbacks: unknown = AsyncLocalStorageProviderSingleton.getRunnableConfig()?.callbacks;
+  const parent = isRecord(callbacks) && typeof callbacks.getParentRunId === 'function' ? (callbacks.getParentRunId as () => unknown).call(callbacks) : undefined;
+  return typeof parent === 'string' ? parent : undefined;
+}
 /** LangGraph's name for the tasks a `Send` starts (its `PUSH` constant). */
 const PUSH = '__pregel_push';
 /** A node LangGraph runs for a `Send` (a fan-out's worker): its task was pushed, not pulled by an edge. */
@@ -178,9 +185,26 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   /** A sub-agent run again by its node's RetryPolicy: its next model call is the failed call's retry. */
   readonly #retrying = new WeakMap<AgentRun, ApiCall>();
 
+  /** The run whose code made the model call about to start, read in the caller's context (`ignoreLLM`, below). */
+  #callerRun: string | undefined;
+
   /** Records into `hooks`; `options.platform` defaults to `'langchain'`. */
   constructor(hooks: HookRegistry, options: LangChainAdapterOptions = {}) {
     super();
+    // `llmToolSelectorMiddleware` calls its model with `callbacks: []`: only a handler the model itself carries (its
+    // `callbacks` option) hears the call, told no parent, or the parent of a structured-output chain no handler
+    // heard. LangChain runs each handler in an empty async-local context, but reads its `ignoreLLM` in the caller's,
+    // right before calling it: there the config of the graph node running the middleware names the node's run, so
+    // the call joins the run that made it instead of being a turn of its own.
+    Object.defineProperty(this, 'ignoreLLM', {
+      configurable: true,
+      get: () => {
+        this.#callerRun = undefined;
+        this.#guard('ignoreLLM', () => void (this.#callerRun = callerRunId()));
+        return false;
+      },
+      set: () => undefined,
+    });
     let shared = sharedByHooks.get(hooks);
     if (shared === undefined) sharedByHooks.set(hooks, (shared = { sessions: new OpenSessions(), pendingApprovals: new Map(), ownAgents: new Map(), pausedAgents: new PausedSubagents(MAX_PENDING_APPROVALS) }));
     this.#core = new AdapterCore(hooks, options, options.platform ?? 'langchain', shared.sessions);
@@ -381,6 +405,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       const attempts = this.#attempts.get(runId);
       const node = this.#take(runId);
       if (node === undefined || node.run === undefined) return;
+      this.#refuseStructured(node.run, error);
       // A node whose model call failed may be run again by its RetryPolicy (as the same task): the call waits for it,
       // kept with the run's open nodes so that the run's end forgets it.
       if (node.task !== undefined && attempts?.lastFailed === true && !attempts.call.settled) {
@@ -439,7 +464,12 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     this.#guard('handleLLMStart', () => this.#modelStart(runId, parentRunId, Array.isArray(prompts) ? prompts.slice(0, 1) : [], extraParams, metadata, runName));
   }
 
-  #modelStart(runId: string, parentRunId: string | undefined, messages: unknown, extra: Loose | undefined, metadata: Loose | undefined, runName: string | undefined): void {
+  #modelStart(runId: string, givenParent: string | undefined, messages: unknown, extra: Loose | undefined, metadata: Loose | undefined, runName: string | undefined): void {
+    // A middleware's own call LangChain told none of our runs about (its parent, if any, a run we never heard of).
+    const unheardParent = nonEmptyString(metadata?.lc_source) !== undefined && (givenParent === undefined || !this.#nodes.has(givenParent));
+    const caller = this.#callerRun;
+    this.#callerRun = undefined;
+    const parentRunId = unheardParent && caller !== undefined && this.#nodes.has(caller) ? caller : givenParent;
     const parentNode = parentRunId === undefined ? undefined : this.#nodes.get(parentRunId);
     if (parentNode !== undefined && parentNode.run === undefined) return; // inside a run we are not recording
     let run = parentNode?.run;
@@ -598,17 +628,33 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   #answerUnrun(run: AgentRun, outputs: unknown): void {
     const unclaimed = this.#unclaimedCalls.get(run);
     if (unclaimed === undefined || unclaimed.length === 0) return;
-    for (const message of toolMessagesOf(outputs)) {
+    for (const { message, askedAgain } of toolMessagesOf(outputs)) {
       const index = unclaimed.findIndex((call) => call.id === message.tool_call_id);
       if (index < 0) continue;
       const [call] = unclaimed.splice(index, 1);
       const result = contentText(message.content);
-      if (message.status === 'error') {
-        run.toolRefused(call!, { error: new ToolReportedError(String(result)), text: result });
+      if (message.status === 'error' || askedAgain) {
+        run.toolRefused(call!, { error: askedAgain && message.status !== 'error' ? new StructuredOutputRejected(String(result)) : new ToolReportedError(String(result)), text: result });
         continue;
       }
       run.toolStart(call!);
       run.toolEnd(call!.id, { result });
+    }
+  }
+
+  /**
+   * `createAgent` gave up on its `responseFormat` tool's call (`handleError: false`): the node fails with
+   * `StructuredOutputParsingError` (or `MultipleStructuredOutputsError`), naming the tool, and no `ToolMessage`
+   * answers the call. That call failed with the error the run throws.
+   */
+  #refuseStructured(run: AgentRun, error: unknown): void {
+    if (!isRecord(error)) return;
+    const names = typeof error.toolName === 'string' && Array.isArray(error.errors) ? [error.toolName] : Array.isArray(error.toolNames) ? error.toolNames : [];
+    const unclaimed = names.length === 0 ? undefined : this.#unclaimedCalls.get(run);
+    if (unclaimed === undefined) return;
+    for (const call of unclaimed.filter((candidate) => names.includes(candidate.name))) {
+      unclaimed.splice(unclaimed.indexOf(call), 1);
+      run.toolRefused(call, { error, text: String(error.message) });
     }
   }
 
@@ -876,22 +922,28 @@ function takeHandoff(handoffs: Map<string, Handoff[]>, node: string, inputs: unk
 /** The name LangGraph's prebuilt `ToolNode` (and `createAgent`'s) runs under. */
 const TOOL_NODE = 'tools';
 
+/** `createAgent`'s model node, which calls the model and reads its structured output. */
+const MODEL_NODE = 'model_request';
+
 /**
  * The `ToolMessage`s in a node's output: its messages, or those of the updates it returned, a `Command`'s among them
  * (`createAgent` answers a structured output that fails its schema with one that goes back to the model).
+ * `askedAgain`: the message came in a `Command` that sends the run back to the model node, which is how `createAgent`
+ * refuses its `responseFormat` tool's call (an answer that failed the schema, several structured calls at once): the
+ * message says why, and LangChain leaves its status `success`.
  */
-function toolMessagesOf(outputs: unknown): Loose[] {
-  const found: Loose[] = [];
-  const visit = (value: unknown, depth: number): void => {
+function toolMessagesOf(outputs: unknown): Array<{ message: Loose; askedAgain: boolean }> {
+  const found: Array<{ message: Loose; askedAgain: boolean }> = [];
+  const visit = (value: unknown, depth: number, askedAgain: boolean): void => {
     if (depth > 5) return;
-    if (Array.isArray(value)) for (const item of value) visit(item, depth + 1);
-    else if (isRecord(value) && typeof value.tool_call_id === 'string') found.push(value);
-    else if (isRecord(value) && Array.isArray(value.messages)) visit(value.messages, depth + 1);
-    else if (isRecord(value) && value.lg_name === 'Command') visit(value.update, depth + 1);
+    if (Array.isArray(value)) for (const item of value) visit(item, depth + 1, askedAgain);
+    else if (isRecord(value) && typeof value.tool_call_id === 'string') found.push({ message: value, askedAgain });
+    else if (isRecord(value) && Array.isArray(value.messages)) visit(value.messages, depth + 1, askedAgain);
+    else if (isRecord(value) && value.lg_name === 'Command') visit(value.update, depth + 1, value.goto === MODEL_NODE || (Array.isArray(value.goto) && value.goto.includes(MODEL_NODE)));
     // What LangChain reports of a node that returned a list (of `Command`s): `{ output: [...] }`.
-    else if (isRecord(value) && Array.isArray(value.output)) visit(value.output, depth + 1);
+    else if (isRecord(value) && Array.isArray(value.output)) visit(value.output, depth + 1, askedAgain);
   };
-  visit(outputs, 0);
+  visit(outputs, 0, false);
   return found;
 }
 
@@ -914,6 +966,14 @@ function sameArguments(args: unknown, input: unknown): boolean {
 /** A tool that reported failure in its ToolMessage (`status: 'error'`) without throwing. */
 class ToolReportedError extends Error {
   override name = 'ToolError';
+}
+
+/**
+ * A structured answer `createAgent` refused (it failed the `responseFormat` schema): the message is what the model
+ * was told before it was asked again.
+ */
+class StructuredOutputRejected extends Error {
+  override name = 'StructuredOutputRejected';
 }
 
 /** Why a run the framework never ended (an abandoned stream, a parent that ended first) was ended by the adapter. */

@@ -45,7 +45,7 @@ function approvalsOf(trajectory: Obj): Map<string, ViewNode[]> {
       ...noteOf(approvalNote(event.name as string, data)),
       source: { event },
     });
-    if (!request && (data.choice === 'deny' || data.choice === 'timeout')) mark.error = `approval ${String(data.choice)}`;
+    if (!request && (data.choice === 'deny' || data.choice === 'timeout')) mark.error = denialText(data.choice, mark.note);
     const key = nonEmptyString(metadata.tool_call_id) ?? nonEmptyString(data.tool_call_id) ?? '';
     let list = byCall.get(key);
     if (list === undefined) byCall.set(key, (list = []));
@@ -173,6 +173,7 @@ function llmStep(step: Obj, subagents: Map<string, Obj>, used: Set<string>, appr
       tool.note = [tool.note, provider ?? (waiting ? 'not run: waiting for approval' : (providerRanNote(call) ?? 'not run'))].filter(Boolean).join(' · ');
     }
     if (asked !== undefined) {
+      for (const mark of asked) if (mark.error !== undefined && !denialFailed(mark, tool)) delete mark.error;
       tool.children.push(...asked);
       approvals.delete(id as string);
     }
@@ -272,6 +273,23 @@ function approvedAndRan(steps: readonly unknown[]): Set<string> {
     }
   }
   return ids;
+}
+
+/**
+ * Whether an approval's deny or timeout failed the call it answered: not when it came after the call had run and
+ * ended well (a tool output guardrail replacing what the tool returned decides about the output, not the run; the
+ * trajectory's call is ok and the model got the replacement).
+ */
+export function denialFailed(mark: ViewNode, call: ViewNode | undefined): boolean {
+  const ranFirst = call !== undefined && call.error === undefined && call.endUs !== undefined && mark.startUs !== undefined && mark.startUs >= call.endUs;
+  return !ranFirst;
+}
+
+/** A failing deny or timeout's error text: the decision with who made it and what they said (its note), not only its kind. */
+export function denialText(choice: 'deny' | 'timeout', note: string | undefined): string {
+  const decision = choice === 'deny' ? 'denied' : 'timed out';
+  if (note === undefined) return decision;
+  return note.startsWith('by ') ? `${decision} ${note}` : `${decision} · ${note}`;
 }
 
 /**

@@ -21,7 +21,7 @@ import { parseTimestamp } from '../../shared/clock.ts';
 import type { Json } from '../../relay/contract.ts';
 import type { AtofEvent } from '../../formats/atof/types.ts';
 import { extractMetrics, extractToolCalls } from '../../formats/atif/payload/index.ts';
-import { approvalNote, failedToolText, providerApprovalNote, providerRanNote, recordedErrorText } from './from-atif.ts';
+import { approvalNote, denialFailed, denialText, failedToolText, providerApprovalNote, providerRanNote, recordedErrorText } from './from-atif.ts';
 import { costOf, node, preview, spanFromChildren, tokensOf, type ViewNode } from './model.ts';
 import { nonEmptyString, quotedValue } from '../../shared/text.ts';
 import { isRecord } from '../../shared/record.ts';
@@ -271,6 +271,10 @@ function placeMark(
       if (turn.endUs === undefined || time > turn.endUs) turn.endUs = time;
       // A turn cut short (paused for an approval, stopped by the user) says so, as a sub-agent's row does.
       if (data.interrupted === true && !(turn.note ?? '').endsWith('interrupted')) turn.note = [turn.note, 'interrupted'].filter(Boolean).join(' · ');
+      // A turn that failed after its model calls answered (an answer the program could not parse, a run the framework
+      // stopped) has no failed call or tool to show it: its row says so, with the error's type.
+      const failed = `failed: ${nonEmptyString(data.error_type) ?? 'error'}`;
+      if (data.interrupted !== true && data.failed === true && !(turn.note ?? '').endsWith(failed)) turn.note = [turn.note, failed].filter(Boolean).join(' · ');
       // How it ended, for `compare` (the last end that says; the trajectory records no turn's end).
       const ending = data.interrupted === true ? 'interrupted' : data.failed === true ? 'failed' : data.completed === true ? 'completed' : undefined;
       if (ending !== undefined) turn.source = { ...turn.source, ending };
@@ -293,8 +297,9 @@ function placeMark(
       const tool = parent.agent.openTools.find((open) => open.toolCallId !== undefined && open.toolCallId === toolCallId);
       const title = event.name === 'hermes.approval.request' ? 'approval requested' : `approval: ${nonEmptyString(data.choice) ?? '?'}`;
       const mark = node('mark', title, { ...at, ...noteOf(approvalNote(event.name, data)), source: { event } });
-      if (event.name === 'hermes.approval.response' && (data.choice === 'deny' || data.choice === 'timeout')) {
-        mark.error = `approval ${String(data.choice)}`;
+      const call = toolCallId === undefined ? undefined : parent.agent.toolsByCallId.get(toolCallId);
+      if (event.name === 'hermes.approval.response' && (data.choice === 'deny' || data.choice === 'timeout') && denialFailed(mark, call)) {
+        mark.error = denialText(data.choice, mark.note);
         if (toolCallId !== undefined) parent.agent.denialsByCallId.set(toolCallId, mark);
       }
       if (tool !== undefined) {

@@ -9,7 +9,7 @@ import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateAtif } from '../../../src/formats/atif/validate.ts';
-import { SNIPPET_RUNTIMES, loopbackApi, repoRoot, runSnippet, tsSnippets } from '../../support/doc-snippets.ts';
+import { SNIPPET_RUNTIMES, loopbackApi, repoRoot, runSnippet, tsSnippets, userEnv } from '../../support/doc-snippets.ts';
 import { FakeProvider } from './wire.ts';
 
 const snippets = tsSnippets(readFileSync(path.join(repoRoot, 'docs/adapters/ai-sdk.md'), 'utf8'));
@@ -33,7 +33,7 @@ describe('docs/adapters/ai-sdk.md', () => {
       api = new FakeProvider();
       api.reply('responses', { id: 'resp_1', model: 'gpt-4o-2024-08-06', text: 'Let me check.', toolCalls: [{ id: 'call_paris', name: 'weather', args: { city: 'Paris' } }], usage: { input: 120, cached: 0, output: 18 } });
       api.reply('responses', { id: 'resp_2', model: 'gpt-4o-2024-08-06', text: 'It is sunny in Paris, 21°C.', usage: { input: 170, cached: 64, output: 11 } });
-      const env = { ...process.env, OPENAI_API_KEY: 'sk-test-not-a-key', OPENAI_BASE_URL: `${server.url}/v1`, AI_SDK_LOG_WARNINGS: 'false', NO_COLOR: '1' };
+      const env = userEnv({ OPENAI_API_KEY: 'sk-test-not-a-key', OPENAI_BASE_URL: `${server.url}/v1`, AI_SDK_LOG_WARNINGS: 'false', NO_COLOR: '1' });
       const code = major === '4.x' ? snippets[0]! : snippets[0]!.replace("from '@ai-sdk/openai';", "from '@ai-sdk/openai-3';");
       expect(code).toContain(major === '4.x' ? "'@ai-sdk/openai'" : "'@ai-sdk/openai-3'");
       const result = await runSnippet(code, runtime, `ai-sdk-${major}`, env);

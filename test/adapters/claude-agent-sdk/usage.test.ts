@@ -3,10 +3,12 @@
 // matched to `modelUsage`'s name by its dated answer, two models, a main
 // agent answered under a name `modelUsage` does not use, a sub-agent's step
 // recorded after the turn that spent it, and a resumed session's earlier
-// spend. test/slow/claude-agent-sdk-hidden.test.ts holds the real CLI's
-// WebSearch, WebFetch, /compact and resumed sessions to the same rule.
+// spend; and which totals the CLI wrote to a transcript are the ones it
+// wrote as it ended. test/slow/claude-agent-sdk-hidden.test.ts holds the real
+// CLI's WebSearch, WebFetch, /compact, suggestions and resumed sessions to
+// the same rule.
 import { describe, expect, it } from 'vitest';
-import { QueryTokens } from '../../../src/adapters/claude-agent-sdk/usage.ts';
+import { countsAtLeast, QueryTokens } from '../../../src/adapters/claude-agent-sdk/usage.ts';
 
 const reply = (input: number, output: number, cacheRead = 0, cacheWrite = 0) => ({ input_tokens: input, output_tokens: output, cache_read_input_tokens: cacheRead, cache_creation_input_tokens: cacheWrite });
 const reported = (input: number, output: number, cacheRead = 0, cacheWrite = 0) => ({ inputTokens: input, outputTokens: output, cacheReadInputTokens: cacheRead, cacheCreationInputTokens: cacheWrite, costUSD: 0.01 });
@@ -54,5 +56,15 @@ describe('QueryTokens: what modelUsage counts beyond the recorded steps', () => 
     expect(tokens.unattributed({ 'claude-main': reported(141, 25) })).toBeUndefined();
     tokens.carried(undefined);
     expect(tokens.unattributed(undefined)).toBeUndefined();
+  });
+
+  it("takes the CLI's written totals as its own only when they count at least what the last result did, for every model", () => {
+    const last = { 'claude-main': reported(100, 10), 'claude-sub': reported(5, 1) };
+    // Written as the CLI ended, after a suggestion the last result does not count.
+    expect(countsAtLeast({ 'claude-main': reported(144, 12), 'claude-sub': reported(5, 1) }, last)).toBe(true);
+    // An earlier process's (a resumed session's), or one missing a model: not this query's.
+    expect(countsAtLeast({ 'claude-main': reported(60, 10), 'claude-sub': reported(5, 1) }, last)).toBe(false);
+    expect(countsAtLeast({ 'claude-main': reported(144, 12) }, last)).toBe(false);
+    expect(countsAtLeast(undefined, last)).toBe(false);
   });
 });

@@ -11,7 +11,7 @@ import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { expect } from 'vitest';
 import { validateAtif } from '../../../src/formats/atif/validate.ts';
-import { loopbackApi, repoRoot, type SnippetRuntime } from '../../support/doc-snippets.ts';
+import { loopbackApi, repoRoot, userEnv, type SnippetRuntime } from '../../support/doc-snippets.ts';
 import { startHttpReceiver } from '../../support/otlp-receiver.ts';
 import { FakeProvider } from '../ai-sdk/wire.ts';
 import { ancestry, brief, depthSorted, mcpPrograms, runAgent } from './two-processes.ts';
@@ -32,8 +32,7 @@ export async function checkDocsAgent(agent: DocsAgent, runtime: SnippetRuntime, 
     api.reply('responses', { id: 'resp_1', model: 'gpt-4o-2024-08-06', text: '', toolCalls: [{ id: 'call_oslo', name: 'forecast', args: { city: 'Oslo' } }], usage: { input: 90, output: 15 } });
     api.reply('responses', { id: 'resp_srv', model: 'gpt-4o-mini-2024-07-18', text: 'Oslo: rain, 9 °C.', usage: { input: 30, output: 8 } });
     api.reply('responses', { id: 'resp_2', model: 'gpt-4o-2024-08-06', text: 'In Oslo it will rain, 9 °C.', usage: { input: 130, output: 12 } });
-    const env = {
-      ...process.env,
+    const env = userEnv({
       OPENAI_API_KEY: 'sk-test-not-a-key',
       OPENAI_BASE_URL: `${provider.url}/v1`,
       // The Agents SDK's own trace export: off, so nothing leaves the machine.
@@ -44,7 +43,7 @@ export async function checkDocsAgent(agent: DocsAgent, runtime: SnippetRuntime, 
       NEMO_RELAY_HOOKS_OTLP_ENABLED: 'true',
       NEMO_RELAY_HOOKS_OTLP_TYPE: 'full',
       OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
-    };
+    });
     const result = await runAgent({ 'weather-server.mjs': programs.get('weather-server.mjs')!, [agent]: programs.get(agent)! }, agent, runtime, env);
     const { cwd } = result;
     try {

@@ -12,7 +12,7 @@ import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { expect } from 'vitest';
 import { validateAtif } from '../../../src/formats/atif/validate.ts';
-import { loopbackApi, type SnippetRuntime } from '../../support/doc-snippets.ts';
+import { loopbackApi, userEnv, type SnippetRuntime } from '../../support/doc-snippets.ts';
 import { startHttpReceiver, type Receiver } from '../../support/otlp-receiver.ts';
 import { FakeProvider, type Wire } from '../ai-sdk/wire.ts';
 import { ancestry, brief, depthSorted, mcpPrograms, runAgent } from './two-processes.ts';
@@ -77,8 +77,7 @@ async function runProgram(framework: Framework, runtime: SnippetRuntime, backend
   const collector = await startHttpReceiver();
   let kept = false;
   try {
-    const env = {
-      ...process.env,
+    const env = userEnv({
       OPENAI_API_KEY: 'sk-test-not-a-key',
       OPENAI_BASE_URL: `${provider.url}/v1`,
       AI_SDK_LOG_WARNINGS: 'false',
@@ -87,7 +86,7 @@ async function runProgram(framework: Framework, runtime: SnippetRuntime, backend
       NEMO_RELAY_HOOKS_OTLP_ENABLED: 'true',
       NEMO_RELAY_HOOKS_OTLP_TYPE: 'full',
       OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
-    };
+    });
     const files = linked ? { 'weather-server.mjs': server, [program.file]: agent } : { 'weather-server.mjs': without(server, SERVER_LINKING), [program.file]: without(agent, program.linking) };
     const run = await runAgent(files, program.file, runtime, env);
     const label = `${framework} ${linked ? 'linked' : 'plain'} (${runtime}, ${backend})`;

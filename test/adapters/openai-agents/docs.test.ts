@@ -7,7 +7,7 @@ import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateAtif } from '../../../src/formats/atif/validate.ts';
-import { loopbackApi, repoRoot, runSnippet, SNIPPET_RUNTIMES, tsSnippets } from '../../support/doc-snippets.ts';
+import { loopbackApi, repoRoot, runSnippet, SNIPPET_RUNTIMES, tsSnippets, userEnv } from '../../support/doc-snippets.ts';
 import { FakeOpenAI, dated } from './wire.ts';
 
 const page = readFileSync(path.join(repoRoot, 'docs/adapters/openai-agents.md'), 'utf8');
@@ -29,7 +29,7 @@ describe('docs/adapters/openai-agents.md', () => {
           { text: 'It is sunny in Tokyo.', usage: { input: 130, output: 8, cached: 64 } },
         ],
       });
-      const env = { ...process.env, OPENAI_API_KEY: 'sk-test-not-a-key', OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_AGENTS_DISABLE_TRACING: '1', NO_COLOR: '1', NODE_ENV: 'production' };
+      const env = userEnv({ OPENAI_API_KEY: 'sk-test-not-a-key', OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_AGENTS_DISABLE_TRACING: '1', NO_COLOR: '1', NODE_ENV: 'production' });
       const result = await runSnippet(snippet, runtime, 'openai-agents', env);
       try {
         expect(result.status, `${result.stdout}\n${result.stderr}`).toBe(0);

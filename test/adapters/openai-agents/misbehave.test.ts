@@ -5,10 +5,11 @@
 // called with arguments that are not JSON (the SDK tells the model and asks
 // again; no tool event fires) or that fail its schema (the tool's invoke
 // fails, as a tool that throws), and toolUseBehavior
-// 'stop_on_first_tool'. The calls are recorded as the model sent them, each
+// 'stop_on_first_tool', and an outputType the final answer fails. The calls are recorded as the model sent them, each
 // with the outcome the SDK gave it; memory and native write the same files.
 import { afterEach, describe, expect, it } from 'vitest';
 import { Agent, ModelBehaviorError, OpenAIResponsesModel, run } from '@openai/agents';
+import * as z from 'zod';
 import { sameOnNative } from '../same-on-native.ts';
 import { expectNothingLost, recordedPlugin, viewLines, type Recorded } from '../support.ts';
 import { agentSteps, hooks, instrumentEachTest, observation, onlyTrajectory, sdkTotals, stepsOf, toolCallIds, tokenTotals, TRACING, useTracing, weatherTool } from './support.ts';
@@ -122,6 +123,33 @@ describe('OpenAI Agents SDK: calls the SDK refuses', () => {
           const tools = (await viewLines(recorded, of)).filter((line) => /(─ |✗ )tool \S+ /.test(line));
           expect(tools, of).toEqual([expect.stringMatching(/✗ tool get_forecast .*ERROR ModelBehaviorError: Tool get_forecast not found in agent Weather agent\./)]);
         }
+        await sameOnNative(recorded);
+      });
+
+      it(`an outputType (zod) whose final answer does not parse: the run throws ModelBehaviorError; the turn failed with it, the answer and its tokens kept (${how})`, async () => {
+        useTracing(tracing);
+        const text = '{"city": "Lima", "temperature_c": "mild"}';
+        api.load({ 'gpt-4.1': [{ text, usage: { input: 40, output: 15 } }] });
+        const recorded = recordedPlugin('agents-misbehave-output-type');
+        instrument(recorded.hooks);
+        const agent = new Agent({ name: 'Reporter', instructions: 'Report the weather.', model, outputType: z.object({ city: z.string(), temperature_c: z.number() }) });
+        const error = await (async () => {
+          const result = stream ? await run(agent, 'Weather report for Lima.', { stream: true }) : await run(agent, 'Weather report for Lima.');
+          if (stream) await (result as unknown as { completed: Promise<void> }).completed;
+        })().then(
+          () => undefined,
+          (caught: unknown) => caught,
+        );
+        expect(error).toBeInstanceOf(ModelBehaviorError);
+        expect((error as Error).message).toBe('Invalid output type: final assistant output did not match the expected schema.');
+        expect(hooks(recorded, 'post_llm_call')).toEqual([]);
+        expect(hooks(recorded, 'on_session_end').at(-1)).toMatchObject({ failed: true, error_type: 'ModelBehaviorError', error_message: (error as Error).message });
+        const { atif, counters } = await recorded.finish();
+        expectNothingLost(counters);
+        const doc = onlyTrajectory(atif);
+        expect(agentSteps(doc).map((step) => step.message)).toEqual([text]);
+        expect(tokenTotals(doc)).toEqual({ prompt: 40, completion: 15, cached: 0 });
+        expect((await viewLines(recorded, 'atof')).filter((line) => line.includes('└─ turn '))).toEqual([expect.stringContaining('failed: ModelBehaviorError')]);
         await sameOnNative(recorded);
       });
 

@@ -165,8 +165,14 @@ describe('OpenAI Agents SDK tool guardrails', () => {
           decided_by: 'tool output guardrail: No secrets',
           description: "replaced the tool's output with: [withheld by policy]",
         });
-        // `view` of the ATOF file: the call ran (not failed), then the guardrail's deny of its output (a deny is an error there).
-        expect(toolLines(await viewLines(recorded, 'atof'))).toEqual([expect.stringMatching(/─ tool get_weather .*\{"city":"Oslo"\}$/), expect.stringMatching(/✗ approval: deny /)]);
+        // `view` of the ATOF file: the call ran (not failed), then the guardrail's deny of its output, named and said,
+        // and no error: the run did not fail, as the trajectory's view below says too.
+        const viewed = await viewLines(recorded, 'atof');
+        expect(toolLines(viewed)).toEqual([
+          expect.stringMatching(/─ tool get_weather .*\{"city":"Oslo"\}$/),
+          expect.stringMatching(/─ approval: deny +by tool output guardrail: No secrets · replaced the tool's output with: \[withheld by policy\]$/),
+        ]);
+        expect(viewed.join('\n')).not.toMatch(/✗|error/);
         // ATIF has no place for the decision: the call ran, and its observation is what the model got.
         expect(toolLines(await viewLines(recorded, 'atif'))).toEqual([expect.stringMatching(/─ tool get_weather .*\{"city":"Oslo"\}$/)]);
       }, 30_000);
