@@ -1,7 +1,18 @@
 /**
- * Media bytes in recorded values: the one rule, for the relay's copy of
- * every payload (`toJson`'s `withoutBlobs`, which the memory relay, its byte
- * path and native's copy use) and for the adapters' own payloads alike.
+ * Media bytes in recorded values: the one rule, applied inside `toJson`'s
+ * one walk (its `withoutBlobs` option), for the relay's copy of every
+ * payload (the memory relay, its byte path, native's copy) and for the
+ * adapters' own payloads alike (`recordedValue`). What it does, and why:
+ * bytes (a `Buffer`, `Uint8Array` or `ArrayBuffer` a program read from disk)
+ * as `[left out: N bytes]`, a base64 data URL as `data:<media type>;base64,
+ * [left out: N characters of base64]`, a bare base64 blob as `[left out: N
+ * characters of base64]`. Nobody reads them in a trajectory, the model was
+ * sent them already, and each model call of a run repeats the conversation,
+ * so one image would be written whole (a buffer as a JSON array of numbers,
+ * four times its size) into every event, step and span of every later call.
+ * Everything that says what the medium was stays as the program or provider
+ * gave it: the part's type, its media type and file name, a URL (`https:`,
+ * `gs:`, a provider's file id), text.
  *
  * @module
  */
@@ -9,36 +20,6 @@
 /** A string this long or longer, all base64, is a blob: a generated image, Anthropic's `encrypted_content`, a fetched PDF. */
 export const BLOB_CHARS = 1024;
 const BASE64 = /^[A-Za-z0-9+/_-]+={0,2}$/;
-/** How deep `withoutBlobs` looks: content parts nest a few levels; a deeper (or cyclic) value is left to `toJson`'s bounds. */
-const BLOB_DEPTH = 32;
-
-/**
- * A value with the bytes of each medium in it replaced by what they were, the one rule for media in prompts, tool
- * results and provider results alike: bytes (a `Buffer`, `Uint8Array` or `ArrayBuffer` a program read from disk) as
- * `[left out: N bytes]`, a base64 data URL as `data:<media type>;base64,[left out: N characters of base64]`, a bare
- * base64 blob as `[left out: N characters of base64]`. Nobody reads them in a trajectory, the model was sent them
- * already, and each model call of a run repeats the conversation, so one image would be written whole (a buffer as a
- * JSON array of numbers, four times its size) into every event, step and span of every later call. Everything that
- * says what the medium was stays as the program or provider gave it: the part's type, its media type and file name,
- * a URL (`https:`, `gs:`, a provider's file id), text. Plain objects and arrays are copied; other values are left to
- * `toJson`, whose `withoutBlobs` option applies this rule inside its own walk (one walk where a copy is made anyway).
- */
-export function withoutBlobs(value: unknown, depth = 0): unknown {
-  if (typeof value === 'string') return value.length < BLOB_CHARS ? value : blobText(value);
-  if (typeof value !== 'object' || value === null || depth >= BLOB_DEPTH) return value;
-  if (isBytes(value)) return bytesLeftOut(value);
-  if (Array.isArray(value)) return value.map((item) => withoutBlobs(item, depth + 1));
-  const proto = Object.getPrototypeOf(value) as unknown;
-  if (proto !== Object.prototype && proto !== null) return value;
-  const out: Record<string, unknown> = {};
-  for (const [key, item] of Object.entries(value)) {
-    // An own `__proto__` key (toJson keeps one) stays a key: assigned, it would set the copy's prototype.
-    if (key === '__proto__') Object.defineProperty(out, key, { value: withoutBlobs(item, depth + 1), enumerable: true, writable: true, configurable: true });
-    else out[key] = withoutBlobs(item, depth + 1);
-  }
-  return out;
-}
-
 /** Binary data: a `Buffer`, a typed array, a `DataView`, an `ArrayBuffer`. */
 export function isBytes(value: object): value is ArrayBufferView | ArrayBuffer {
   return ArrayBuffer.isView(value) || value instanceof ArrayBuffer;

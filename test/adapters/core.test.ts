@@ -8,7 +8,7 @@ import { AdapterCore } from '../../src/adapters/core/run.ts';
 import { PausedSubagents } from '../../src/adapters/core/holds.ts';
 import { sessionIdFor } from '../../src/adapters/core/options.ts';
 import { chatFinishReason } from '../../src/adapters/core/finish.ts';
-import { withoutBlobs } from '../../src/adapters/core/shapes.ts';
+import { recordedValue } from '../../src/adapters/core/shapes.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
 
 function recorder() {
@@ -240,12 +240,12 @@ describe('PausedSubagents: sub-agents waiting for an approval with their link op
   });
 });
 
-describe('withoutBlobs: media as what it was, without its bytes', () => {
+describe('recordedValue: media as what it was, without its bytes', () => {
   const base64 = Buffer.alloc(3000, 7).toString('base64');
 
   it('bytes of every kind say how many they were', () => {
     const bytes = new Uint8Array(2048);
-    expect(withoutBlobs({ image: Buffer.alloc(10), data: bytes, raw: bytes.buffer, view: new DataView(bytes.buffer, 8), words: new Float32Array(4) })).toEqual({
+    expect(recordedValue({ image: Buffer.alloc(10), data: bytes, raw: bytes.buffer, view: new DataView(bytes.buffer, 8), words: new Float32Array(4) })).toEqual({
       image: '[left out: 10 bytes]',
       data: '[left out: 2048 bytes]',
       raw: '[left out: 2048 bytes]',
@@ -258,31 +258,20 @@ describe('withoutBlobs: media as what it was, without its bytes', () => {
     const text = 'word '.repeat(400);
     const plainDataUrl = `data:text/plain,${'a'.repeat(2000)}`;
     expect(
-      withoutBlobs([`data:application/pdf;base64,${base64}`, base64, base64.slice(0, 1000), text, plainDataUrl, 'https://images.example/cat.png', `data:image/png;base64,${base64.slice(0, 100)}`]),
+      recordedValue([`data:application/pdf;base64,${base64}`, base64, base64.slice(0, 1000), text, plainDataUrl, 'https://images.example/cat.png', `data:image/png;base64,${base64.slice(0, 100)}`]),
     ).toEqual([`data:application/pdf;base64,[left out: ${base64.length} characters of base64]`, `[left out: ${base64.length} characters of base64]`, base64.slice(0, 1000), text, plainDataUrl, 'https://images.example/cat.png', `data:image/png;base64,${base64.slice(0, 100)}`]);
   });
 
-  it("copies plain objects (an own __proto__ key stays a key) and leaves other objects to toJson", () => {
+  it('other objects as plain JSON (an own __proto__ key stays a key), a cycle as "[Circular]"', () => {
     const url = new URL('https://images.example/cat.png');
-    const date = new Date(0);
     const own = JSON.parse(`{"__proto__": {"data": "${base64}"}}`) as Record<string, unknown>;
-    const out = withoutBlobs({ url, date, own }) as Record<string, any>;
-    expect(out.url).toBe(url);
-    expect(out.date).toBe(date);
-    expect(Object.getPrototypeOf(out.own)).toBe(Object.prototype);
-    expect(Object.getOwnPropertyDescriptor(out.own, '__proto__')?.value).toEqual({ data: `[left out: ${base64.length} characters of base64]` });
-  });
-
-  it('a cycle or a deep nesting ends at the depth bound, as it was', () => {
     const cyclic: Record<string, unknown> = { data: base64 };
     cyclic.self = cyclic;
-    let walked = withoutBlobs(cyclic) as Record<string, any>;
-    expect(walked.data).toBe(`[left out: ${base64.length} characters of base64]`);
-    let depth = 0;
-    while (walked.self !== cyclic) {
-      walked = walked.self;
-      depth++;
-    }
-    expect(depth).toBe(31);
+    const out = recordedValue({ url, date: new Date(0), own, cyclic }) as Record<string, any>;
+    expect(out.url).toBe('https://images.example/cat.png');
+    expect(out.date).toBe('1970-01-01T00:00:00.000Z');
+    expect(Object.getPrototypeOf(out.own)).toBe(Object.prototype);
+    expect(Object.getOwnPropertyDescriptor(out.own, '__proto__')?.value).toEqual({ data: `[left out: ${base64.length} characters of base64]` });
+    expect(out.cyclic).toEqual({ data: `[left out: ${base64.length} characters of base64]`, self: '[Circular]' });
   });
 });

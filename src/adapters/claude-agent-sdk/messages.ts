@@ -9,7 +9,7 @@
 import { isRecord } from '../../shared/record.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 import type { ProviderUsage } from '../../formats/usage.ts';
-import { assistantMessage, withoutBlobs, type CallOfTool, type ChatMessage } from '../core/shapes.ts';
+import { assistantMessage, recordedText, recordedValue, type CallOfTool, type ChatMessage } from '../core/shapes.ts';
 import { trajectoryAnswering } from '../mcp/meta.ts';
 import type { TrajectoryRef } from '../../shared/trajectory-ref.ts';
 
@@ -108,11 +108,11 @@ export function rejectedByUser(message: Loose, toolUseId: string): boolean {
 /** A content value (a string or text blocks) as one string; other blocks as JSON. */
 export function contentText(content: unknown): string {
   if (typeof content === 'string') return content;
-  if (!Array.isArray(content)) return content === undefined || content === null ? '' : safeJson(content);
+  if (!Array.isArray(content)) return content === undefined || content === null ? '' : recordedText(content);
   let text = '';
   for (const block of content) {
     if (isRecord(block) && block.type === 'text' && typeof block.text === 'string') text += block.text;
-    else text += safeJson(block);
+    else text += recordedText(block);
   }
   return text;
 }
@@ -126,17 +126,9 @@ export function promptText(prompt: unknown): string | readonly unknown[] | undef
   if (typeof content === 'string') return content;
   if (Array.isArray(content)) {
     const allText = content.every((block) => isRecord(block) && block.type === 'text' && typeof block.text === 'string');
-    return allText ? contentText(content) : (withoutBlobs(content) as readonly unknown[]);
+    return allText ? contentText(content) : (recordedValue(content) as readonly unknown[]);
   }
   return undefined;
-}
-
-function safeJson(value: unknown): string {
-  try {
-    return JSON.stringify(withoutBlobs(value)) ?? '';
-  } catch {
-    return String(value);
-  }
 }
 
 /** An Anthropic Messages `usage`, tagged for the token table (its `input_tokens` leave cache reads and writes out). */

@@ -11,7 +11,6 @@
 
 import { jsonEqual, jsonIfReadable, MEDIA_LEFT_OUT, toJson, type Json } from '../../shared/json.ts';
 import { isRecord } from '../../shared/record.ts';
-import { withoutBlobs } from '../../shared/blobs.ts';
 
 /** A chat message in OpenAI chat-completions form. */
 export type ChatMessage = Record<string, unknown>;
@@ -136,7 +135,6 @@ export function chatToolCall(call: CallOfTool): Record<string, unknown> {
  * every payload it records, but the adapters' payloads are what every subscriber of the hooks reads, and media
  * inside JSON text (a tool's output as text) is out of the copy's sight.
  */
-export { withoutBlobs };
 
 /** A framework's value as the adapters record it (a message's parts, a tool's output): its media left out, then copied as plain JSON. */
 export function recordedValue(value: unknown): Json {
@@ -304,7 +302,7 @@ export function hostedCallOfItem(item: unknown, blocks: readonly unknown[] = [])
 
 /**
  * A medium a model answered with: an image Gemini drew, the audio OpenAI spoke. `data`: its bytes or base64, as the
- * framework gave them (left out by {@link withoutBlobs}); `url`: where it is, when the provider gave a place instead.
+ * framework gave them (left out by {@link recordedValue}); `url`: where it is, when the provider gave a place instead.
  */
 export interface AnswerMedium {
   /** What it is, when its media type does not say (OpenAI's audio answer names no media type). */
@@ -322,7 +320,7 @@ export interface AnswerMedium {
 /**
  * A medium of an answer as a content part, the request side's rule for answers: the part says what it was (`image`,
  * `audio` or `file` by its media type, the media type, file name, URL, id, transcript) and its bytes are left out as
- * {@link withoutBlobs} leaves them out of a prompt. Without it the answer's message held only its text, and nobody
+ * {@link recordedValue} leaves them out of a prompt. Without it the answer's message held only its text, and nobody
  * reading the trajectory could tell the model had returned an image.
  */
 export function answerPart(medium: AnswerMedium): Record<string, unknown> {
@@ -330,10 +328,10 @@ export function answerPart(medium: AnswerMedium): Record<string, unknown> {
   const part: Record<string, unknown> = { type: kind };
   if (medium.mediaType !== undefined) part.media_type = medium.mediaType;
   if (medium.filename !== undefined) part.filename = medium.filename;
-  if (medium.url !== undefined) part.url = withoutBlobs(medium.url);
+  if (medium.url !== undefined) part.url = recordedValue(medium.url);
   if (medium.id !== undefined) part.id = medium.id;
   if (medium.transcript !== undefined) part.transcript = medium.transcript;
-  if (medium.data !== undefined) part.data = withoutBlobs(medium.data);
+  if (medium.data !== undefined) part.data = recordedValue(medium.data);
   return part;
 }
 
