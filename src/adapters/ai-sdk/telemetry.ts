@@ -21,7 +21,6 @@
  * @module
  */
 
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { registerObjectCall, runAttempt } from './attempt.ts';
 import { claimAgentId } from './agent-id.ts';
 import {
@@ -83,8 +82,6 @@ interface RunState {
   sent: Map<string, unknown> | undefined;
   /** The provider's approval requests this run approved, until the call the provider runs for each comes back. */
   providerApproved: CallOfTool[];
-  /** Runs the run's own code started outside its tools (a tool call's repair): each a sub-agent of the turn. */
-  helpers: number;
   /** `generateText`'s `output` (Output.object, ...): the SDK parses the answer with it after the run's end event. */
   readonly output: OutputSpec | undefined;
   /** The last attempt's `structuredOutputText` (the final answer apart from commentary), the text `output` parses. */
@@ -133,16 +130,6 @@ function unansweredObjectStep(error: unknown): Event | undefined {
   if (typeof usage !== 'object' || usage === null) return undefined;
   return { usage, response, finishReason, objectText: '' };
 }
-
-/**
- * The run whose model call is being made or read here. The SDK gives integrations no wrapper around a step's own
- * code (it parses the model's tool calls, and runs `experimental_repairToolCall`, after the model call returned),
- * so the run enters this store as its model call starts, from inside the SDK's run: what the SDK then runs in that
- * async context, the repair's own `generateObject`/`generateText` among it, knows the run it belongs to. Set in the
- * model call's start event, never in the run's (which may be reported before the program's `generateText` returns:
- * the program's own code would be taken for the run's).
- */
-const modelCallRuns = new AsyncLocalStorage<RunState>();
 
 const OPERATIONS = new Set(['ai.generateText', 'ai.streamText', 'ai.generateObject', 'ai.streamObject']);
 const CONVERSATION_KEYS = ['sessionId', 'session_id', 'conversationId', 'conversation_id', 'threadId', 'thread_id'];
@@ -309,7 +296,8 @@ export class AiSdkTelemetry {
       const callId = nonEmptyString(event.callId);
       if (callId === undefined || this.#runs.has(callId)) return;
       const agentId = claimAgentId();
-      const parent = this.#parentOf();
+      const frame = currentToolFrame();
+      const parent = frame === undefined || frame.run.ended ? undefined : { run: frame.run, toolCallId: frame.toolCallId };
       // A sub-agent takes only the answers to its own requests: its messages may carry its parent's conversation.
       const link = parent === undefined ? undefined : `${parent.run.sessionId}:sub:${parent.toolCallId}`;
       const answers = link === undefined ? approvalAnswers(event.messages) : approvalAnswers(event.messages).filter((answer) => this.#approvals.get(answer.approvalId)?.sessionId === link);
@@ -342,7 +330,6 @@ export class AiSdkTelemetry {
         callMessages: 0,
         sent: undefined,
         providerApproved: [],
-        helpers: 0,
         output: event.operationId === 'ai.generateText' ? outputSpec(event.output) : undefined,
         structuredText: undefined,
       };
@@ -368,7 +355,6 @@ export class AiSdkTelemetry {
       const call = pending !== undefined && !steered ? pending : state.run.newApiCall();
       call.describe(requestOf(event));
       state.call = call;
-      modelCallRuns.enterWith(state);
       state.callMessages = Array.isArray(event.messages) ? event.messages.length : 0;
     });
   };
@@ -414,7 +400,6 @@ export class AiSdkTelemetry {
     this.#guard('onObjectStepStart', () => {
       const call = state.run.newApiCall();
       state.call = call;
-      modelCallRuns.enterWith(state);
       registerObjectCall(event.promptMessages, call);
       call.attemptStart(() => ({ messages: chatMessages(undefined, event.promptMessages), model: nonEmptyString(event.modelId) }));
     });
@@ -552,20 +537,6 @@ export class AiSdkTelemetry {
     run.end(status, text, error, { keepSessionOpen: keep || keepLink, ...(turnEnd === undefined ? {} : { turnEnd }) });
     if (keep) this.#holds.hold(run.sessionId, { keeps: state.keepsSession });
     if (keepLink) this.#pausedSubagents.keep(run.sessionId, run);
-  }
-
-  /**
-   * Where a run starting now belongs: the tool call it runs inside (a sub-agent of that call), else the open run whose
-   * model call's own code started it (a tool call's repair: a sub-agent of that run's turn, linked from a step of its
-   * own), else nowhere (a run of its own).
-   */
-  #parentOf(): { run: AgentRun; toolCallId: string } | undefined {
-    const frame = currentToolFrame();
-    if (frame !== undefined) return frame.run.ended ? undefined : { run: frame.run, toolCallId: frame.toolCallId };
-    const owner = modelCallRuns.getStore();
-    if (owner === undefined || owner.run.ended || this.#runs.get(owner.run.runId) !== owner) return undefined;
-    owner.helpers += 1;
-    return { run: owner.run, toolCallId: `${owner.run.ids.turn_id}:agent:${owner.helpers}` };
   }
 
   /** The session an answered approval belongs to, when this adapter saw the request. */

@@ -40,6 +40,38 @@ function echoModel(answer: (lastUser: string) => string) {
 type Steps = Array<Record<string, any>>;
 
 describe('sessions', () => {
+  it('two streamText runs a program starts one after the other, the first not read yet: two sessions, neither under the other', async () => {
+    const recorded = recordedPlugin('ai-two-streams');
+    uninstall = instrumentAiSdk(recorded.hooks);
+    const streaming = new MockLanguageModelV4({
+      modelId: 'chat-model',
+      doStream: async () =>
+        ({
+          stream: new ReadableStream({
+            start(controller) {
+              controller.enqueue({ type: 'text-start', id: 't' });
+              controller.enqueue({ type: 'text-delta', id: 't', delta: 'hi' });
+              controller.enqueue({ type: 'text-end', id: 't' });
+              controller.enqueue({ type: 'finish', finishReason: { unified: 'stop', raw: 'stop' }, usage: usage(4, 1) });
+              controller.close();
+            },
+          }),
+        }) as never,
+    });
+    const first = streamText({ model: streaming, prompt: 'first' });
+    // The first run's model call starts before the program goes on (the SDK reports it in the caller's own frame).
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    const second = streamText({ model: streaming, prompt: 'second' });
+    expect([await first.text, await second.text]).toEqual(['hi', 'hi']);
+    const starts = recorded.log.filter((entry) => entry.hook === 'on_session_start').map((entry) => entry.payload.session_id as string);
+    expect(starts).toHaveLength(2);
+    expect(starts.some((id) => id.includes(':sub:'))).toBe(false);
+    expect(recorded.log.filter((entry) => entry.hook === 'subagent_start')).toEqual([]);
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    expect(atif).toHaveLength(2);
+  });
+
   it('sessionId names one conversation: its turns are one trajectory, closed when the adapter is uninstalled', async () => {
     const recorded = recordedPlugin('ai-conversation');
     uninstall = instrumentAiSdk(recorded.hooks, { sessionId: 'user-42' });
