@@ -193,7 +193,10 @@ describe('Claude Agent SDK: a long session the CLI compacts by itself', () => {
       // charged none for the refusal.
       const sent = recorded.log.filter((entry) => entry.hook === 'pre_api_request').map((entry) => recordedParts((entry.payload.request as any).body.messages));
       const wire = mock.requests.map((request) => sentParts(request.body.messages));
-      expect(sent).toEqual([wire[0], wire[1], wire[2], wire[3], wire[5]]);
+      expect(sent.slice(0, 4)).toEqual([wire[0], wire[1], wire[2], wire[3]]);
+      // The request sent again: as sent, or without the kept prompt when the CLI had not yet written it to the
+      // transcript as the boundary was read (the CLI writes it as it goes; docs' Limits). Nothing else may differ.
+      expect([wire[5], wire[5]!.filter((part) => part !== 'text echo two')]).toContainEqual(sent[4]);
       // Sent again after the summary: the messages the CLI kept, the second prompt among them (named by the transcript).
       expect(wire[5]!.slice(1)).toEqual(['text echoed toolu_echo_one', 'text echo two', 'call toolu_echo_two', 'result toolu_echo_two']);
       expect(wire[5]![0]).toMatch(/^text This session is being continued[\s\S]*\nWhat was done so far; compaction 1\./);
