@@ -11,7 +11,7 @@
 // whole was megabytes in every file and span (a Buffer as a JSON array of byte
 // numbers). Memory and native write the same files.
 import { randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { generateText, stepCountIs, streamText, tool as aiTool, wrapLanguageModel } from 'ai';
@@ -29,7 +29,7 @@ import { NemoRelayCallbackHandler } from '../../src/adapters/langchain/index.ts'
 import { validateAtif } from '../../src/formats/atif/validate.ts';
 import { chatCompletion, scriptedFetch } from '../support/provider-wire.ts';
 import { startHttpReceiver, type Receiver } from '../support/otlp-receiver.ts';
-import { cliInProcess } from '../cli/support.ts';
+import { cliInProcess, outputFiles } from '../cli/support.ts';
 import { all, filesOf, viewed } from '../cli/view-json.ts';
 import { FakeProvider } from './ai-sdk/wire.ts';
 import { reply, type Message } from './claude-agent-sdk/scripted.ts';
@@ -58,15 +58,6 @@ type Part = Record<string, any>;
 /** A slice from the middle of a blob: found in a text, the blob (or most of it) is in there. */
 const middle = (base64: string): string => base64.slice(base64.length / 2, base64.length / 2 + 64);
 
-function filesIn(dir: string): string[] {
-  const out: string[] = [];
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const full = path.join(dir, entry.name);
-    out.push(...(entry.isDirectory() ? filesIn(full) : [full]));
-  }
-  return out;
-}
-
 /** No text holds the media: not its base64, not its bytes as a JSON array of numbers; and it is smaller than the image. */
 function expectNoMedia(text: string, what: string): void {
   expect(text.includes(middle(IMAGE_BASE64)), `${what} holds the image's base64`).toBe(false);
@@ -93,7 +84,7 @@ async function checkMedia(recorded: Recorded, sent: readonly unknown[], userPart
     const user = (request.body.messages as Part[]).find((message) => message.role === 'user')!;
     expect(user.content).toEqual(userParts);
   }
-  for (const file of filesIn(recorded.dir)) expectNoMedia(readFileSync(file, 'utf8'), path.relative(recorded.dir, file));
+  for (const file of outputFiles(recorded.dir)) expectNoMedia(readFileSync(file, 'utf8'), path.relative(recorded.dir, file));
   expect(atif).toHaveLength(1);
   expect(validateAtif(atif[0]!)).toEqual([]);
   const userStep = (atif[0]!.steps as Part[]).find((step) => step.source === 'user')!;
@@ -101,7 +92,7 @@ async function checkMedia(recorded: Recorded, sent: readonly unknown[], userPart
   expect(JSON.parse(userStep.message as string)).toEqual(userParts);
   const llmStarts = atof.filter((event) => event.category === 'llm' && event.scope_category === 'start');
   expect(llmStarts).toHaveLength(3);
-  const validated = await cliInProcess(['validate', ...filesIn(recorded.dir)]);
+  const validated = await cliInProcess(['validate', ...outputFiles(recorded.dir)]);
   expect(validated.code, validated.stdout + validated.stderr).toBe(0);
   // `view` reads the turn's message as its text and a tag for each medium (where it is, when it is somewhere).
   const note = `“${turnText.length > 72 ? `${turnText.slice(0, 71)}…` : turnText}”`;
@@ -204,7 +195,7 @@ describe('media in the prompt: aiSdkMiddleware alone', () => {
       { type: 'text', text: QUESTION },
       { type: 'file', data: { type: 'data', data: LEFT_OUT_BYTES }, mediaType: 'image/png' },
     ]);
-    for (const file of filesIn(recorded.dir)) expectNoMedia(readFileSync(file, 'utf8'), path.relative(recorded.dir, file));
+    for (const file of outputFiles(recorded.dir)) expectNoMedia(readFileSync(file, 'utf8'), path.relative(recorded.dir, file));
     await sameOnNative(recorded);
   });
 });
@@ -337,7 +328,7 @@ describe('media in the prompt: the Claude Agent SDK', () => {
       for (const request of requests) expect((request.body.messages as Part[]).find((message) => message.role === 'user')!.content).toEqual(parts);
       const told = (requests[1]!.body.messages as Part[]).find((message) => message.role === 'tool')!;
       expect(told.content).toBe(`GPS: Paris${JSON.stringify({ type: 'image', source: { type: 'base64', media_type: 'image/png', data: LEFT_OUT_BASE64 } })}`);
-      for (const file of filesIn(recorded.dir)) expectNoMedia(readFileSync(file, 'utf8'), path.relative(recorded.dir, file));
+      for (const file of outputFiles(recorded.dir)) expectNoMedia(readFileSync(file, 'utf8'), path.relative(recorded.dir, file));
       expect(validateAtif(atif[0]!)).toEqual([]);
       const files = filesOf(recorded.dir);
       for (const file of [files.atif, files.atof]) {
@@ -362,7 +353,7 @@ async function checkAnswerMedia(recorded: Recorded, content: readonly Part[], vi
   expect(answers).toHaveLength(1);
   expect(answers[0]!.assistant_message).toEqual({ role: 'assistant', content });
   expect((answers[0]!.response as Part).assistant_message).toEqual({ role: 'assistant', content });
-  for (const file of filesIn(recorded.dir)) expectNoMedia(readFileSync(file, 'utf8'), path.relative(recorded.dir, file));
+  for (const file of outputFiles(recorded.dir)) expectNoMedia(readFileSync(file, 'utf8'), path.relative(recorded.dir, file));
   expect(atif).toHaveLength(1);
   expect(validateAtif(atif[0]!)).toEqual([]);
   const agentSteps = (atif[0]!.steps as Part[]).filter((step) => step.source === 'agent');
@@ -416,7 +407,7 @@ describe('media in the answer: the AI SDK', () => {
     expectNothingLost(counters);
     const answer = recorded.log.find((entry) => entry.hook === 'post_api_request')!.payload;
     expect(answer.assistant_message).toEqual({ role: 'assistant', content: [{ type: 'text', text: CAT }, { type: 'image', media_type: 'image/png', data: LEFT_OUT_BASE64 }] });
-    for (const file of filesIn(recorded.dir)) expectNoMedia(readFileSync(file, 'utf8'), path.relative(recorded.dir, file));
+    for (const file of outputFiles(recorded.dir)) expectNoMedia(readFileSync(file, 'utf8'), path.relative(recorded.dir, file));
     await sameOnNative(recorded);
   });
 });

@@ -9,7 +9,8 @@
 // how big it was, and hold neither its base64 nor its bytes as numbers. The
 // host's own objects keep their image.
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { outputFiles } from '../cli/support.ts';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -49,15 +50,6 @@ const KINDS: readonly ImageKind[] = [
 /** The user's message as the host sends it: its text and the image part. */
 function userMessage(image: unknown): Part {
   return { role: 'user', content: [{ type: 'text', text: QUESTION }, { type: 'image', media_type: 'image/png', image }] };
-}
-
-function filesIn(dir: string): string[] {
-  const out: string[] = [];
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const full = path.join(dir, entry.name);
-    out.push(...(entry.isDirectory() ? filesIn(full) : [full]));
-  }
-  return out;
 }
 
 /** Neither the image's base64 nor its bytes as JSON numbers (a Buffer's `data` array, a typed array's elements). */
@@ -130,7 +122,7 @@ describe('media in hooks a host emits: recorded as what it was, its bytes left o
         // The host's objects are read, never changed: its requests still hold the image as it gave it.
         for (const request of sent) expect((request.body.messages[0] as Part).content[1].image).toEqual(kind.image());
 
-        const files = filesIn(recorded.dir);
+        const files = outputFiles(recorded.dir);
         expect(files.length).toBeGreaterThanOrEqual(2);
         for (const file of files) {
           const text = readFileSync(file, 'utf8');
@@ -177,7 +169,7 @@ describe('media in hooks a host emits: recorded as what it was, its bytes left o
       hostRun(recorded.hooks, 'host-media-lines', kind);
       const { atof, counters } = await recorded.finish();
       expectNothingLost(counters);
-      for (const file of filesIn(recorded.dir)) expectNoImage(readFileSync(file, 'utf8'), `${kind.what}: ${file}`);
+      for (const file of outputFiles(recorded.dir)) expectNoImage(readFileSync(file, 'utf8'), `${kind.what}: ${file}`);
       const starts = atof.filter((event) => event.category === 'llm' && event.scope_category === 'start');
       expect(starts, kind.what).toHaveLength(3);
       for (const start of starts) expect(recordedUserParts(start)[1], kind.what).toEqual({ type: 'image', media_type: 'image/png', image: kind.recorded });
@@ -208,7 +200,7 @@ describe('media in hooks a host emits: recorded as what it was, its bytes left o
         expect(data).toContain(LEFT_OUT_BYTES);
         expectNoImage(data, 'what the redact hook saw');
       }
-      const lines = filesIn(dir).map((file) => readFileSync(file, 'utf8')).join('');
+      const lines = outputFiles(dir).map((file) => readFileSync(file, 'utf8')).join('');
       expect(lines).not.toContain('ada@example.com');
       expect(lines).toContain('Reply to <email>');
       expect(lines).toContain(LEFT_OUT_BYTES);
