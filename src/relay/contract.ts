@@ -275,7 +275,7 @@ export interface AtifExporterOptions {
   subagentAgents?: 'own' | 'parent';
   /**
    * A turn that failed or was interrupted (its `on_session_end` says so)
-   * says so in the trajectory: `extra.turn_end` on the turn's last step and
+   * says so in the trajectory: `extra.turn_ends` on the turn's last step and
    * a sentence in `notes`. Default false: native's `AtifExporter` writes no
    * turn's end.
    */

@@ -19,13 +19,13 @@ import { writeObservabilityToml } from '../support/plugins-toml.ts';
 
 const FAILURE = { name: 'AnswerFormatError', message: 'the answer is not the JSON the task asked for' };
 
-/** One turn as a host emits it: the user's message, one model call that answered, then the turn's end. */
-function turn(hooks: HookRegistry, sessionId: string, message: string, answer: string | undefined, end: Record<string, unknown>): void {
+/** One turn as a host emits it: the user's message, one model call (asking with `messages`) that answered, then the turn's end. */
+function turn(hooks: HookRegistry, sessionId: string, message: string, answer: string | undefined, end: Record<string, unknown>, messages: unknown[] = [{ role: 'user', content: message }]): void {
   const ids = new TurnIds({ sessionId });
   hooks.emit('pre_llm_call', { ...ids, user_message: message });
   if (answer !== undefined) {
     const api = ids.nextApiCall();
-    hooks.emit('pre_api_request', { ...ids, ...api, provider: 'openai', model: 'gpt-4o', request: { body: { model: 'gpt-4o', messages: [{ role: 'user', content: message }] } } });
+    hooks.emit('pre_api_request', { ...ids, ...api, provider: 'openai', model: 'gpt-4o', request: { body: { model: 'gpt-4o', messages } } });
     hooks.emit('post_api_request', { ...ids, ...api, response: { model: 'gpt-4o-2024-08-06', choices: [{ message: { role: 'assistant', content: answer } }] }, usage: { prompt_tokens: 12, completion_tokens: 7 } });
   }
   if (end.completed === true) hooks.emit('post_llm_call', { ...ids, assistant_response: answer });
@@ -77,13 +77,13 @@ describe('a host turn that did not complete after its model call answered, in th
     recorded.hooks.emit('on_session_finalize', { session_id: 's3' });
     const { doc } = await finishedRun(recorded);
     const steps = doc.steps as AtifDoc[];
-    expect(steps.map((step) => [step.step_id, step.source, step.extra?.turn_end?.status ?? null])).toEqual([
+    expect(steps.map((step) => [step.step_id, step.source, step.extra?.turn_ends?.map((end: AtifDoc) => end.status).join() ?? null])).toEqual([
       [1, 'user', null],
       [2, 'agent', null],
       [3, 'user', null],
       [4, 'agent', 'failed'],
     ]);
-    expect(steps[3]!.extra.turn_end).toMatchObject({ error_type: FAILURE.name, error_message: FAILURE.message });
+    expect(steps[3]!.extra.turn_ends).toMatchObject([{ error_type: FAILURE.name, error_message: FAILURE.message }]);
     const [second, third] = doc.notes.split('\n');
     expect(second).toBe(`The turn that ends at step 4 failed: ${FAILURE.name}: ${FAILURE.message}`);
     expect(third).toBe('A turn without a step (after step 4) failed: ConfigError: no model configured');
@@ -92,14 +92,43 @@ describe('a host turn that did not complete after its model call answered, in th
     await sameOnNative(recorded);
   });
 
-  it('a completed turn: nothing added (no notes, no turn_end)', async () => {
+  it('a turn paused twice, the second resumed run making no step of its own (its calls ran elsewhere), then finished: both pauses on the step they followed; view shows no pause, compare matches the ATOF file', async () => {
+    const recorded = recordedPlugin('host-turn-resumed');
+    recorded.hooks.emit('on_session_start', { session_id: 's4', model: 'gpt-4o' });
+    turn(recorded.hooks, 's4', 'Refund INV-7, please.', 'I will ask for approval.', endOf({ status: 'interrupted' }));
+    // Resumed runs carry no user message of their own (as the adapters send them): they go on with the turn.
+    turn(recorded.hooks, 's4', '', undefined, endOf({ status: 'interrupted' }));
+    const conversation = [
+      { role: 'user', content: 'Refund INV-7, please.' },
+      { role: 'assistant', content: 'I will ask for approval.' },
+    ];
+    turn(recorded.hooks, 's4', '', 'Refunded.', { completed: true }, conversation);
+    recorded.hooks.emit('on_session_finalize', { session_id: 's4' });
+    const { doc } = await finishedRun(recorded);
+    const steps = doc.steps as AtifDoc[];
+    expect(steps.map((step) => [step.step_id, step.source, step.extra?.turn_ends?.map((end: AtifDoc) => end.status).join() ?? null])).toEqual([
+      [1, 'user', null],
+      [2, 'agent', 'interrupted,interrupted'],
+      [3, 'agent', null],
+    ]);
+    expect(doc.notes).toBe('The turn that ends at step 2 was interrupted.\nThe turn that ends at step 2 was interrupted.');
+    expect((await viewLines(recorded, 'atif')).filter((line) => /─ turn /.test(line))).toEqual([expect.not.stringContaining('interrupted')]);
+    const files = filesOf(recorded.dir);
+    const report = await compared(files.atif, files.atof);
+    expect(differencesOf(report)).toEqual([]);
+    // What the trajectory does not hold: that the turn went on and completed.
+    expect(report.onlyRecorded).toEqual([{ fact: 'turn', run: 'b', values: ['“Refund INV-7, please.”: interrupted, resumed, interrupted, resumed, completed'] }]);
+    await sameOnNative(recorded);
+  });
+
+  it('a completed turn: nothing added (no notes, no turn_ends)', async () => {
     const recorded = recordedPlugin('host-turn-completed');
     recorded.hooks.emit('on_session_start', { session_id: 's2', model: 'gpt-4o' });
     turn(recorded.hooks, 's2', 'Hello', 'Hi.', { completed: true });
     recorded.hooks.emit('on_session_finalize', { session_id: 's2' });
     const { doc } = await finishedRun(recorded);
     expect(doc.notes).toBeUndefined();
-    expect(JSON.stringify(doc)).not.toContain('turn_end');
+    expect(JSON.stringify(doc)).not.toContain('turn_ends');
   });
 
   it('compare of two trajectories: the run whose turn failed says it, against one whose turn completed', async () => {
@@ -121,7 +150,7 @@ describe('a host turn that did not complete after its model call answered, in th
 });
 
 describe('the plugins.toml trajectory (native\'s) of a failed turn', () => {
-  it('is left as native writes it: no notes, no turn_end', async () => {
+  it('is left as native writes it: no notes, no turn_ends', async () => {
     const dir = tempDir('nrh-turn-ends-toml-');
     const toml = writeObservabilityToml(dir, { atofDir: path.join(dir, 'events'), atifDir: path.join(dir, 'trajectories') });
     const hooks = new HookRegistry({ logger: silentLogger });
@@ -137,6 +166,6 @@ describe('the plugins.toml trajectory (native\'s) of a failed turn', () => {
     // The failed end is among the events the file observed, as native keeps them; the trajectory proper says nothing of it.
     expect((doc.extra.observed_events as AtifDoc[]).some((event) => event.name === 'hermes.session.end' && event.data.failed === true)).toBe(true);
     expect(doc.notes).toBeUndefined();
-    expect((doc.steps as AtifDoc[]).some((step) => step.extra?.turn_end !== undefined)).toBe(false);
+    expect((doc.steps as AtifDoc[]).some((step) => step.extra?.turn_ends !== undefined)).toBe(false);
   });
 });

@@ -344,7 +344,7 @@ function recordsTurnEnds(turn: ViewNode): boolean {
   return isRecord(event) && event.name === 'hermes.turn.start';
 }
 
-/** The ends a trajectory recorded for a turn that did not complete (`extra.turn_end`), in order; undefined: none. */
+/** The ends a trajectory recorded for a turn that did not complete (`extra.turn_ends`), in order; undefined: none. */
 function trajectoryEndings(turn: ViewNode): string[] | undefined {
   const endings = sourceOf(turn).endings;
   return Array.isArray(endings) && endings.length > 0 ? (endings as string[]) : undefined;

@@ -119,7 +119,7 @@ function trajectoryNode(doc: unknown, kind: 'session' | 'subagent'): ViewNode {
 }
 
 /**
- * The turns the plugin's trajectory says did not complete (`extra.turn_end`
+ * The turns the plugin's trajectory says did not complete (`extra.turn_ends`
  * on a turn's last step). Each such end is kept in order on its turn's
  * `endings`, for `compare` (a turn resumed after a pause ends more than
  * once); the row (the turn's, or the trajectory's when no user step opened
@@ -132,14 +132,15 @@ class TurnEnds {
 
   /** A step under `row`: it ended the turn, or a turn that had ended went on. */
   step(row: ViewNode, step: Obj): void {
-    const end = isRecord(step.extra) && isRecord(step.extra.turn_end) ? step.extra.turn_end : undefined;
-    if (end === undefined || (end.status !== 'failed' && end.status !== 'interrupted')) {
+    const ends = arr(isRecord(step.extra) ? step.extra.turn_ends : undefined).filter((end): end is Obj => isRecord(end) && (end.status === 'failed' || end.status === 'interrupted'));
+    const end = ends.at(-1);
+    if (end === undefined) {
       this.#pending.delete(row);
       return;
     }
     this.#pending.set(row, end.status === 'interrupted' ? 'interrupted' : `failed: ${nonEmptyString(end.error_type) ?? 'error'}`);
     const endings = Array.isArray(row.source?.endings) ? (row.source.endings as string[]) : [];
-    row.source = { ...row.source, endings: [...endings, end.status] };
+    row.source = { ...row.source, endings: [...endings, ...ends.map((each) => each.status as string)] };
   }
 
   /** Writes each row's last end, once every step is read. */

@@ -5,9 +5,11 @@
  * ended failed) fails no step, so without this the trajectory read as a
  * finished turn while ATOF's `hermes.session.end` said it failed.
  *
- * Where it goes: the turn's last step gets `extra.turn_end` (`status`
- * `failed` or `interrupted`, the error's type and message as the program
- * caught them, the end's `timestamp`), and the trajectory's `notes` say it
+ * Where it goes: the turn's last step gets an entry in `extra.turn_ends`
+ * (`status` `failed` or `interrupted`, the error's type and message as the
+ * program caught them, the end's `timestamp`; a list, because a run resumed
+ * after a pause that made no step of this trajectory ends at the same step
+ * again), and the trajectory's `notes` say it
  * in a sentence, for readers that skip `extra` (Harbor's tools keep `notes`).
  * No step is added: native's step ids, counts and metrics stay as they are.
  * Completed turns add nothing. The plugins.toml (`plugin-host`) files are
@@ -32,11 +34,14 @@ export interface TurnEnd {
   instant: Instant;
   /** The end's time as the converter writes step timestamps. */
   timestamp: string;
-  /** When the turn started (its scope's last `hermes.turn.start` before the end), if recorded. */
+  /**
+   * When the turn started (its scope's last `hermes.turn.start` before the end that brought a user message, or said
+   * none), if recorded.
+   */
   startedAt: Instant | undefined;
 }
 
-/** The `turn_end` a step's `extra` carries. */
+/** One entry of the `turn_ends` a step's `extra` carries. */
 export interface AtifTurnEnd {
   status: 'failed' | 'interrupted';
   error_type?: string;
@@ -47,6 +52,7 @@ export interface AtifTurnEnd {
 const STAMP: { instant: Instant | undefined; text: string } = { instant: undefined, text: '' };
 
 const text = (value: Json | undefined): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
+const resumes = (message: Json | undefined): boolean => message === '' || (Array.isArray(message) && message.length === 0);
 
 /**
  * Reads the turn marks of `events[from..to)`, appending the turns that
@@ -61,11 +67,13 @@ export function readTurnEnds(events: readonly AtofEvent[], from: number, to: num
     const instant = STAMP.instant;
     if (instant === undefined) continue;
     const parent = typeof event.parent_uuid === 'string' ? event.parent_uuid : undefined;
+    const data = asObject(event.data as Json | undefined) ?? {};
     if (event.name === 'hermes.turn.start') {
-      starts.set(parent ?? '', instant);
+      // A run resumed after a pause starts with an empty user message (the adapters'): it goes on with the turn it
+      // resumed, whose steps are its steps, as `compare` reads it. A host that sends no message starts a turn.
+      if (!resumes(data.user_message) || !starts.has(parent ?? '')) starts.set(parent ?? '', instant);
       continue;
     }
-    const data = asObject(event.data as Json | undefined) ?? {};
     // As `view` of ATOF reads an end: interrupted wins over failed (a run stopped for an approval is no failure).
     const status = data.interrupted === true ? 'interrupted' : data.failed === true ? 'failed' : undefined;
     if (status === undefined) continue;
@@ -131,10 +139,11 @@ function startedAfter(step: AtifStep, end: TurnEnd): boolean {
   return end.startedAt !== undefined && at !== undefined && compareInstants(at, end.startedAt) < 0;
 }
 
-/** `extra` with `turn_end` among its keys in sorted order (native writes a step's `extra` keys sorted). */
+/** `extra` with `turnEnd` added to its `turn_ends`, that key in sorted order (native writes a step's `extra` keys sorted). */
 function withTurnEnd(extra: Json | undefined, turnEnd: AtifTurnEnd): Json {
-  const entries = Object.entries(asObject(extra) ?? {}).filter(([key]) => key !== 'turn_end');
-  entries.push(['turn_end', turnEnd as unknown as Json]);
+  const entries = Object.entries(asObject(extra) ?? {}).filter(([key]) => key !== 'turn_ends');
+  const earlier = asObject(extra)?.turn_ends;
+  entries.push(['turn_ends', [...(Array.isArray(earlier) ? earlier : []), turnEnd as unknown as Json]]);
   entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   return Object.fromEntries(entries) as JsonObject;
 }
