@@ -27,7 +27,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { Runner, getCurrentSpan } from '@openai/agents';
 import { addToolFrameFinder, runOutsideToolFrames, type ToolFrame } from '../core/context.ts';
 import { resultText } from '../mcp/meta.ts';
-import { firstChoiceFinish } from './items.ts';
+import { streamedFinish, streamedModel } from './items.ts';
 
 type Loose = Record<string, unknown>;
 type AnyFunction = (...args: any[]) => any;
@@ -418,18 +418,9 @@ function startAttempts(request: Loose, info: () => ModelInfo): AttemptObserver[]
   return attempts;
 }
 
-/** The model a stream's first or raw event names (a Chat Completions chunk, a Responses `response.created`). */
-function streamedModel(data: unknown): string | undefined {
-  if (typeof data !== 'object' || data === null) return undefined;
-  const record = data as Loose;
-  if (typeof record.model === 'string' && record.model !== '') return record.model;
-  const response = record.response as Loose | undefined;
-  return typeof response?.model === 'string' && response.model !== '' ? response.model : undefined;
-}
-
 async function* observedStream(stream: AsyncIterable<unknown>, attempts: readonly AttemptObserver[]): AsyncIterable<unknown> {
   let answered = false;
-  // A streamed Chat Completions response_done names no model and no finish reason: the chunks do.
+  // A streamed Chat Completions (or aisdk()) response_done names no model and no finish reason: the chunks (parts) do.
   let model: string | undefined;
   let finish: string | undefined;
   try {
@@ -439,7 +430,7 @@ async function* observedStream(stream: AsyncIterable<unknown>, attempts: readonl
         if (model === undefined && record.type === 'response_started') model = streamedModel(record.providerData);
         else if (record.type === 'model') {
           model ??= streamedModel(record.event);
-          finish = firstChoiceFinish(record.event) ?? finish;
+          finish = streamedFinish(record.event) ?? finish;
         }
         if (record.type === 'response_done' && !answered) {
           answered = true;
