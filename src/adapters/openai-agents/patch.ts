@@ -25,7 +25,8 @@
 
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { Runner, getCurrentSpan } from '@openai/agents';
-import { addToolFrameFinder, runOutsideToolFrames, type ToolFrame } from '../core/context.ts';
+import { addToolFrameFinder, runInApiCall, runOutsideToolFrames, type ToolFrame } from '../core/context.ts';
+import type { ApiCall } from '../core/run.ts';
 import { resultText } from '../mcp/meta.ts';
 import { streamedFinish, streamedModel } from './items.ts';
 
@@ -66,6 +67,8 @@ export interface ToolGuardrailVerdict {
 }
 
 export interface AttemptObserver {
+  /** The model call the attempt is of: the model's own code runs inside it (core/context.ts). */
+  readonly call: ApiCall;
   /** The attempt answered (for a stream: its `response_done` event's response). */
   response(response: Loose): void;
   error(error: unknown): void;
@@ -386,7 +389,7 @@ function wrapModel(model: object, requestedName: string | undefined): void {
     const attempts = startAttempts(request, info);
     if (attempts === undefined) return getResponse.call(model, request);
     return Promise.resolve()
-      .then(() => getResponse.call(model, request))
+      .then(() => runInApiCall(attempts[0]!.call, () => getResponse.call(model, request)))
       .then(
         (response: Loose) => {
           for (const attempt of attempts) quietly(() => attempt.response(response));
@@ -400,8 +403,9 @@ function wrapModel(model: object, requestedName: string | undefined): void {
   };
   const wrappedStream = function getStreamedResponse_(this: unknown, request: Loose): AsyncIterable<unknown> {
     const attempts = startAttempts(request, info);
-    const stream = getStreamedResponse.call(model, request) as AsyncIterable<unknown>;
-    return attempts === undefined ? stream : observedStream(stream, attempts);
+    if (attempts === undefined) return getStreamedResponse.call(model, request) as AsyncIterable<unknown>;
+    const stream = runInApiCall(attempts[0]!.call, () => getStreamedResponse.call(model, request)) as AsyncIterable<unknown>;
+    return observedStream(inApiCall(stream, attempts[0]!.call), attempts);
   };
   if (defineMethod(model, 'getResponse', wrappedGet) && defineMethod(model, 'getStreamedResponse', wrappedStream)) wrappedModels.add(model);
 }
@@ -416,6 +420,22 @@ function startAttempts(request: Loose, info: () => ModelInfo): AttemptObserver[]
     if (attempt !== undefined) (attempts ??= []).push(attempt);
   }
   return attempts;
+}
+
+/**
+ * A model's stream, each step of it taken inside `call`: a model that makes its request as the stream is read (an
+ * async generator, as `aisdk()`'s is) makes it inside the call, as a model answering at once does.
+ */
+function inApiCall<T>(stream: AsyncIterable<T>, call: ApiCall): AsyncIterable<T> {
+  return {
+    [Symbol.asyncIterator]() {
+      const iterator = stream[Symbol.asyncIterator]();
+      return {
+        next: (...args: [] | [unknown]) => runInApiCall(call, () => iterator.next(...args)),
+        return: (value?: unknown) => (iterator.return === undefined ? Promise.resolve({ done: true as const, value: value as T }) : runInApiCall(call, () => iterator.return!(value))),
+      };
+    },
+  };
 }
 
 async function* observedStream(stream: AsyncIterable<unknown>, attempts: readonly AttemptObserver[]): AsyncIterable<unknown> {
