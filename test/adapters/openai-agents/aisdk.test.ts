@@ -6,12 +6,13 @@
 // Completions and Anthropic Messages, as JSON and SSE, to a fake fetch
 // (test/adapters/ai-sdk/wire.ts). Each trajectory is checked against what went
 // over the wire and what the SDK itself reports: one model call per request
-// sent, the messages as sent, the model the provider answered with, tool calls
-// and results by id, why each answer stopped, and tokens equal to
-// `result.state.usage` (cache writes included). With the AI SDK adapter
-// installed too (`instrumentAiSdk`, `aiSdkMiddleware` on the model inside
-// `aisdk()`), as users of both frameworks do, each call is still recorded once.
-// The hooks replay to the same files on native; the times are checked by
+// sent (a retried one's attempts under one id), the messages as sent, the
+// model the provider answered with, tool calls and results by id, why each
+// answer stopped, and tokens equal to `result.state.usage` (cache writes
+// included). With the AI SDK adapter installed too (`instrumentAiSdk`,
+// `aiSdkMiddleware` on the model inside `aisdk()`), as users of both
+// frameworks do, each call is still recorded once. The hooks replay to the
+// same files on native; the times are checked by
 // test/adapters/timing-checks.ts; the docs' snippet runs as written.
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
@@ -27,7 +28,7 @@ import { AI_SDK_PROVIDERS, type ProviderModel, type ProviderPackages } from '../
 import { loopbackApi, repoRoot, runSnippet, SNIPPET_RUNTIMES, tsSnippets, userEnv, wallMs } from '../../support/doc-snippets.ts';
 import { FakeProvider, type Turn, type Wire } from '../ai-sdk/wire.ts';
 import { sameOnNative } from '../same-on-native.ts';
-import { expectNothingLost, recordedPlugin, viewLines, type AtifDoc, type Recorded } from '../support.ts';
+import { expectNothingLost, expectRetriedFirstCall, recordedPlugin, viewLines, type AtifDoc, type Recorded } from '../support.ts';
 import { HOLD_MS, TOOL_MS, timedTool } from '../timing-checks.ts';
 import { describeTimes } from '../timing-programs.ts';
 import { agentSteps, expectRunsClosed, hooks, instrumentEachTest, observation, onlyTrajectory, sdkTotals, stepsOf, toolCallIds, tokenTotals, trajectoriesOf, TRACING, useTracing, weatherTool } from './support.ts';
@@ -244,6 +245,33 @@ describe('OpenAI Agents SDK on AI SDK models (aisdk())', () => {
       expect(agentSteps(child!)[0]!.metrics).toMatchObject({ prompt_tokens: 70 + 16 + 4, completion_tokens: 6, cached_tokens: 16 + 4 });
       expect(tokenTotals(doc)).toEqual(sdkTotals(result.state.usage));
       expect(trajectoriesOf(doc)).toHaveLength(2);
+      await sameOnNative(recorded);
+    });
+  }
+
+  for (const stream of [false, true]) {
+    it(`Anthropic overloaded (529), retried by the SDK's modelSettings.retry (${stream ? 'streamed' : 'not streamed'}): one call, the failed attempt with its status, then the answer`, async () => {
+      useTracing('tracing off');
+      const provider = new FakeProvider();
+      provider.fail('anthropic', 529, 'Overloaded');
+      provider.reply('anthropic', { id: 'msg_retry', model: MODELS.anthropic.answered, text: 'Sunny.', usage: { input: 30, output: 2 } }, { stream });
+      const recorded = recordedPlugin('agents-aisdk-retry');
+      instrument(recorded.hooks);
+      const agent = new Agent({
+        name: 'Weather Agent',
+        instructions: 'Answer.',
+        model: aisdk(providerModel(AI_SDK_PROVIDERS[0]!, 'anthropic', provider)),
+        modelSettings: { retry: { maxRetries: 2, backoff: { initialDelayMs: 5, jitter: false }, policy: () => true } },
+      });
+      const result = await runAgent(agent, 'Weather in Tokyo?', stream);
+      expect(result.finalOutput).toBe('Sunny.');
+      expect(provider.requests).toHaveLength(2);
+      const attempts = expectRetriedFirstCall(recorded.log, true);
+      expect(attempts[1]!.payload).toMatchObject({ status_code: 529, reason: 'AI_APICallError' });
+      expect(attempts[3]!.payload.response_model).toBe(MODELS.anthropic.answered);
+      const { atif, counters } = await recorded.finish();
+      expectNothingLost(counters);
+      expect(tokenTotals(onlyTrajectory(atif))).toEqual(sdkTotals(result.state.usage));
       await sameOnNative(recorded);
     });
   }
