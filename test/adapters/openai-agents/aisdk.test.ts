@@ -142,6 +142,8 @@ describe('OpenAI Agents SDK on AI SDK models (aisdk())', () => {
             expect(second[3]).toEqual({ role: 'tool', tool_call_id: 'call_tokyo', content: WEATHER_TEXT });
             expect(wireToolResults(wire, provider.requests[1]!.body)).toEqual([['call_tokyo', WEATHER_TEXT]]);
             expect(requests[0]!.request.body.tools.map((offered: Record<string, any>) => offered.function.name)).toEqual(['get_weather']);
+            // Pinned, the limit the docs state: aisdk() keeps its model private, so no request names a model or a provider.
+            expect(requests.map((payload) => [payload.model, payload.provider])).toEqual([[undefined, undefined], [undefined, undefined]]);
 
             // Why each answer stopped, and the model the provider said answered it.
             const answers = hooks(recorded, 'post_api_request');
