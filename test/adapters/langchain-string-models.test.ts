@@ -146,6 +146,21 @@ describe('createAgent with a string model', () => {
     await sameOnNative(recorded);
   });
 
+  it("'openai:gpt-4.1' with responseFormat: LangChain asks the Responses API for JSON (text.format); the structured response is the turn's answer", async () => {
+    const { requests } = serve([openAiResponse({ id: 'resp_01', model: GPT, text: '{"city":"Paris","temperature_c":21}', usage: { prompt_tokens: 90, completion_tokens: 12 } })]);
+    const recorded = recordedPlugin('lc-string-structured');
+    const WeatherReport = z.object({ city: z.string(), temperature_c: z.number() }).meta({ title: 'WeatherReport' });
+    const agent = createAgent({ model: 'openai:gpt-4.1', tools: [getWeather], responseFormat: WeatherReport });
+    const result = await agent.invoke({ messages: [{ role: 'user', content: 'What is the weather in Paris?' }] }, { callbacks: [new NemoRelayCallbackHandler(recorded.hooks)] });
+    expect(requests[0]!.body.text.format.type).toBe('json_schema');
+    expect(result.structuredResponse).toEqual({ city: 'Paris', temperature_c: 21 });
+    const { doc } = await finishedRun(recorded);
+    expect(agentSteps(doc).map((step) => [step.model_name, step.message])).toEqual([[GPT, '{"city":"Paris","temperature_c":21}']]);
+    expect(recorded.log.find((e) => e.hook === 'post_llm_call')!.payload.assistant_response).toBe(JSON.stringify(result.structuredResponse));
+    expect(recordedCounts(doc)).toEqual(reported(result.messages));
+    await sameOnNative(recorded);
+  });
+
   for (const [label, model, mode] of [
     ['openai:gpt-4.1', 'openai:gpt-4.1', 'messages'],
     ['openai:gpt-4.1', 'openai:gpt-4.1', 'updates'],
