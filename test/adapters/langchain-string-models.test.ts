@@ -13,7 +13,7 @@ import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tool } from '@langchain/core/tools';
-import type { AIMessage, BaseMessage, ToolMessage } from '@langchain/core/messages';
+import type { AIMessage, BaseMessage, BaseMessageLike, ToolMessage } from '@langchain/core/messages';
 import { RunnableLambda } from '@langchain/core/runnables';
 import { MemorySaver } from '@langchain/langgraph';
 import { createAgent, initChatModel, llmToolSelectorMiddleware, modelFallbackMiddleware, summarizationMiddleware } from 'langchain';
@@ -223,10 +223,10 @@ describe('initChatModel', () => {
     const model = await initChatModel('claude-sonnet-4-5', { modelProvider: 'anthropic' });
     const modelWithTools = model.bindTools([getWeather]);
     const chat = RunnableLambda.from(async (question: string) => {
-      const messages: BaseMessage[] | Array<{ role: string; content: string }> = [{ role: 'user', content: question }];
+      const messages: BaseMessageLike[] = [{ role: 'user', content: question }];
       const ai = await modelWithTools.invoke(messages);
-      (messages as unknown[]).push(ai);
-      for (const toolCall of ai.tool_calls ?? []) (messages as unknown[]).push(await getWeather.invoke(toolCall));
+      messages.push(ai);
+      for (const toolCall of ai.tool_calls ?? []) messages.push(await getWeather.invoke(toolCall));
       return (await modelWithTools.invoke(messages)).content;
     }).withConfig({ runName: 'weather_chat' });
     const answer = await chat.invoke('What is the weather in Boston?', { callbacks: [new NemoRelayCallbackHandler(recorded.hooks)] });
@@ -250,11 +250,11 @@ describe('initChatModel', () => {
     const handler = new NemoRelayCallbackHandler(recorded.hooks, { sessionId: 'weather-chat' });
     const model = await initChatModel('claude-sonnet-4-5', { modelProvider: 'anthropic' });
     const modelWithTools = model.bindTools([getWeather]);
-    const messages: unknown[] = [{ role: 'user', content: 'What is the weather in Boston?' }];
-    const ai = await modelWithTools.invoke(messages as BaseMessage[], { callbacks: [handler] });
+    const messages: BaseMessageLike[] = [{ role: 'user', content: 'What is the weather in Boston?' }];
+    const ai = await modelWithTools.invoke(messages, { callbacks: [handler] });
     messages.push(ai);
     for (const toolCall of ai.tool_calls ?? []) messages.push(await getWeather.invoke(toolCall, { callbacks: [handler] }));
-    const final = await modelWithTools.invoke(messages as BaseMessage[], { callbacks: [handler] });
+    const final = await modelWithTools.invoke(messages, { callbacks: [handler] });
     handler.close();
     expect(requests).toHaveLength(2);
     const { doc } = await finishedRun(recorded);
