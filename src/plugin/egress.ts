@@ -94,7 +94,7 @@ export type RedactHook = (event: RedactableEvent) => RedactedFields | void;
 const REDACTED_NAME = '[REDACTED]';
 
 /** Runs the hook on one event's parts; never throws (a failure clears what the hook governs). */
-function runHook(hook: RedactHook, event: RedactableEvent, onFailure: (error: unknown) => void): RedactableEvent {
+export function runHook(hook: RedactHook, event: RedactableEvent, onFailure: (error: unknown) => void): RedactableEvent {
   try {
     const returned = hook(event);
     const out: RedactableEvent = { ...event };

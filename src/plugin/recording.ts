@@ -29,6 +29,7 @@ import { propagationContextToJson, propagationContextToTraceparent } from '../fo
 import type { LoosePayload } from './payload.ts';
 import { sessionIdOf, toolKeyOf, truthy } from './payload.ts';
 import { effectiveAtifTemplate } from './atif-file.ts';
+import { hookStep, type SessionIdStep, type TrajectoryNamer, trajectoryNamer } from './trajectory-name.ts';
 
 /** Kept from a shutdown's budget for the work after the backend's shutdown (retiring outputs, settling). */
 const SHUTDOWN_MARGIN_MS = 50;
@@ -71,6 +72,12 @@ export class LiveRecording {
 
   /** Removes the host's redaction hook from a backend that runs it inside. */
   private readonly removeRedaction: (() => void) | null;
+  /** The `redact` hook as a step of the trajectory-name rule, and whether the backend runs it after its own `pii_redaction`. */
+  private readonly hookNameStep: SessionIdStep | null;
+  private readonly hookAfterComponent: boolean;
+  /** Names sessions' trajectories and, with `pii_redaction`, their scopes; null without redaction (the id names them). */
+  private namer: TrajectoryNamer | null = null;
+  private scopeIdNamer: TrajectoryNamer | null = null;
 
   constructor(private readonly options: LiveOptions) {
     const { settings, counters, logger, work } = options;
@@ -87,6 +94,10 @@ export class LiveRecording {
     const inside = options.redact !== undefined && typeof raw.addEventTransform === 'function';
     this.removeRedaction = inside ? raw.addEventTransform!(hookTransform(options.redact!, onRedactFailure)) : null;
     this.backend = egressBackend(raw, inside || options.redact === undefined ? {} : { redact: options.redact, onRedactFailure });
+    this.hookAfterComponent = inside;
+    // A hook that fails on the session's start fails on the event itself too, which is counted and reported there.
+    this.hookNameStep = options.redact === undefined ? null : hookStep(options.redact, () => {});
+    this.namer = trajectoryNamer([this.hookNameStep]);
     this.trajectories = new TrajectoryWriter({
       backend: this.backend,
       settings,
@@ -101,14 +112,16 @@ export class LiveRecording {
       idleTtlMs: options.sessionIdleTtlMs,
       maxSessions: options.maxSessions,
       now: () => Date.now(),
-      scopeName: (sessionId, payload) => this.trajectories.scopeName(sessionId, payload),
+      // With pii_redaction, the session's scope is named with the id as the component leaves it: no output gets the id from the name.
+      scopeName: (sessionId, payload) => this.trajectories.scopeName(this.scopeIdNamer === null ? sessionId : this.scopeIdNamer(sessionId, ''), payload),
+      trajectoryName: (sessionId, scopeName) => (this.namer === null ? sessionId : this.namer(sessionId, scopeName)),
       opened: (state, payload) => this.trajectories.attach(state, payload),
       evict: (state, reason) => this.recorder.evicted(state, reason),
-      unreadableContext: (sessionId, reason) => {
+      unreadableContext: (sessionName, reason) => {
         // Bad input from another process, not a failure here: said once, and the session is recorded all the same.
         if (this.contextWarned) return;
         this.contextWarned = true;
-        safeLog(logger, 'warn', `NeMo Relay session ${sessionId}: its propagation_context cannot be read (${reason}); it is recorded as a session of its own, outside the caller's trace (reported once)`);
+        safeLog(logger, 'warn', `NeMo Relay session ${sessionName}: its propagation_context cannot be read (${reason}); it is recorded as a session of its own, outside the caller's trace (reported once)`);
       },
     });
     this.recorder = new Recorder({
@@ -170,8 +183,21 @@ export class LiveRecording {
     const document = outcome.kind === 'active' && outcome.document !== undefined ? outcome.document : this.options.settings.pluginsConfig;
     // The checks are loaded before any outcome of a document, except at an exit that came first: then unpriced (the document never applied).
     this.trajectories.setPricer(document === null ? undefined : documentChecksNow()?.stepPricer(document));
+    this.setRedactedNames(outcome.kind === 'active' ? document : null);
     if (outcome.kind !== 'active' && !withheld) this.registerAtof();
     this.announceDefaultOutputs();
+  }
+
+  /**
+   * The trajectory-name rule for the redaction now configured: the active
+   * document's `pii_redaction` and the host's hook, in the order the backend
+   * runs them (`trajectory-name.ts`).
+   */
+  private setRedactedNames(document: JsonObject | null): void {
+    const pii = document === null ? null : (documentChecksNow()?.sessionIdRedaction(document) ?? null);
+    this.scopeIdNamer = trajectoryNamer([pii]);
+    const hook = this.hookNameStep;
+    this.namer = trajectoryNamer(this.hookAfterComponent ? [pii, hook] : [hook, pii]);
   }
 
   /**

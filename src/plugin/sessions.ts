@@ -29,6 +29,12 @@ const MAX_IDLE_CHECK_INTERVAL_MS = 60_000;
 
 export interface SessionState {
   readonly sessionId: string;
+  /**
+   * What names the session's own trajectory (its ids, its file, the path
+   * handed out): the session id as the configured redaction leaves it
+   * (`trajectory-name.ts`), the id itself without redaction.
+   */
+  readonly trajectoryName: string;
   handle: ScopeHandle | null;
   atifExporter: AtifExporter | null;
   isEmbeddedSubagent: boolean;
@@ -76,12 +82,14 @@ export interface SessionTableOptions {
   now(): number;
   /** The name of a session's agent scope (`hermes-session-<id>` in the Hermes profile, `<agent>-session-<id>` otherwise). */
   scopeName(sessionId: string, payload: LoosePayload): string;
+  /** What names the session's trajectory, given its scope's name (`trajectory-name.ts`). */
+  trajectoryName(sessionId: string, scopeName: string): string;
   /** A session's scope is open: attach what records it (its ATIF exporter). */
   opened(state: SessionState, payload: LoosePayload): void;
   /** Closes a session the table evicted (it is already out of the table). */
   evict(state: SessionState, reason: EvictionReason): void;
-  /** A session-opening payload carried a propagation context that cannot be read: the session opens as a root one. */
-  unreadableContext(sessionId: string, reason: string): void;
+  /** A session-opening payload carried a propagation context that cannot be read: the session opens as a root one (named as its trajectory is). */
+  unreadableContext(sessionName: string, reason: string): void;
 }
 
 export class SessionTable {
@@ -126,8 +134,10 @@ export class SessionTable {
   }
 
   private open(sessionId: string, payload: LoosePayload, now: number, timestampUs: number | undefined): SessionState {
+    const name = this.options.scopeName(sessionId, payload);
     const state: SessionState = {
       sessionId,
+      trajectoryName: this.options.trajectoryName(sessionId, name),
       handle: null,
       atifExporter: null,
       isEmbeddedSubagent: false,
@@ -160,7 +170,7 @@ export class SessionTable {
       const caller = callerOf(payload);
       if (caller !== undefined) metadata = { ...metadata, ...callerMetadata(caller) };
       const received = receivedContext(payload);
-      if (received !== undefined && 'error' in received) this.options.unreadableContext(sessionId, received.error);
+      if (received !== undefined && 'error' in received) this.options.unreadableContext(state.trajectoryName, received.error);
       else if (received !== undefined) {
         propagation = received.context;
         state.continuesRemote = true;
@@ -169,7 +179,7 @@ export class SessionTable {
     // Registered before the push would see nothing of this session yet, and
     // a per-session builder needs the scope handle to know its subtree.
     state.handle = this.options.backend.pushScope({
-      name: this.options.scopeName(sessionId, payload),
+      name,
       category: 'agent',
       parent: parentHandle,
       input: { session_id: sessionId },

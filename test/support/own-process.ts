@@ -38,6 +38,7 @@ export const NATIVE_SHARED = [
   'test/adapters/hosted-kinds.test.ts',
   'test/adapters/media.test.ts',
   'test/plugin/host-media.test.ts',
+  'test/plugin/redacted-session-ids.test.ts',
   'test/adapters/hosted-mcp-approval.test.ts',
   'test/adapters/ai-sdk/subagent-timing.test.ts',
   'test/adapters/ai-sdk/timing.test.ts',
