@@ -155,7 +155,7 @@ export class LiveRecording {
     const handle = truthy(request.tool_call_id) || truthy(request.tool_name) ? state.toolSpans.get(toolKeyOf(request)) : state.handle;
     if (handle === undefined) return undefined;
     const context = typeof this.backend.propagationContext === 'function' ? this.backend.propagationContext(handle) : null;
-    const answer: TraceContext = {};
+    const answer: TraceContext = { session_id: state.trajectoryName };
     if (context !== null && context !== undefined) {
       answer.propagation = propagationContextToJson(context);
       if (context.rootUuid !== undefined) answer.traceparent = propagationContextToTraceparent(context);

@@ -53,6 +53,7 @@ export const NATIVE_SHARED = [
   'test/adapters/mcp/agents-is-error.test.ts',
   'test/adapters/mcp/random-cross-process.test.ts',
   'test/adapters/mcp/rerun-same-folder.test.ts',
+  'test/adapters/mcp/redacted-session-ids.test.ts',
   'test/adapters/mcp/timing.test.ts',
   'test/adapters/mcp/ai-sdk-http.test.ts',
   'test/adapters/openai-agents/custom-model.test.ts',
