@@ -13,13 +13,14 @@
 import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HookRegistry } from '../../src/hooks/index.ts';
 import { createNemoRelayPlugin, type NemoRelayPlugin } from '../../src/index.ts';
 import type { RedactableEvent } from '../../src/plugin/egress.ts';
 import type { NemoRelaySettingsOverrides } from '../../src/plugin/config/settings.ts';
 import { validateAtif } from '../../src/formats/atif/validate.ts';
 import { backends } from '../adapters/support.ts';
+import { startHttpReceiver, type Receiver } from '../support/otlp-receiver.ts';
 
 const ANA = 'ana@example.com';
 const BOB = 'bob@example.com';
@@ -110,14 +111,34 @@ function trajectories(dir: string): Map<string, Record<string, any>> {
 }
 
 describe('session ids as redaction leaves them, in the plugin\'s own trajectories', () => {
+  let collector: Receiver;
+  beforeAll(async () => {
+    collector = await startHttpReceiver();
+  });
+  afterAll(async () => {
+    await collector.close();
+  });
+  /** The OTLP settings of a run whose spans and logs the collector receives (cleared first). */
+  const otlp = (): NemoRelaySettingsOverrides => {
+    collector.requests.length = 0;
+    return { otlpEnabled: true, otlpType: 'full', otlpEndpoint: `${collector.url}/v1/traces` };
+  };
+  /** What the collector received names none of `secrets`. */
+  const expectNotSent = (secrets: readonly string[]) => {
+    const sent = JSON.stringify([collector.spans(), collector.logs()]);
+    expect(collector.spans().length).toBeGreaterThan(0);
+    for (const secret of secrets) expect(sent.includes(secret), `OTLP carries ${secret}`).toBe(false);
+  };
+
   for (const backend of backends()) {
     it(`the redaction page's hook, default outputs: no email anywhere, the trajectory named <email>, traceContext names the file written (${backend})`, async () => {
-      const run = start(backend, 'page', { redact: pageHook });
+      const run = start(backend, 'page', { redact: pageHook, settings: otlp() });
       const context = await session(run.hooks, ANA, 'Hi');
       finalize(run.hooks, ANA);
       await run.plugin.shutdown({ timeoutMs: 60_000 });
 
       expectNowhere(run, [ANA]);
+      expectNotSent([ANA]);
       const written = trajectories(run.dir);
       expect(written.size).toBe(1);
       const [[name, trajectory]] = [...written];
@@ -252,6 +273,41 @@ describe('session ids as redaction leaves them, in the plugin\'s own trajectorie
       // And the work's trajectory names its caller's file.
       expect(workTrajectory.extra.caller).toMatchObject({ trajectory_id: callerTrajectory.trajectory_id, trajectory_path: callerName, tool_call_id: 'remote-1' });
       expect(callerTrajectory.trajectory_id).not.toBe(workTrajectory.trajectory_id);
+    }, 60_000);
+
+    it(`a sub-agent with a file of its own (export mode all): both named as redaction leaves them, the parent's ref naming the child (${backend})`, async () => {
+      const run = start(backend, 'subagent', { redact: pageHook, settings: { atifSubagentExportMode: 'all' } });
+      const parent = { session_id: ANA };
+      const child = { session_id: BOB };
+      run.hooks.emit('on_session_start', { ...parent, model: 'gpt-4o' });
+      run.hooks.emit('pre_api_request', { ...parent, api_request_id: 'p1', provider: 'openai', request: { body: { messages: [{ role: 'user', content: 'Delegate it' }] } } });
+      run.hooks.emit('post_api_request', { ...parent, api_request_id: 'p1', response: { choices: [{ message: { role: 'assistant', content: null, tool_calls: [{ id: 'delegate-1', type: 'function', function: { name: 'delegate', arguments: '{}' } }] } }] } });
+      run.hooks.emit('pre_tool_call', { ...parent, tool_name: 'delegate', tool_call_id: 'delegate-1', args: {} });
+      run.hooks.emit('subagent_start', { ...parent, child_session_id: BOB, child_role: 'researcher', tool_call_id: 'delegate-1' });
+      run.hooks.emit('on_session_start', { ...child, model: 'gpt-4o' });
+      run.hooks.emit('pre_api_request', { ...child, api_request_id: 'k1', provider: 'openai', request: { body: { messages: [{ role: 'user', content: 'The delegated work' }] } } });
+      run.hooks.emit('post_api_request', { ...child, api_request_id: 'k1', response: { choices: [{ message: { role: 'assistant', content: 'found it' } }] } });
+      const childContext = await run.hooks.traceContext(child);
+      finalize(run.hooks, BOB);
+      run.hooks.emit('subagent_stop', { ...parent, child_session_id: BOB, child_role: 'researcher', child_status: 'completed', tool_call_id: 'delegate-1' });
+      run.hooks.emit('post_tool_call', { ...parent, tool_name: 'delegate', tool_call_id: 'delegate-1', result: 'found it' });
+      finalize(run.hooks, ANA);
+      await run.plugin.shutdown({ timeoutMs: 60_000 });
+
+      expectNowhere(run, [ANA, BOB]);
+      const written = trajectories(run.dir);
+      expect(written.size).toBe(2);
+      const [parentName, parentTrajectory] = [...written].find(([, trajectory]) => JSON.stringify(trajectory.steps).includes('Delegate it'))!;
+      const [childName, childTrajectory] = [...written].find(([, trajectory]) => !JSON.stringify(trajectory.steps).includes('Delegate it'))!;
+      expect(JSON.stringify(childTrajectory.steps)).toContain('The delegated work');
+      expect(parentName).not.toBe(childName);
+      expect(new Set([parentTrajectory.trajectory_id, childTrajectory.trajectory_id])).toEqual(new Set(['<email>', '<email>~2']));
+      expect(childContext.trajectory).toEqual({ session_id: '<email>', trajectory_id: childTrajectory.trajectory_id, trajectory_path: childName });
+      // The parent's tool result names the sub-agent it embeds, as the redaction wrote its session.
+      const refs = parentTrajectory.steps.flatMap((step: Record<string, any>) => step.observation?.results ?? []).flatMap((result: Record<string, any>) => result.subagent_trajectory_ref ?? []);
+      expect(refs).toHaveLength(1);
+      expect(refs[0].session_id).toBe('<email>');
+      expect(parentTrajectory.subagent_trajectories.map((embedded: Record<string, any>) => embedded.trajectory_id)).toEqual([refs[0].trajectory_id]);
     }, 60_000);
   }
 
