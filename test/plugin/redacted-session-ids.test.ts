@@ -309,6 +309,18 @@ describe('session ids as redaction leaves them, in the plugin\'s own trajectorie
       expect(refs[0].session_id).toBe('<email>');
       expect(parentTrajectory.subagent_trajectories.map((embedded: Record<string, any>) => embedded.trajectory_id)).toEqual([refs[0].trajectory_id]);
     }, 60_000);
+
+    it(`a session that recorded no step writes no trajectory, and status() says so naming it as redaction leaves it (${backend})`, async () => {
+      const run = start(backend, 'no-step', { redact: pageHook });
+      run.hooks.emit('on_session_start', { session_id: ANA, model: 'gpt-4o' });
+      finalize(run.hooks, ANA);
+      await run.plugin.shutdown({ timeoutMs: 60_000 });
+      expect(trajectories(run.dir).size).toBe(0);
+      const skipped = run.plugin.status().outputs.filter((output) => output.kind === 'atif');
+      expect(skipped).toHaveLength(1);
+      expect(JSON.stringify(skipped[0])).toContain('session <email> recorded no step');
+      expectNowhere(run, [ANA]);
+    }, 60_000);
   }
 
   it('without redaction nothing changes: the file, ids and path are the session id\'s', async () => {
