@@ -12,6 +12,7 @@ import type { Logger } from '../shared/logger.ts';
 import { safeLog } from '../shared/logger.ts';
 import { settleWithin } from '../shared/deadline.ts';
 import type { AtofExporter, JsonObject, OutputHealth, RelayBackend } from '../relay/contract.ts';
+import type { AtofEvent } from '../formats/atof/types.ts';
 import type { ResolvedBackend } from '../backends/select.ts';
 import type { PluginsTomlOutcome } from './activation.ts';
 import { closePluginsToml, documentChecksNow, ownsExporter } from './activation.ts';
@@ -29,7 +30,7 @@ import { propagationContextToJson, propagationContextToTraceparent } from '../fo
 import type { LoosePayload } from './payload.ts';
 import { sessionIdOf, toolKeyOf, truthy } from './payload.ts';
 import { effectiveAtifTemplate } from './atif-file.ts';
-import { hookStep, type SessionIdStep, type TrajectoryNamer, trajectoryNamer } from './trajectory-name.ts';
+import { hookAnswerStep, type SessionIdStep, type SessionStart, type TrajectoryNamer, trajectoryNamer } from './trajectory-name.ts';
 
 /** Kept from a shutdown's budget for the work after the backend's shutdown (retiring outputs, settling). */
 const SHUTDOWN_MARGIN_MS = 50;
@@ -90,13 +91,22 @@ export class LiveRecording {
       if (!reported) safeLog(logger, 'warn', `NeMo Relay redact hook failed; the event's name and payloads were recorded cleared instead (fail closed; further failures are counted in status().counters.redactionFailures): ${errorMessage(error)}`);
       reported = true;
     };
+    // The hook's answer on the start of the session scope just pushed, taken once by the rule that names its trajectory.
+    let answer: SessionStart | null = null;
+    const agentStarted = (start: SessionStart) => void (answer = start);
     // The hook runs inside a backend that can (after its own pii_redaction), else on each call's payloads.
     const inside = options.redact !== undefined && typeof raw.addEventTransform === 'function';
-    this.removeRedaction = inside ? raw.addEventTransform!(hookTransform(options.redact!, onRedactFailure)) : null;
-    this.backend = egressBackend(raw, inside || options.redact === undefined ? {} : { redact: options.redact, onRedactFailure });
+    this.removeRedaction = inside ? raw.addEventTransform!(keepingAgentStarts(hookTransform(options.redact!, onRedactFailure), agentStarted)) : null;
+    this.backend = egressBackend(raw, inside || options.redact === undefined ? {} : { redact: options.redact, onRedactFailure, agentStarted });
     this.hookAfterComponent = inside;
-    // A hook that fails on the session's start fails on the event itself too, which is counted and reported there.
-    this.hookNameStep = options.redact === undefined ? null : hookStep(options.redact, () => {});
+    this.hookNameStep =
+      options.redact === undefined
+        ? null
+        : hookAnswerStep(() => {
+            const taken = answer;
+            answer = null;
+            return taken;
+          });
     this.namer = trajectoryNamer([this.hookNameStep]);
     this.trajectories = new TrajectoryWriter({
       backend: this.backend,
@@ -191,13 +201,14 @@ export class LiveRecording {
   /**
    * The trajectory-name rule for the redaction now configured: the active
    * document's `pii_redaction` and the host's hook, in the order the backend
-   * runs them (`trajectory-name.ts`).
+   * runs them (`trajectory-name.ts`). Inside the memory relay the hook's
+   * answer has the component's work in it already.
    */
   private setRedactedNames(document: JsonObject | null): void {
     const pii = document === null ? null : (documentChecksNow()?.sessionIdRedaction(document) ?? null);
     this.scopeIdNamer = trajectoryNamer([pii]);
     const hook = this.hookNameStep;
-    this.namer = trajectoryNamer(this.hookAfterComponent ? [pii, hook] : [hook, pii]);
+    this.namer = trajectoryNamer(hook === null ? [pii] : this.hookAfterComponent ? [hook] : [hook, pii]);
   }
 
   /**
@@ -347,4 +358,13 @@ function absolute(folder: string): string {
 
 function isOutputHealth(value: unknown): value is OutputHealth {
   return typeof value === 'object' && value !== null && typeof (value as { path?: unknown }).path === 'string';
+}
+
+/** `transform`, telling `started` what it made of each agent scope's start (the session's, which names its trajectory). */
+function keepingAgentStarts(transform: (event: AtofEvent) => AtofEvent, started: (start: SessionStart) => void): (event: AtofEvent) => AtofEvent {
+  return (event) => {
+    const out = transform(event);
+    if (out.kind === 'scope' && out.category === 'agent' && out.scope_category === 'start') started(out);
+    return out;
+  };
 }

@@ -32,9 +32,10 @@ export interface SessionState {
   /**
    * What names the session's own trajectory (its ids, its file, the path
    * handed out): the session id as the configured redaction leaves it
-   * (`trajectory-name.ts`), the id itself without redaction.
+   * (`trajectory-name.ts`), the id itself without redaction. Settled once
+   * its scope is pushed.
    */
-  readonly trajectoryName: string;
+  trajectoryName: string;
   handle: ScopeHandle | null;
   atifExporter: AtifExporter | null;
   isEmbeddedSubagent: boolean;
@@ -82,7 +83,7 @@ export interface SessionTableOptions {
   now(): number;
   /** The name of a session's agent scope (`hermes-session-<id>` in the Hermes profile, `<agent>-session-<id>` otherwise). */
   scopeName(sessionId: string, payload: LoosePayload): string;
-  /** What names the session's trajectory, given its scope's name (`trajectory-name.ts`). */
+  /** What names the session's trajectory, given its scope's name, asked right after its scope is pushed (`trajectory-name.ts`). */
   trajectoryName(sessionId: string, scopeName: string): string;
   /** A session's scope is open: attach what records it (its ATIF exporter). */
   opened(state: SessionState, payload: LoosePayload): void;
@@ -137,7 +138,7 @@ export class SessionTable {
     const name = this.options.scopeName(sessionId, payload);
     const state: SessionState = {
       sessionId,
-      trajectoryName: this.options.trajectoryName(sessionId, name),
+      trajectoryName: sessionId,
       handle: null,
       atifExporter: null,
       isEmbeddedSubagent: false,
@@ -153,6 +154,7 @@ export class SessionTable {
     let metadata = metadataOf(payload);
     let parentHandle: ScopeHandle | null = null;
     let propagation: PropagationContext | undefined;
+    let unreadable: string | undefined;
     if (parent && this.live.has(parent.parentSessionId)) {
       parentHandle = parent.parentHandle;
       metadata = { ...metadata, ...parent.metadata };
@@ -170,7 +172,7 @@ export class SessionTable {
       const caller = callerOf(payload);
       if (caller !== undefined) metadata = { ...metadata, ...callerMetadata(caller) };
       const received = receivedContext(payload);
-      if (received !== undefined && 'error' in received) this.options.unreadableContext(state.trajectoryName, received.error);
+      if (received !== undefined && 'error' in received) unreadable = received.error;
       else if (received !== undefined) {
         propagation = received.context;
         state.continuesRemote = true;
@@ -187,6 +189,9 @@ export class SessionTable {
       ...(propagation !== undefined ? { propagation } : {}),
       ...(timestampUs !== undefined ? { timestampUs } : {}),
     });
+    // Named from the start just recorded (a redact hook's answer on it is taken now).
+    state.trajectoryName = this.options.trajectoryName(sessionId, name);
+    if (unreadable !== undefined) this.options.unreadableContext(state.trajectoryName, unreadable);
     this.live.set(sessionId, state);
     this.newestSessionId = sessionId;
     this.startIdleTimer();

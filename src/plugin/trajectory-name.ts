@@ -5,17 +5,17 @@
  * leaves it. One rule, used by every place that names a session's
  * trajectory.
  *
- * The host's session id is not part of any event, so neither
- * `pii_redaction` nor a `redact` hook would reach those names by itself;
- * the session scope's start event carries it as its input
- * (`{ session_id }`), which both do reach. The name is therefore the
- * `session_id` of that start as the configured redaction writes it:
+ * Those names are part of no event, so neither `pii_redaction` nor a
+ * `redact` hook would reach them by themselves; the session scope's start
+ * event carries the id as its input (`{ session_id }`), which both do
+ * reach. The name is therefore the `session_id` of that start as the
+ * configured redaction writes it:
  *
  * - `pii_redaction`'s policies on the session scope's start (its `input`
  *   surface), the rules every output gets;
- * - the `redact` hook on the same start (its view's `data.session_id`), in
- *   the order the backend runs them (the memory relay: the component first;
- *   elsewhere the hook first, native's component after it).
+ * - the `redact` hook's answer on that very start (its `data.session_id`),
+ *   in the order the backend runs them (the memory relay: the component
+ *   first; elsewhere the hook first, native's component after it).
  *
  * A redaction that leaves no `session_id` string there (it removed the
  * field, a policy cleared the payload, the hook threw) leaves the name
@@ -29,9 +29,7 @@
  * @module
  */
 
-import type { RedactHook } from './egress.ts';
-import { runHook } from './egress.ts';
-import { isJsonObject, toJson } from '../shared/json.ts';
+import { isJsonObject } from '../shared/json.ts';
 
 /** The name of a session whose id a redaction governs and left no text for. */
 export const REDACTED_SESSION_NAME = '[REDACTED]';
@@ -67,12 +65,15 @@ export function trajectoryNamer(steps: readonly (SessionIdStep | null)[]): Traje
   };
 }
 
-/** The `redact` hook as a step: its view of the session scope's start, as it sees that start in the event stream. */
-export function hookStep(hook: RedactHook, onFailure: (error: unknown) => void): SessionIdStep {
-  return (start) => {
-    const out = runHook(hook, { kind: 'scope', phase: 'start', category: 'agent', name: start.name, data: toJson(start.data), metadata: toJson(start.metadata) }, onFailure);
-    return { name: out.name, data: out.data, metadata: out.metadata };
-  };
+/**
+ * The `redact` hook as a step: its own answer on the session scope's start,
+ * as the backend recorded that start (`take` hands it over once; the memory
+ * relay's answer has its `pii_redaction` in it already). The hook is not
+ * asked again, so the name is what the event says. No answer (the start was
+ * not recorded) leaves nothing: fail closed.
+ */
+export function hookAnswerStep(take: () => SessionStart | null): SessionIdStep {
+  return (start) => take() ?? { ...start, data: null };
 }
 
 /**

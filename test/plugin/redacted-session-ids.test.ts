@@ -321,6 +321,36 @@ describe('session ids as redaction leaves them, in the plugin\'s own trajectorie
       expect(JSON.stringify(skipped[0])).toContain('session <email> recorded no step');
       expectNowhere(run, [ANA]);
     }, 60_000);
+
+    it(`the hook is asked once per event: a random pseudonym names the trajectory as the ATOF file has it (${backend})`, async () => {
+      const pseudonyms = new Map<string, string>();
+      let sessionStarts = 0;
+      const run = start(backend, 'pseudonym', {
+        // A hook that keys on the session scope's role and draws a fresh pseudonym for each start it sees.
+        redact: (event) => {
+          const metadata = event.metadata as Record<string, unknown> | null;
+          if (event.category !== 'agent' || event.phase !== 'start' || metadata?.nemo_relay_scope_role !== 'session') return pageHook(event);
+          sessionStarts += 1;
+          const data = event.data as { session_id: string };
+          const pseudonym = `user-${Math.random().toString(36).slice(2, 10)}`;
+          pseudonyms.set(data.session_id, pseudonym);
+          pageHook(event);
+          (event.data as Record<string, unknown>).session_id = pseudonym;
+        },
+      });
+      await session(run.hooks, ANA, 'Hi');
+      finalize(run.hooks, ANA);
+      await run.plugin.shutdown({ timeoutMs: 60_000 });
+
+      expect(sessionStarts).toBe(1);
+      expectNowhere(run, [ANA]);
+      const events = readFileSync(path.join(run.dir, filesUnder(run.dir).find((name) => name.endsWith('.jsonl'))!), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Record<string, any>);
+      const root = events.find((event) => event.category === 'agent' && event.scope_category === 'start')!;
+      expect(root.data.session_id).toBe(pseudonyms.get(ANA));
+      const [[name, trajectory]] = [...trajectories(run.dir)];
+      expect(name).toContain(`-atif-${pseudonyms.get(ANA)}.json`);
+      expect(trajectory!.session_id).toBe(pseudonyms.get(ANA));
+    }, 60_000);
   }
 
   it('without redaction nothing changes: the file, ids and path are the session id\'s', async () => {
