@@ -112,6 +112,7 @@ export class AtifRouter {
     const fallbackModelName = textOf(() => options.fallbackModelName ?? '');
     if (fallbackModelName !== '') builderOptions.fallbackModelName = fallbackModelName;
     if (textOf(() => options.subagentAgents ?? '') === 'own') builderOptions.subagentAgents = 'own';
+    if (textOf(() => options.turnEnds) === 'true') builderOptions.turnEnds = true;
     const price = pricerOf(options);
     if (price !== undefined) builderOptions.priceLlmCall = price;
     const start = root === null ? undefined : startEvent(root);

@@ -178,6 +178,8 @@ const READERS: Record<UsageShape, (usage: Loose) => RawCounts> = {
     output: count(u, 'outputTokens') ?? count(u, 'output_tokens'),
     total: count(u, 'totalTokens') ?? count(u, 'total_tokens'),
     cacheRead: detail(field(u, 'inputTokensDetails') ?? field(u, 'input_tokens_details'), 'cached_tokens') ?? count(u, 'cached_input_tokens'),
+    // Set by an `aisdk()` model whose provider reports cache writes apart (Anthropic); its input count holds them.
+    cacheWrite: detail(field(u, 'inputTokensDetails') ?? field(u, 'input_tokens_details'), 'cache_write_tokens'),
     reasoning: detail(field(u, 'outputTokensDetails') ?? field(u, 'output_tokens_details'), 'reasoning_tokens'),
   }),
 };

@@ -121,6 +121,7 @@ export class TrajectoryWriter {
       agentVersion: this.named('atifAgentVersion', payload.agent_version),
       ...this.modelOf(payload.model),
       subagentAgents: 'own',
+      turnEnds: true,
       ...(this.price !== undefined ? { priceLlmCall: this.price } : {}),
     });
   }

@@ -276,6 +276,13 @@ export interface AtifExporterOptions {
    */
   subagentAgents?: 'own' | 'parent';
   /**
+   * A turn that failed or was interrupted (its `on_session_end` says so)
+   * says so in the trajectory: `extra.turn_ends` on the turn's last step and
+   * a sentence in `notes`. Default false: native's `AtifExporter` writes no
+   * turn's end.
+   */
+  turnEnds?: boolean;
+  /**
    * Prices each agent step whose response reports no cost (`metrics.cost_usd`,
    * summed in `final_metrics.total_cost_usd`): the plugins.toml `pricing`
    * component's catalogs, on both backends.

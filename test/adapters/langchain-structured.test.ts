@@ -11,7 +11,7 @@ import { createAgent, providerStrategy, toolStrategy } from 'langchain';
 import * as z from 'zod';
 import { NemoRelayCallbackHandler } from '../../src/adapters/langchain/index.ts';
 import { anthropicMessage, chatCompletion, scriptedFetch } from '../support/provider-wire.ts';
-import { finishedRun, recordedPlugin, viewLines, type AtifDoc, type Recorded } from './support.ts';
+import { expectTurnEndInAtif, finishedRun, recordedPlugin, viewLines, type AtifDoc, type Recorded } from './support.ts';
 import { sameOnNative } from './same-on-native.ts';
 
 const GPT = 'gpt-4.1-2025-04-14';
@@ -85,6 +85,7 @@ describe('createAgent responseFormat: a structured answer that fails the schema'
     expect(outcomes(doc)).toEqual([['toolu_bad', error.message, 'error', 'StructuredOutputParsingError']]);
     expect(tokens(steps)).toEqual([[300, 20]]);
     expect(await viewed(recorded, /turn |tool WeatherReport/)).toEqual([expect.stringContaining('failed: StructuredOutputParsingError'), expect.stringMatching(/✗ tool WeatherReport .*ERROR StructuredOutputParsingError/)]);
+    await expectTurnEndInAtif(recorded, doc, { status: 'failed', error: { name: 'StructuredOutputParsingError', message: error.message } });
     await sameOnNative(recorded);
   });
 
@@ -97,9 +98,10 @@ describe('createAgent responseFormat: a structured answer that fails the schema'
     expect(requests[0]!.body.response_format.type).toBe('json_schema');
     expect(error.message).toMatch(/^Failed to parse structured output for tool 'WeatherReport'/);
     expectTurnFailed(recorded, error, 'StructuredOutputParsingError');
-    const { agent: steps } = await finishedRun(recorded);
+    const { doc, agent: steps } = await finishedRun(recorded);
     expect(steps.map((step) => [step.message, step.metrics.prompt_tokens, step.metrics.completion_tokens])).toEqual([[text, 120, 14]]);
     expect(await viewed(recorded, /turn /)).toEqual([expect.stringContaining('failed: StructuredOutputParsingError')]);
+    await expectTurnEndInAtif(recorded, doc, { status: 'failed', error: { name: 'StructuredOutputParsingError', message: error.message } });
     await sameOnNative(recorded);
   });
 });
@@ -114,9 +116,10 @@ describe('model.withStructuredOutput(schema) invoked on its own, with an answer 
       expect(error.name).toBe('$ZodError');
       expectTurnFailed(recorded, error, '$ZodError');
       expect(hooksOf(recorded, 'api_request_error')).toMatchObject([{ error: { type: '$ZodError', message: error.message } }]);
-      const { agent: steps } = await finishedRun(recorded);
+      const { doc, agent: steps } = await finishedRun(recorded);
       expect(steps.map((step) => step.extra.invocation.status)).toEqual(['failed']);
       expect(await viewed(recorded, /└─ (turn|✗ LLM) /)).toEqual([expect.stringContaining('failed: $ZodError'), expect.stringMatching(/✗ LLM .*ERROR \$ZodError/)]);
+      await expectTurnEndInAtif(recorded, doc, { status: 'failed', error: { name: '$ZodError', message: error.message } });
       await sameOnNative(recorded);
     });
   }
@@ -127,9 +130,10 @@ describe('model.withStructuredOutput(schema) invoked on its own, with an answer 
     const error = await caught(anthropic(fetch).withStructuredOutput(WeatherReport, { name: 'WeatherReport' }).invoke('Weather in Paris?', { callbacks: [new NemoRelayCallbackHandler(recorded.hooks)] }));
     expect(error.message).toMatch(/^Failed to parse\. Text: /);
     expectTurnFailed(recorded, error, 'OutputParserException');
-    const { agent: steps } = await finishedRun(recorded);
+    const { doc, agent: steps } = await finishedRun(recorded);
     expect(steps.map((step) => [(step.tool_calls ?? []).map((call: Step) => [call.tool_call_id, call.arguments]), step.metrics.prompt_tokens, step.metrics.completion_tokens])).toEqual([[[['toolu_bad', { city: 'Paris', temperature_c: 'warm' }]], 48, 36]]);
     expect(await viewed(recorded, /turn /)).toEqual([expect.stringContaining('failed: OutputParserException')]);
+    await expectTurnEndInAtif(recorded, doc, { status: 'failed', error: { name: 'OutputParserException', message: error.message } });
     await sameOnNative(recorded);
   });
 

@@ -132,6 +132,30 @@ export function onlyTrajectory(atif: AtifDoc[]): AtifDoc {
   return doc;
 }
 
+/** How a turn that did not complete ended, as the program saw it: the error it caught, or an interruption. */
+export type TurnEnding = { status: 'failed'; error: { name: string; message: string } } | { status: 'interrupted' };
+
+/**
+ * A trajectory's turn that did not complete, as the plugin's own file says it (docs/operators/outputs.md): the
+ * trajectory's last step carries `extra.turn_ends` with the error the program caught (no step added, the counts
+ * native's converter writes), `notes` says it in a sentence for readers that skip `extra`, the file is valid, and
+ * `view` of the ATIF shows the turn's row as `view` of ATOF does.
+ */
+export async function expectTurnEndInAtif(recorded: Recorded, doc: AtifDoc, ending: TurnEnding): Promise<void> {
+  expect(validateAtif(doc)).toEqual([]);
+  const steps = doc.steps as AtifDoc[];
+  expect(doc.final_metrics.total_steps).toBe(steps.length);
+  const last = steps.at(-1)!;
+  const error = ending.status === 'failed' ? { error_type: ending.error.name, error_message: ending.error.message } : {};
+  expect(steps.filter((step) => step.extra?.turn_ends !== undefined)).toEqual([last]);
+  expect(last.extra.turn_ends).toEqual([{ status: ending.status, ...error, timestamp: expect.any(String) }]);
+  expect(Date.parse(last.extra.turn_ends[0].timestamp)).toBeGreaterThanOrEqual(Date.parse(last.timestamp));
+  const said = ending.status === 'failed' ? `failed: ${ending.error.name}: ${ending.error.message}` : 'was interrupted.';
+  expect(doc.notes).toBe(`The turn that ends at step ${last.step_id} ${said}`);
+  const turns = (await viewLines(recorded, 'atif')).filter((line) => /─ turn \d/.test(line));
+  expect(turns.at(-1)).toContain(ending.status === 'failed' ? `failed: ${ending.error.name}` : 'interrupted');
+}
+
 /** A finished run that lost nothing and wrote one valid trajectory: it, its agent steps, and the ATOF events. */
 export async function finishedRun(recorded: Recorded): Promise<{ doc: AtifDoc; agent: AtifDoc[]; atof: AtofEvent[] }> {
   const { atif, atof, counters } = await recorded.finish();

@@ -4,6 +4,7 @@
 // compare equivalent, and what only one file records is said as such.
 // Both cases were found by the random-wire runs' compare check
 // (test/adapters/random-wire-compare.ts, run by the slow suite).
+import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ToolLoopAgent, stepCountIs, tool as aiTool } from 'ai';
 import { createOpenAI } from '@ai-sdk/openai';
@@ -53,11 +54,10 @@ describe('compare: one run, its ATIF file against its ATOF file', () => {
     const report = await compared(files.atif, files.atof);
     expect(differencesOf(report)).toEqual([]);
     expect(report.code).toBe(0);
-    // The sub-agent's turn failed too: a trajectory records no turn's end either.
-    expect(report.onlyRecorded).toEqual([
-      { fact: 'error', run: 'b', values: [expect.stringMatching(/^research: AI_APICallError: The model gpt-4\.1 does not exist/)] },
-      { fact: 'turn', run: 'b', values: ['“Lisbon trams”: failed'] },
-    ]);
+    // The sub-agent's turn failed too: the trajectory says so (`extra.turn_ends`), as the ATOF file does, so it was compared.
+    expect(report.onlyRecorded).toEqual([{ fact: 'error', run: 'b', values: [expect.stringMatching(/^research: AI_APICallError: The model gpt-4\.1 does not exist/)] }]);
+    const subagent = (JSON.parse(readFileSync(files.atif, 'utf8')) as { subagent_trajectories: Array<{ steps: Array<{ extra?: { turn_ends?: unknown } }> }> }).subagent_trajectories[0]!;
+    expect(subagent.steps.at(-1)!.extra?.turn_ends).toMatchObject([{ status: 'failed', error_type: 'AI_APICallError' }]);
     const text = (await cliInProcess(['compare', files.atof, files.atif])).stdout.split('\n');
     expect(text.filter((line) => line.startsWith('only a'))[0]).toMatch(/^only a's file records that calls which ran a sub-agent failed \(not compared\): research: AI_APICallError: /);
     expect(text.at(-2)).toMatch(/^runs are equivalent: /);

@@ -138,8 +138,10 @@ describe('view: calls that never ran because the run stopped at a pending approv
       { call: 'tool issue_refund: {"invoice":"INV-7"} · not run', marks: [] },
       { call: 'tool issue_refund: {"invoice":"INV-8"} · not run', marks: [] },
     ]);
-    // The turn's end says it was interrupted (ATOF only: the trajectory records no turn status).
-    expect(all(atof).find((candidate) => candidate.kind === 'turn')!.note).toBe('“Refund INV-7 and INV-8, please.” · interrupted');
+    // The turn's end says it was interrupted: the ATOF file's end, and the plugin's trajectory's `extra.turn_ends` (the
+    // plugin-host file is native's, which records no turn status).
+    for (const [kind, session] of Object.entries({ atof, atif })) expect(all(session).find((candidate) => candidate.kind === 'turn')!.note, kind).toBe('“Refund INV-7 and INV-8, please.” · interrupted');
+    expect(all(host).find((candidate) => candidate.kind === 'turn')!.note).toBe('“Refund INV-7 and INV-8, please.”');
 
     const text = (await cliInProcess(['view', files.atof])).stdout;
     expect(text).toMatch(/→ issue_refund, issue_refund\n {16}├─ tool issue_refund {2}\{"invoice":"INV-7"\} · not run: waiting for approval\n/);
@@ -162,7 +164,7 @@ describe('view: calls that never ran because the run stopped at a pending approv
     for (const [kind, session] of Object.entries({ atof, atif })) expect(session.totals, kind).toMatchObject({ llmCalls: 1, toolCalls: 1, errors: 0 });
     expect(calls(atof)).toEqual([{ call: 'tool remove: {"path":"/tmp/report.txt"} · not run: waiting for approval', marks: ['approval requested'] }]);
     expect(calls(atif)).toEqual([{ call: 'tool remove: {"path":"/tmp/report.txt"} · not run', marks: [] }]);
-    expect(all(atof).find((candidate) => candidate.kind === 'turn')!.note).toMatch(/ · interrupted$/);
+    for (const [kind, session] of Object.entries({ atof, atif })) expect(all(session).find((candidate) => candidate.kind === 'turn')!.note, kind).toMatch(/ · interrupted$/);
   }, 30_000);
 });
 

@@ -23,6 +23,7 @@
 //
 // Slow (the query spawns the CLI), so it runs in `npm run test:slow`.
 import * as sdk from '@anthropic-ai/claude-agent-sdk';
+import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { wrapClaudeAgentSdk } from '../../src/adapters/claude-agent-sdk/index.ts';
 import { validateAtif } from '../../src/formats/atif/validate.ts';
@@ -163,63 +164,72 @@ describe('Claude Agent SDK: a long session the CLI compacts by itself', () => {
       expect(held).toEqual(reported);
     }, 300_000);
 
-    it(`without a window the CLI compacts when the API refuses a request as too long, and sends it again: the compaction is its call, the request after it carries the compacted conversation (${backend} backend)`, async () => {
-      let refused = false;
-      const { mock, env, home } = await offlineApi((request) => {
-        const reply = (blocks: MockBlock[]): MockReply => ({ blocks, usage: { input: tokensOf(request.body), output: tokensOf(blocks) }, model: ANSWERED });
-        if (isSummary(request)) return reply([{ type: 'text', text: summaryOf(1) }]);
-        const last = JSON.stringify(request.body.messages.at(-1));
-        if (last.includes('toolu_echo_two') && !refused) {
-          refused = true;
-          return { status: 400, errorType: 'invalid_request_error', message: 'prompt is too long: 210000 tokens > 200000 maximum' };
-        }
-        if (request.toolResults.length > 0) return reply([{ type: 'text', text: `echoed ${request.toolResults.map((result) => result.tool_use_id).join(', ')}` }]);
-        const name = ['one', 'two'].find((word) => last.includes(`echo ${word}`));
-        return reply(name === undefined ? [{ type: 'text', text: 'nothing to echo' }] : [{ type: 'tool_use', id: `toolu_echo_${name}`, name: 'Bash', input: { command: `echo ${name}`, description: `echo ${name}` } }]);
-      });
-      const recorded = recordedPlugin(`claude-autocompact-refused-${backend}`, backend);
-      const { query } = wrapClaudeAgentSdk(sdk, recorded.hooks);
-      const prompts = ['echo one', 'echo two'];
-      // Each message once the previous turn's result was read: one turn each.
-      const messages = await turnByTurn(query, prompts, { model: ASKED, cwd: home, env, settingSources: [], allowedTools: ['Bash'] });
-      const { atif, counters } = await recorded.finish();
-      expectNothingLost(counters);
+    // The prompt the CLI keeps after the compaction is named by its id: the one the program gave the message (the
+    // SDK's `uuid`, which the CLI keeps), else the CLI's own, which only its transcript holds (docs' Limits).
+    for (const ids of [true, false]) {
+      it(`without a window the CLI compacts when the API refuses a request as too long, and sends it again: the compaction is its call, the request after it carries the compacted conversation, ${ids ? 'the kept prompt by the id the program gave it' : 'the kept prompt from the transcript when the CLI wrote it in time'} (${backend} backend)`, async () => {
+        let refused = false;
+        const { mock, env, home } = await offlineApi((request) => {
+          const reply = (blocks: MockBlock[]): MockReply => ({ blocks, usage: { input: tokensOf(request.body), output: tokensOf(blocks) }, model: ANSWERED });
+          if (isSummary(request)) return reply([{ type: 'text', text: summaryOf(1) }]);
+          const last = JSON.stringify(request.body.messages.at(-1));
+          if (last.includes('toolu_echo_two') && !refused) {
+            refused = true;
+            return { status: 400, errorType: 'invalid_request_error', message: 'prompt is too long: 210000 tokens > 200000 maximum' };
+          }
+          if (request.toolResults.length > 0) return reply([{ type: 'text', text: `echoed ${request.toolResults.map((result) => result.tool_use_id).join(', ')}` }]);
+          const name = ['one', 'two'].find((word) => last.includes(`echo ${word}`));
+          return reply(name === undefined ? [{ type: 'text', text: 'nothing to echo' }] : [{ type: 'tool_use', id: `toolu_echo_${name}`, name: 'Bash', input: { command: `echo ${name}`, description: `echo ${name}` } }]);
+        });
+        const recorded = recordedPlugin(`claude-autocompact-refused-${backend}`, backend);
+        const { query } = wrapClaudeAgentSdk(sdk, recorded.hooks);
+        const prompts = ['echo one', 'echo two'];
+        // Each message once the previous turn's result was read: one turn each.
+        const uuids = ids ? prompts.map(() => randomUUID()) : undefined;
+        const messages = await turnByTurn(query, prompts, { model: ASKED, cwd: home, env, settingSources: [], allowedTools: ['Bash'] }, uuids);
+        const { atif, counters } = await recorded.finish();
+        expectNothingLost(counters);
 
-      // The request carrying the second call's result was refused; the CLI summarized, then sent it again, compacted.
-      expect(mock.requests.map((request, index) => (isSummary(request) ? 'summary' : 'blocks' in mock.replies[index]!.reply ? 'main' : 'refused'))).toEqual(['main', 'main', 'main', 'refused', 'summary', 'main']);
-      expect(messages.filter((m) => m.type === 'system' && m.subtype === 'compact_boundary').map((m) => m.compact_metadata.trigger)).toEqual(['auto']);
-      // The stream says nothing of the refusal (no api_retry, no error): the call the CLI announced for the refused
-      // request is the compaction's, with that request's messages (docs' Limits); it has no tokens, and the API
-      // charged none for the refusal.
-      const sent = recorded.log.filter((entry) => entry.hook === 'pre_api_request').map((entry) => recordedParts((entry.payload.request as any).body.messages));
-      const wire = mock.requests.map((request) => sentParts(request.body.messages));
-      expect(sent.slice(0, 4)).toEqual([wire[0], wire[1], wire[2], wire[3]]);
-      // The request sent again: as sent, or without the kept prompt when the CLI had not yet written it to the
-      // transcript as the boundary was read (the CLI writes it as it goes; docs' Limits). Nothing else may differ.
-      expect([wire[5], wire[5]!.filter((part) => part !== 'text echo two')]).toContainEqual(sent[4]);
-      // Sent again after the summary: the messages the CLI kept, the second prompt among them (named by the transcript).
-      expect(wire[5]!.slice(1)).toEqual(['text echoed toolu_echo_one', 'text echo two', 'call toolu_echo_two', 'result toolu_echo_two']);
-      expect(wire[5]![0]).toMatch(/^text This session is being continued[\s\S]*\nWhat was done so far; compaction 1\./);
-      const calls = recorded.log.filter((entry) => entry.hook === 'post_api_request').map((entry) => entry.payload as any);
-      const answer = (index: number): unknown[] => {
-        const reply = mock.replies[index]!.reply;
-        return 'blocks' in reply ? [reply.usage.input, reply.usage.output] : [];
-      };
-      expect(calls.map((call) => [call.assistant_message.content ?? '', call.usage?.prompt_tokens ?? null, call.usage?.completion_tokens ?? null])).toEqual([
-        ['', ...answer(0)],
-        ['echoed toolu_echo_one', ...answer(1)],
-        ['', ...answer(2)],
-        [summaryOf(1), null, null],
-        ['echoed toolu_echo_two', ...answer(5)],
-      ]);
-      const summaryReply = answer(4) as [number, number];
-      expect(statedByTurn(recorded.log)).toEqual([undefined, { [ASKED]: { input_tokens: summaryReply[0], output_tokens: summaryReply[1], cache_read_input_tokens: 0, cache_creation_input_tokens: 0 } }]);
-      expect(validateAtif(atif[0]!)).toEqual([]);
-      const spent = mock.replies.reduce<[number, number]>((sum, { reply }) => ('blocks' in reply ? [sum[0] + reply.usage.input, sum[1] + reply.usage.output] : sum), [0, 0]);
-      const { held, reported } = tokensByModel(atif, recorded.log, messages, askedFor);
-      expect(reported).toEqual({ [ASKED]: spent });
-      expect(held).toEqual(reported);
-    }, 300_000);
+        // The request carrying the second call's result was refused; the CLI summarized, then sent it again, compacted.
+        expect(mock.requests.map((request, index) => (isSummary(request) ? 'summary' : 'blocks' in mock.replies[index]!.reply ? 'main' : 'refused'))).toEqual(['main', 'main', 'main', 'refused', 'summary', 'main']);
+        expect(messages.filter((m) => m.type === 'system' && m.subtype === 'compact_boundary').map((m) => m.compact_metadata.trigger)).toEqual(['auto']);
+        // The stream says nothing of the refusal (no api_retry, no error): the call the CLI announced for the refused
+        // request is the compaction's, with that request's messages (docs' Limits); it has no tokens, and the API
+        // charged none for the refusal.
+        const sent = recorded.log.filter((entry) => entry.hook === 'pre_api_request').map((entry) => recordedParts((entry.payload.request as any).body.messages));
+        const wire = mock.requests.map((request) => sentParts(request.body.messages));
+        expect(sent.slice(0, 4)).toEqual([wire[0], wire[1], wire[2], wire[3]]);
+        // The request sent again, as sent. Without ids, the kept prompt comes from the transcript, which the CLI writes as
+        // it goes: as sent, or without that prompt when the file did not hold it yet as the boundary was read (docs'
+        // Limits). Nothing else may differ.
+        if (ids) expect(sent[4]).toEqual(wire[5]);
+        else expect([wire[5], wire[5]!.filter((part) => part !== 'text echo two')]).toContainEqual(sent[4]);
+        // The boundary names the prompt it keeps by the id the program gave it.
+        if (uuids !== undefined) expect(messages.find((m) => m.type === 'system' && m.subtype === 'compact_boundary').compact_metadata.preserved_messages.uuids).toContain(uuids[1]);
+        // Sent again after the summary: the messages the CLI kept, the second prompt among them (named by its id).
+        expect(wire[5]!.slice(1)).toEqual(['text echoed toolu_echo_one', 'text echo two', 'call toolu_echo_two', 'result toolu_echo_two']);
+        expect(wire[5]![0]).toMatch(/^text This session is being continued[\s\S]*\nWhat was done so far; compaction 1\./);
+        const calls = recorded.log.filter((entry) => entry.hook === 'post_api_request').map((entry) => entry.payload as any);
+        const answer = (index: number): unknown[] => {
+          const reply = mock.replies[index]!.reply;
+          return 'blocks' in reply ? [reply.usage.input, reply.usage.output] : [];
+        };
+        expect(calls.map((call) => [call.assistant_message.content ?? '', call.usage?.prompt_tokens ?? null, call.usage?.completion_tokens ?? null])).toEqual([
+          ['', ...answer(0)],
+          ['echoed toolu_echo_one', ...answer(1)],
+          ['', ...answer(2)],
+          [summaryOf(1), null, null],
+          ['echoed toolu_echo_two', ...answer(5)],
+        ]);
+        const summaryReply = answer(4) as [number, number];
+        expect(statedByTurn(recorded.log)).toEqual([undefined, { [ASKED]: { input_tokens: summaryReply[0], output_tokens: summaryReply[1], cache_read_input_tokens: 0, cache_creation_input_tokens: 0 } }]);
+        expect(validateAtif(atif[0]!)).toEqual([]);
+        const spent = mock.replies.reduce<[number, number]>((sum, { reply }) => ('blocks' in reply ? [sum[0] + reply.usage.input, sum[1] + reply.usage.output] : sum), [0, 0]);
+        const { held, reported } = tokensByModel(atif, recorded.log, messages, askedFor);
+        expect(reported).toEqual({ [ASKED]: spent });
+        expect(held).toEqual(reported);
+      }, 300_000);
+    }
 
     it(`a compaction the CLI gives up before asking for a summary is no call: the request it announced goes out as it was (${backend} backend)`, async () => {
       // The first answer says its request took nearly the whole window while its messages are a few words: the CLI

@@ -112,20 +112,23 @@ export function tokensByModel(docs: readonly AtifDoc[], log: Recorded['log'], me
   return { held, reported };
 }
 
-/** A user message of the SDK's streaming input. */
-export const userMessage = (content: string) => ({ type: 'user' as const, message: { role: 'user' as const, content }, parent_tool_use_id: null, session_id: '' });
+/** A UUID, as the SDK types a message's id. */
+export type Uuid = `${string}-${string}-${string}-${string}-${string}`;
+
+/** A user message of the SDK's streaming input; `uuid` is the program's own id for it (the SDK's optional `uuid`). */
+export const userMessage = (content: string, uuid?: Uuid) => ({ type: 'user' as const, message: { role: 'user' as const, content }, parent_tool_use_id: null, session_id: '', ...(uuid === undefined ? {} : { uuid }) });
 
 /**
- * A conversation as a program streams it: each prompt once the previous turn's result was read, one turn each;
- * every message the query gave, up to the last turn's result.
+ * A conversation as a program streams it: each prompt once the previous turn's result was read, one turn each (with
+ * the id `uuids` gives it, when given); every message the query gave, up to the last turn's result.
  */
-export async function turnByTurn<Options>(query: (args: { prompt: AsyncIterable<ReturnType<typeof userMessage>>; options: Options }) => AsyncIterable<any>, prompts: readonly string[], options: Options): Promise<any[]> {
+export async function turnByTurn<Options>(query: (args: { prompt: AsyncIterable<ReturnType<typeof userMessage>>; options: Options }) => AsyncIterable<any>, prompts: readonly string[], options: Options, uuids?: readonly Uuid[]): Promise<any[]> {
   let answered = 0;
   let release: () => void = () => {};
   async function* conversation() {
     for (const [index, content] of prompts.entries()) {
       if (index > answered) await new Promise<void>((resolve) => (release = resolve));
-      yield userMessage(content);
+      yield userMessage(content, uuids?.[index]);
     }
   }
   const messages: any[] = [];

@@ -2,7 +2,9 @@
  * `wrapLanguageModel` middleware that reports provider attempts.
  *
  * With `instrumentAiSdk` installed, the integration already reports every
- * attempt of the text runs it sees, and the middleware steps aside for them;
+ * attempt of the text runs it sees, and the middleware steps aside for them,
+ * as it does for the attempts another framework's adapter records (an Agents
+ * SDK run's model made with `aisdk()` from this wrapped model);
  * for `generateObject`/`streamObject`, whose retries the SDK does not report
  * to telemetry, it adds each failed attempt and its retry to the call the
  * integration opened. On its own (the integration not installed, or a model
@@ -173,7 +175,7 @@ export function aiSdkMiddleware(hooks: HookRegistry, options: AdapterOptions = {
 
   /** The call this attempt belongs to, and whether this middleware reports its response (`owned`). */
   const callFor = (params: Params, model: Model): { call: ApiCall; owned: boolean } | undefined => {
-    if (currentAttempt() !== undefined) return undefined; // the integration reports this attempt
+    if (currentAttempt() !== undefined) return undefined; // the integration, or the adapter of the framework calling this model (aisdk()), reports this attempt
     const joined = objectCallOf(params.prompt);
     if (joined !== undefined) return joined.settled ? undefined : { call: joined, owned: false };
     if (run === undefined || run.ended) {

@@ -105,6 +105,11 @@ export class QueryTrace {
   /** Sub-agents that ended but whose transcript lags: looked at again with every message. */
   readonly #stopping = new Set<SubAgent>();
   readonly #userMessages: UserMessage[] = [];
+  /**
+   * The id the program gave each user message (the SDK's `uuid` on a streamed message), beside #userMessages: the CLI
+   * keeps it as the id of the prompt it writes, so a compaction names the prompt by it (see #preserved).
+   */
+  readonly #userMessageIds: Array<string | undefined> = [];
   /** The user messages already in the conversation (a turn's, or sent into one while it ran). */
   #turns = 0;
   /**
@@ -149,6 +154,7 @@ export class QueryTrace {
   /** A user message the SDK was given (the string prompt, or one pulled from the caller's iterable). */
   userMessage(message: unknown): void {
     this.#userMessages.push(promptText(message));
+    this.#userMessageIds.push(isRecord(message) ? nonEmptyString(message.uuid) : undefined);
   }
 
   // ------------------------------------------------------------------ the stream
@@ -504,8 +510,9 @@ export class QueryTrace {
 
   /**
    * The history entries a compaction keeps after its summary: the messages `preserved_messages` names, by the ids the
-   * stream gave them; the caller's own messages, which the stream gives none, by the session's transcript, which holds
-   * them with theirs. None when it summarized everything.
+   * stream gave them, or the program its prompts (the CLI writes a prompt under the `uuid` it came with); the other
+   * prompts, which the stream gives no id, by the session's transcript, which holds them with theirs. The CLI writes
+   * that file as it goes, so a prompt of the running turn may not be in it yet. None when it summarized everything.
    */
   #preserved(metadata: Loose): ChatMessage[] {
     const preserved = isRecord(metadata.preserved_messages) ? metadata.preserved_messages : undefined;
@@ -602,14 +609,18 @@ export class QueryTrace {
       return current;
     }
     // Messages queued while the CLI was busy start the next turn together, joined as the CLI joins them.
-    const userMessage = joinedMessages(this.#userMessages.slice(this.#turns, Math.max(taken, this.#turns + 1)));
-    this.#turns = Math.max(taken, Math.min(this.#turns + 1, this.#userMessages.length));
+    const first = this.#turns;
+    const userMessage = joinedMessages(this.#userMessages.slice(first, Math.max(taken, first + 1)));
+    this.#turns = Math.max(taken, Math.min(first + 1, this.#userMessages.length));
     this.#resultSinceTurn = false;
     if (current === undefined) this.#resumedConversation();
     this.#readCarried();
     const before = this.#history.length;
     this.#turnPrompt = userMessage === undefined ? undefined : { role: 'user', content: userMessage };
-    if (this.#turnPrompt !== undefined) this.#history.push(this.#turnPrompt);
+    // A prompt of one message is written under the id the program gave it; what the CLI writes for several joined, the
+    // stream does not say, so those are looked up in the transcript.
+    const id = this.#turns === first + 1 ? this.#userMessageIds[first] : undefined;
+    if (this.#turnPrompt !== undefined) this.#remember(this.#turnPrompt, id);
     const start = {
       runId: sessionId,
       conversationId: sessionId,
@@ -864,6 +875,7 @@ export class QueryTrace {
     this.#agents.clear();
     this.#history.length = 0;
     this.#userMessages.length = 0;
+    this.#userMessageIds.length = 0;
     this.#turnResults.length = 0;
     this.#earlyFailures.length = 0;
   }

@@ -10,11 +10,16 @@
  * wrapping the tool: asked only where no frame is set, so a frame set inside
  * that call (another framework's tool) stays the innermost.
  *
+ * The same for a model call: the adapter that records a provider attempt
+ * runs the model's own code inside it, so a recorder nested in that model
+ * (`aiSdkMiddleware` on the model an Agents SDK `aisdk()` wraps, or under the
+ * AI SDK's own `generateText`) knows the attempt is recorded already.
+ *
  * @module
  */
 
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { AgentRun } from './run.ts';
+import type { AgentRun, ApiCall } from './run.ts';
 
 export interface ToolFrame {
   readonly run: AgentRun;
@@ -55,4 +60,16 @@ export function runOutsideToolFrames<T>(fn: () => T): T {
 /** Runs `fn` as code of `frame`'s tool call. */
 export function runInToolFrame<T>(frame: ToolFrame, fn: () => T): T {
   return frames.run(frame, fn);
+}
+
+const apiCalls = new AsyncLocalStorage<ApiCall>();
+
+/** The model call an adapter is recording around the caller (the model's own code runs inside it), if any. */
+export function recordedApiCall(): ApiCall | undefined {
+  return apiCalls.getStore();
+}
+
+/** Runs `fn`, the model's own code for an attempt of `call`, inside that call. */
+export function runInApiCall<T>(call: ApiCall, fn: () => T): T {
+  return apiCalls.run(call, fn);
 }

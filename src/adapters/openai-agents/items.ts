@@ -10,6 +10,7 @@
 import type { ProviderUsage } from '../../formats/usage.ts';
 import { toJson } from '../../shared/json.ts';
 import type { ResponseParts } from '../core/run.ts';
+import { finishReasonOf } from '../ai-sdk/messages.ts';
 import {
   chatToolCall,
   hostedCallOfItem,
@@ -216,21 +217,46 @@ function usageOf(response: Loose): ProviderUsage | undefined {
   return isRecord(response.usage) ? { shape: 'openai_agents', usage: response.usage } : undefined;
 }
 
-/** The model the provider says answered (OpenAI's `model` field, e.g. a dated snapshot), when it says. */
+/**
+ * The model the provider says answered (OpenAI's `model` field, e.g. a dated snapshot), when it says. An `aisdk()`
+ * model keeps the AI SDK model's result as its `providerData`, where the provider's answer names it
+ * (`response.modelId`).
+ */
 function reportedModel(response: Loose): string | undefined {
   const provider = isRecord(response.providerData) ? response.providerData : undefined;
-  return nonEmptyString(provider?.model) ?? nonEmptyString(response.model);
+  const aiSdkResponse = isRecord(provider?.response) ? provider.response : undefined;
+  return nonEmptyString(provider?.model) ?? nonEmptyString(response.model) ?? nonEmptyString(aiSdkResponse?.modelId);
+}
+
+/**
+ * The model a stream's first or raw event names (a Chat Completions chunk, a Responses `response.created`; an
+ * `aisdk()` model's `response-metadata` part).
+ */
+export function streamedModel(data: unknown): string | undefined {
+  if (!isRecord(data)) return undefined;
+  if (data.type === 'response-metadata') return nonEmptyString(data.modelId);
+  const response = isRecord(data.response) ? data.response : undefined;
+  return nonEmptyString(data.model) ?? nonEmptyString(response?.model);
 }
 
 /**
  * Why the model stopped, when the provider said it: a Chat Completions
  * response keeps the raw completion in `providerData` (its choice's
- * `finish_reason`); a streamed one's chunks said it (`finish_reason`, set by
- * the stream's observer). A `length` or `content_filter` stop is not a
+ * `finish_reason`), an `aisdk()` model the AI SDK model's result (its
+ * `finishReason`, which the model returns also for an answer cut at
+ * `length`); a streamed one's chunks or parts said it (`finish_reason`, set
+ * by the stream's observer). A `length` or `content_filter` stop is not a
  * `stop`; Responses says only whether it failed, and a failed one throws.
  */
 function reportedFinish(response: Loose): string | undefined {
-  return nonEmptyString(response.finish_reason) ?? firstChoiceFinish(response.providerData);
+  const provider = isRecord(response.providerData) ? response.providerData : undefined;
+  return nonEmptyString(response.finish_reason) ?? firstChoiceFinish(provider) ?? (provider === undefined ? undefined : finishReasonOf(provider.finishReason));
+}
+
+/** The finish reason a stream's event says: a Chat Completions chunk's, or an `aisdk()` model's `finish` part's. */
+export function streamedFinish(event: unknown): string | undefined {
+  if (isRecord(event) && event.type === 'finish') return finishReasonOf(event.finishReason);
+  return firstChoiceFinish(event);
 }
 
 /** The finish reason of a Chat Completions completion or chunk: its first choice's, when it says one. */

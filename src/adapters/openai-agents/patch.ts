@@ -25,9 +25,10 @@
 
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { Runner, getCurrentSpan } from '@openai/agents';
-import { addToolFrameFinder, runOutsideToolFrames, type ToolFrame } from '../core/context.ts';
+import { addToolFrameFinder, runInApiCall, runOutsideToolFrames, type ToolFrame } from '../core/context.ts';
+import type { ApiCall } from '../core/run.ts';
 import { resultText } from '../mcp/meta.ts';
-import { firstChoiceFinish } from './items.ts';
+import { streamedFinish, streamedModel } from './items.ts';
 
 type Loose = Record<string, unknown>;
 type AnyFunction = (...args: any[]) => any;
@@ -66,6 +67,8 @@ export interface ToolGuardrailVerdict {
 }
 
 export interface AttemptObserver {
+  /** The model call the attempt is of: the model's own code runs inside it (core/context.ts). */
+  readonly call: ApiCall;
   /** The attempt answered (for a stream: its `response_done` event's response). */
   response(response: Loose): void;
   error(error: unknown): void;
@@ -386,7 +389,7 @@ function wrapModel(model: object, requestedName: string | undefined): void {
     const attempts = startAttempts(request, info);
     if (attempts === undefined) return getResponse.call(model, request);
     return Promise.resolve()
-      .then(() => getResponse.call(model, request))
+      .then(() => runInApiCall(attempts[0]!.call, () => getResponse.call(model, request)))
       .then(
         (response: Loose) => {
           for (const attempt of attempts) quietly(() => attempt.response(response));
@@ -400,8 +403,9 @@ function wrapModel(model: object, requestedName: string | undefined): void {
   };
   const wrappedStream = function getStreamedResponse_(this: unknown, request: Loose): AsyncIterable<unknown> {
     const attempts = startAttempts(request, info);
-    const stream = getStreamedResponse.call(model, request) as AsyncIterable<unknown>;
-    return attempts === undefined ? stream : observedStream(stream, attempts);
+    if (attempts === undefined) return getStreamedResponse.call(model, request) as AsyncIterable<unknown>;
+    const stream = runInApiCall(attempts[0]!.call, () => getStreamedResponse.call(model, request)) as AsyncIterable<unknown>;
+    return observedStream(inApiCall(stream, attempts[0]!.call), attempts);
   };
   if (defineMethod(model, 'getResponse', wrappedGet) && defineMethod(model, 'getStreamedResponse', wrappedStream)) wrappedModels.add(model);
 }
@@ -418,18 +422,25 @@ function startAttempts(request: Loose, info: () => ModelInfo): AttemptObserver[]
   return attempts;
 }
 
-/** The model a stream's first or raw event names (a Chat Completions chunk, a Responses `response.created`). */
-function streamedModel(data: unknown): string | undefined {
-  if (typeof data !== 'object' || data === null) return undefined;
-  const record = data as Loose;
-  if (typeof record.model === 'string' && record.model !== '') return record.model;
-  const response = record.response as Loose | undefined;
-  return typeof response?.model === 'string' && response.model !== '' ? response.model : undefined;
+/**
+ * A model's stream, each step of it taken inside `call`: a model that makes its request as the stream is read (an
+ * async generator, as `aisdk()`'s is) makes it inside the call, as a model answering at once does.
+ */
+function inApiCall<T>(stream: AsyncIterable<T>, call: ApiCall): AsyncIterable<T> {
+  return {
+    [Symbol.asyncIterator]() {
+      const iterator = stream[Symbol.asyncIterator]();
+      return {
+        next: (...args: [] | [unknown]) => runInApiCall(call, () => iterator.next(...args)),
+        return: (value?: unknown) => (iterator.return === undefined ? Promise.resolve({ done: true as const, value: value as T }) : runInApiCall(call, () => iterator.return!(value))),
+      };
+    },
+  };
 }
 
 async function* observedStream(stream: AsyncIterable<unknown>, attempts: readonly AttemptObserver[]): AsyncIterable<unknown> {
   let answered = false;
-  // A streamed Chat Completions response_done names no model and no finish reason: the chunks do.
+  // A streamed Chat Completions (or aisdk()) response_done names no model and no finish reason: the chunks (parts) do.
   let model: string | undefined;
   let finish: string | undefined;
   try {
@@ -439,7 +450,7 @@ async function* observedStream(stream: AsyncIterable<unknown>, attempts: readonl
         if (model === undefined && record.type === 'response_started') model = streamedModel(record.providerData);
         else if (record.type === 'model') {
           model ??= streamedModel(record.event);
-          finish = firstChoiceFinish(record.event) ?? finish;
+          finish = streamedFinish(record.event) ?? finish;
         }
         if (record.type === 'response_done' && !answered) {
           answered = true;

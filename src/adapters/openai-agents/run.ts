@@ -546,6 +546,7 @@ export class RunRecord implements RunObserver {
       settings: requestSettings(request),
     }));
     return {
+      call,
       response: (response) => {
         const parts = responseParts(response, requested);
         // The runner runs only the calls its provider did not.

@@ -30,6 +30,7 @@ export function createAtifExporter(core: RelayCore, options: AtifExporterOptions
     ...(typeof o.modelName === 'string' ? { modelName: o.modelName } : {}),
     ...(typeof o.fallbackModelName === 'string' ? { fallbackModelName: o.fallbackModelName } : {}),
     ...(o.subagentAgents === 'own' ? { subagentAgents: 'own' as const } : {}),
+    ...(o.turnEnds === true ? { turnEnds: true } : {}),
     ...(typeof o.priceLlmCall === 'function' ? { priceLlmCall: o.priceLlmCall } : {}),
     style: 'exporter' as const,
   };

@@ -28,7 +28,7 @@ import { withoutSensitiveHeaders } from '../../shared/credential-headers.ts';
 import { HeldSwitch } from '../../shared/held-switch.ts';
 import type { AtofFileWriter } from './atof-batcher.ts';
 import { RelayCounters } from './counters.ts';
-import { Delivery } from './delivery.ts';
+import { Delivery, isTurnMark } from './delivery.ts';
 import { ScopeRecord, SpanRecord } from './records.ts';
 import { SessionTrajectories } from '../session-trajectories.ts';
 import { placeScope } from './tree.ts';
@@ -57,6 +57,8 @@ export class MemoryRelayCore implements RelayCore {
   private linesOnly = true;
   /** No receiver reads marks as objects (`Delivery.marksAsLines`): marks are written as lines. */
   private marksAsLines = true;
+  /** The same for a turn's start and end (`Delivery.turnMarksAsLines`), which the ATIF router reads. */
+  private turnMarksAsLines = true;
   private trajectoryRouter: SessionTrajectories | null = null;
   /** On while a `dropCredentialHeaders` holder has not removed it. */
   private readonly credentialDrops = new HeldSwitch((drop) => {
@@ -130,7 +132,7 @@ export class MemoryRelayCore implements RelayCore {
     const name = stringOf(o.name);
     const timestampUs = this.stamp(o.timestampUs);
     const top = parent === null ? null : parent.top;
-    if (this.marksAsLines) {
+    if (isTurnMark(name) ? this.turnMarksAsLines : this.marksAsLines) {
       const out = this.delivery.openLine();
       if (this.bytes.mark(out, uuid, parentUuid, root, name, o.data, o.metadata, timestampUs)) return this.delivery.closeLine(out);
       this.delivery.abandonLine(out);
@@ -290,6 +292,7 @@ export class MemoryRelayCore implements RelayCore {
   private chooseEncoder(): void {
     this.linesOnly = this.delivery.linesOnly();
     this.marksAsLines = this.delivery.marksAsLines();
+    this.turnMarksAsLines = this.delivery.turnMarksAsLines();
   }
 
   reportRedactionFailure(what: string, error: unknown, quiet: boolean): void {
@@ -334,7 +337,7 @@ export class MemoryRelayCore implements RelayCore {
     this.chooseEncoder();
   }
 
-  addListener(listener: InternalListener, readsMarks = true): () => void {
+  addListener(listener: InternalListener, readsMarks: boolean | 'turn' = true): () => void {
     return this.delivery.addListener(listener, readsMarks);
   }
 
@@ -346,8 +349,9 @@ export class MemoryRelayCore implements RelayCore {
     let router = this.trajectoryRouter;
     if (router === null) {
       const live = (router = this.trajectoryRouter = new SessionTrajectories());
-      // Marks are never steps: the router is given scope events only, and marks stay on the byte path.
-      this.addListener((event) => live.route(event), false);
+      // Marks are never steps: the router is given scope events and a turn's start and end only (a trajectory says
+      // how a turn that did not complete ended), and other marks stay on the byte path.
+      this.addListener((event) => live.route(event), 'turn');
     }
     return router;
   }

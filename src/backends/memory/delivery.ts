@@ -27,6 +27,11 @@ export class Delivery {
   listeners: InternalListener[] = [];
   /** The listeners that read marks too (the per-session ATIF router reads none: marks are never steps). */
   markListeners: InternalListener[] = [];
+  /**
+   * The listeners that read every mark, and those that read only a turn's start and end (`isTurnMark`): the ATIF
+   * router, for a trajectory that says how a turn that did not complete ended (`convert/turn-ends.ts`).
+   */
+  turnMarkListeners: InternalListener[] = [];
   lineSinks: AtofFileWriter[] = [];
   /** Every sink ever added and not yet closed (their drop counts are read from here). */
   readonly writers = new Set<AtofFileWriter>();
@@ -59,6 +64,11 @@ export class Delivery {
    */
   marksAsLines(): boolean {
     return this.transform === null && this.markListeners.length === 0 && this.subscribers.length === 0;
+  }
+
+  /** `marksAsLines` for a turn's start and end (`isTurnMark`), which the ATIF router reads. */
+  turnMarksAsLines(): boolean {
+    return this.transform === null && this.turnMarkListeners.length === 0 && this.subscribers.length === 0;
   }
 
   /**
@@ -147,7 +157,7 @@ export class Delivery {
       }
       if (line !== undefined) for (let i = 0; i < sinks.length; i++) sinks[i]!.append(line);
     }
-    const listeners = event.kind === 'mark' ? this.markListeners : this.listeners;
+    const listeners = event.kind !== 'mark' ? this.listeners : isTurnMark(event.name) ? this.turnMarkListeners : this.markListeners;
     for (let i = 0; i < listeners.length; i++) {
       try {
         listeners[i]!(event, top);
@@ -195,14 +205,16 @@ export class Delivery {
     };
   }
 
-  /** Adds a listener; `readsMarks` false: it is given scope events only. */
-  addListener(listener: InternalListener, readsMarks = true): () => void {
+  /** Adds a listener; `readsMarks` false: it is given scope events only; `'turn'`: those and a turn's start and end. */
+  addListener(listener: InternalListener, readsMarks: boolean | 'turn' = true): () => void {
     this.listeners = [...this.listeners, listener];
-    if (readsMarks) this.markListeners = [...this.markListeners, listener];
+    if (readsMarks === true) this.markListeners = [...this.markListeners, listener];
+    if (readsMarks !== false) this.turnMarkListeners = [...this.turnMarkListeners, listener];
     this.receiversChanged();
     return () => {
       this.listeners = this.listeners.filter((l) => l !== listener);
       this.markListeners = this.markListeners.filter((l) => l !== listener);
+      this.turnMarkListeners = this.turnMarkListeners.filter((l) => l !== listener);
       this.receiversChanged();
     };
   }
@@ -224,4 +236,9 @@ function withoutAnnotation(profile: unknown): unknown {
   if (typeof profile !== 'object' || profile === null) return profile;
   const { tool_result_annotation: _dropped, ...rest } = profile as Record<string, unknown>;
   return rest;
+}
+
+/** A turn's start or end mark (the plugin's `pre_llm_call` and `on_session_end`), which the ATIF router reads. */
+export function isTurnMark(name: unknown): boolean {
+  return name === 'hermes.session.end' || name === 'hermes.turn.start';
 }

@@ -26,7 +26,7 @@ export type InternalListener = (event: AtofEvent, top: ScopeRecord | null) => vo
 export interface RelayCore {
   readonly logger: Logger;
   /** `readsMarks` false: the listener is given scope events only (marks can then skip the event object). */
-  addListener(listener: InternalListener, readsMarks?: boolean): () => void;
+  addListener(listener: InternalListener, readsMarks?: boolean | 'turn'): () => void;
   addLineSink(writer: AtofFileWriter): () => void;
   ownScope(handle: unknown, what?: string): ScopeRecord | null;
   /** The relay's per-session ATIF router, listening from its first use on. */

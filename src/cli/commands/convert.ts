@@ -310,7 +310,7 @@ function openSession(root: AtofEvent, args: ParsedArgs, profile: Profile): OpenS
     agentVersion: stringFlag(args, 'agent-version', 'unknown'),
     ...(model !== undefined ? { modelName: model } : {}),
     // The plugin's own files name each sub-agent after itself; so does their conversion.
-    ...(fromPlugin ? { subagentAgents: 'own' as const } : {}),
+    ...(fromPlugin ? { subagentAgents: 'own' as const, turnEnds: true } : {}),
     style,
   });
   return {

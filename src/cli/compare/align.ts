@@ -138,8 +138,17 @@ function differencesOf(a: RunStep, b: RunStep): Difference[] {
   const out: Difference[] = [];
   if ((a.model ?? null) !== (b.model ?? null)) out.push({ field: 'model', a: a.model ?? null, b: b.model ?? null });
   if ((a.message ?? null) !== (b.message ?? null)) out.push({ field: 'message', a: a.message ?? null, b: b.message ?? null });
-  // Only when both files record how turns ended: a trajectory records none, which is no turn ended otherwise.
-  if (a.turnEnds !== undefined && b.turnEnds !== undefined && a.turnEnds.join(', ') !== b.turnEnds.join(', ')) out.push({ field: 'turn', a: a.turnEnds.join(', '), b: b.turnEnds.join(', ') });
+  // Only when both files record how turns ended; a trajectory records only the ends that did not complete, so against
+  // one those are compared.
+  if (a.turnEnds !== undefined && b.turnEnds !== undefined) {
+    const unfinished = a.turnEndsUnfinishedOnly === true || b.turnEndsUnfinishedOnly === true;
+    const [endsA, endsB] = [a, b].map((step) => {
+      const kept = unfinished ? step.turnEnds!.filter((end) => end === 'failed' || end === 'interrupted') : step.turnEnds!;
+      // Nothing left: the ATOF turn's own words (`completed`, `no end recorded`).
+      return (kept.length > 0 ? kept : step.turnEnds!).join(', ');
+    });
+    if (endsA !== endsB) out.push({ field: 'turn', a: endsA!, b: endsB! });
+  }
   if ((a.error ?? null) !== (b.error ?? null)) out.push({ field: 'error', a: a.error ?? null, b: b.error ?? null });
   const namesA = a.toolCalls.map((call) => call.name);
   const namesB = b.toolCalls.map((call) => call.name);

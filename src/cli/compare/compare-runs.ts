@@ -89,6 +89,9 @@ export function compareRuns(a: { ref: RunRef; root: ViewNode }, b: { ref: RunRef
 
 const recordsApprovals = (steps: readonly RunStep[]) => steps.some((step) => step.toolCalls.some((call) => call.approval !== undefined));
 const recordsTurnEnds = (steps: readonly RunStep[]) => steps.some((step) => step.turnEnds !== undefined);
+/** Records every turn's end (an ATOF file), not only those that did not complete (a trajectory's). */
+const recordsAllTurnEnds = (steps: readonly RunStep[]) => steps.some((step) => step.turnEnds !== undefined && step.turnEndsUnfinishedOnly !== true);
+const unfinished = (end: string) => end === 'failed' || end === 'interrupted';
 const recordsInputs = (steps: readonly RunStep[]) => steps.some((step) => step.toolCalls.some((call) => call.input !== undefined));
 
 /** What one run recorded that the other's file cannot hold, and that says something (a decision, a turn not simply completed, a failure). */
@@ -107,9 +110,12 @@ function onlyRecorded(a: readonly RunStep[], b: readonly RunStep[], pairs: reado
     // Per call: the failures of calls whose counterpart's file does not say whether it failed.
     const failed = calls.map(([callA, callB]) => (run === 'a' ? [callA, callB] : [callB, callA])).filter(([call, counterpart]) => call!.error !== undefined && counterpart!.failureUnrecorded === true && call!.failureUnrecorded === undefined);
     if (failed.length > 0) out.push({ fact: 'error', run, values: failed.map(([call]) => `${call!.name}: ${call!.error!}`) });
-    if (recordsTurnEnds(mine) && !recordsTurnEnds(other)) {
+    if (recordsTurnEnds(mine) && !recordsAllTurnEnds(other)) {
+      // Against a trajectory that records the ends that did not complete, those were compared: what is left is a turn
+      // resumed or completed after them.
+      const partly = recordsTurnEnds(other);
       const values = mine
-        .filter((step) => step.turnEnds !== undefined && step.turnEnds.join(', ') !== 'completed')
+        .filter((step) => step.turnEnds !== undefined && step.turnEnds.join(', ') !== 'completed' && !(partly && step.turnEnds.every(unfinished)))
         .map((step) => `“${preview(step.message, 40) ?? ''}”: ${step.turnEnds!.join(', ')}`);
       if (values.length > 0) out.push({ fact: 'turn', run, values });
     }

@@ -50,9 +50,15 @@ export interface RunStep {
   message?: string;
   /**
    * How the user's turn ended, as an ATOF file records it (`completed`, `interrupted`, `failed`), with each run
-   * resumed from a pause after it (`interrupted, resumed, completed`); the trajectory records none.
+   * resumed from a pause after it (`interrupted, resumed, completed`); a trajectory only the ends that did not complete
+   * (`turnEndsUnfinishedOnly`), and native's none.
    */
   turnEnds?: string[];
+  /**
+   * `turnEnds` from a trajectory, which records only the ends that did not complete (`failed`, `interrupted`): it is
+   * compared with the other file's ends of those kinds.
+   */
+  turnEndsUnfinishedOnly?: true;
   toolCalls: ToolCallFacts[];
   error?: string;
   promptTokens: number;
@@ -98,6 +104,10 @@ export function stepsOf(root: ViewNode): RunStep[] {
         }
         const step = base(current, 'user', prefix, { message: userMessage(current) ?? current.note ?? '' });
         if (recordsTurnEnds(current)) step.turnEnds = [ending ?? 'no end recorded'];
+        else if (trajectoryEndings(current) !== undefined) {
+          step.turnEnds = trajectoryEndings(current);
+          step.turnEndsUnfinishedOnly = true;
+        }
         lastUser.set(prefix, step);
         steps.push(step);
         walk(current, prefix);
@@ -332,6 +342,12 @@ function modelOf(current: ViewNode): string | undefined {
 function recordsTurnEnds(turn: ViewNode): boolean {
   const event = sourceOf(turn).event;
   return isRecord(event) && event.name === 'hermes.turn.start';
+}
+
+/** The ends a trajectory recorded for a turn that did not complete (`extra.turn_ends`), in order; undefined: none. */
+function trajectoryEndings(turn: ViewNode): string[] | undefined {
+  const endings = sourceOf(turn).endings;
+  return Array.isArray(endings) && endings.length > 0 ? (endings as string[]) : undefined;
 }
 
 /** How an ATOF turn ended (`completed`, `interrupted`, `failed`), when its end says. */

@@ -68,6 +68,7 @@ function trajectoryNode(doc: unknown, kind: 'session' | 'subagent'): ViewNode {
   const used = new Set<string>();
   const approvals = approvalsOf(trajectory);
   const ran = approvedAndRan(arr(trajectory.steps));
+  const ends = new TurnEnds();
   let turn: ViewNode | null = null;
   let turnMessage: string | undefined;
   let turns = 0;
@@ -85,6 +86,7 @@ function trajectoryNode(doc: unknown, kind: 'session' | 'subagent'): ViewNode {
       turnMessage = message;
       turn = node('turn', `turn ${turns}`, { ...(message ? { note: `“${preview(step.message)}”` } : {}), ...timeOf(step.timestamp), source: { step } });
       root.children.push(turn);
+      ends.step(turn, step);
       continue;
     }
     const parent = turn ?? root;
@@ -92,6 +94,7 @@ function trajectoryNode(doc: unknown, kind: 'session' | 'subagent'): ViewNode {
       const mark = node('mark', 'system', { ...noteOf(preview(step.message)), ...(at !== undefined ? { startUs: at } : {}), source: { step } });
       addObservationsAsMarks(mark, step);
       parent.children.push(mark);
+      ends.step(parent, step);
       continue;
     }
     const llm = llmStep(step, subagents, used, approvals, ran);
@@ -104,13 +107,46 @@ function trajectoryNode(doc: unknown, kind: 'session' | 'subagent'): ViewNode {
       if (!instant && since !== undefined && since < at) llm.endUs = at;
     }
     parent.children.push(llm);
+    ends.step(parent, step);
   }
+  ends.show();
   for (const marks of approvals.values()) root.children.push(...marks);
   for (const [id, child] of subagents) {
     if (!used.has(id)) root.children.push(trajectoryNode(child, 'subagent'));
   }
   spanFromChildren(root);
   return root;
+}
+
+/**
+ * The turns the plugin's trajectory says did not complete (`extra.turn_ends`
+ * on a turn's last step). Each such end is kept in order on its turn's
+ * `endings`, for `compare` (a turn resumed after a pause ends more than
+ * once); the row (the turn's, or the trajectory's when no user step opened
+ * one: a sub-agent handed the conversation) says how it ended, as `view` of
+ * ATOF shows it (`failed: <error type>`, `interrupted`), only when that end
+ * was its last step: one the run resumed from went on to end otherwise.
+ */
+class TurnEnds {
+  readonly #pending = new Map<ViewNode, string>();
+
+  /** A step under `row`: it ended the turn, or a turn that had ended went on. */
+  step(row: ViewNode, step: Obj): void {
+    const ends = arr(isRecord(step.extra) ? step.extra.turn_ends : undefined).filter((end): end is Obj => isRecord(end) && (end.status === 'failed' || end.status === 'interrupted'));
+    const end = ends.at(-1);
+    if (end === undefined) {
+      this.#pending.delete(row);
+      return;
+    }
+    this.#pending.set(row, end.status === 'interrupted' ? 'interrupted' : `failed: ${nonEmptyString(end.error_type) ?? 'error'}`);
+    const endings = Array.isArray(row.source?.endings) ? (row.source.endings as string[]) : [];
+    row.source = { ...row.source, endings: [...endings, ...ends.map((each) => each.status as string)] };
+  }
+
+  /** Writes each row's last end, once every step is read. */
+  show(): void {
+    for (const [row, label] of this.#pending) if (!(row.note ?? '').endsWith(label)) row.note = [row.note, label].filter(Boolean).join(' · ');
+  }
 }
 
 function llmStep(step: Obj, subagents: Map<string, Obj>, used: Set<string>, approvals: Map<string, ViewNode[]>, ran: ReadonlySet<string>): ViewNode {

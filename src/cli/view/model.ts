@@ -32,7 +32,8 @@ export interface ViewNode {
   /**
    * The records this node was built from (ATIF step, tool call and result; ATOF start and end events), for the HTML
    * detail pane; and what the reader of a tree needs of them (`runAgain`: a tool call's later run under the same
-   * call id, counted once; `ending`: how an ATOF turn ended).
+   * call id, counted once; `ending`: how an ATOF turn ended; `endings`: the ends a trajectory recorded for a turn
+   * that did not complete).
    */
   source?: Record<string, unknown>;
   children: ViewNode[];

@@ -25,6 +25,8 @@ import type { AtofEvent } from '../atof/types.ts';
 import { sortJson } from '../native-text.ts';
 import { ExporterBytesCache, pluginHostTextInSlices, type AtifBuilderStyle } from './serialize.ts';
 import { finishSlices, SLICE_UNITS, type Slices } from '../../shared/slices.ts';
+import { placeTurnEnds, readTurnEnds, type TurnEnd } from './convert/turn-ends.ts';
+import type { Instant } from '../instant.ts';
 
 export type { AtifBuilderStyle } from './serialize.ts';
 
@@ -64,6 +66,8 @@ export interface AtifBuilderOptions {
   fallbackModelName?: string;
   /** `exporter` style: `own` gives each sub-agent its own `agent` block (see `AtifExporterOptions.subagentAgents`). */
   subagentAgents?: 'own' | 'parent';
+  /** `exporter` style: a turn that failed or was interrupted says so (`AtifExporterOptions.turnEnds`, `convert/turn-ends.ts`). */
+  turnEnds?: boolean;
   /**
    * `exporter` = native manual `AtifExporter` (struct field order, no root extra);
    * `plugin-host` = native plugin-managed file (keys sorted, `extra.nemo_relay` and
@@ -103,6 +107,10 @@ export class AtifBuilder {
   #texts: ExporterBytesCache | undefined;
   /** The recorded payloads a build found written exactly by `JSON.stringify` (`sortPayload`): later builds and texts skip their checks. */
   readonly #plain = new Set<object>();
+  /** The turns that did not complete (`exporter` style), read from `#events` up to `#endsRead`, and each scope's latest turn start. */
+  #turnEnds: TurnEnd[] = [];
+  #endsRead = 0;
+  #turnStarts = new Map<string, Instant>();
 
   /** Starts an empty trajectory. */
   constructor(options: AtifBuilderOptions) {
@@ -128,6 +136,9 @@ export class AtifBuilder {
     this.#sorted = this.#read;
     this.#texts?.clear();
     this.#plain.clear();
+    this.#turnEnds = [];
+    this.#endsRead = 0;
+    this.#turnStarts = new Map();
   }
 
   /**
@@ -162,6 +173,7 @@ export class AtifBuilder {
     // exporter and plugins.toml files keep the parent's block, byte for byte.
     const ownSubagentAgents = !pluginHost && options.subagentAgents === 'own';
     const read = yield* this.#sortedEvents();
+    const converted = this.#position.next;
     // The read list grows with the next build's reading: a build whose slices interleave with another's converts what it read.
     const sorted = read === this.#read ? read.slice() : read;
     // The plugins.toml file counts a Gemini answer's tokens as native's does; the plugin's own trajectory what the call is billed for.
@@ -172,6 +184,13 @@ export class AtifBuilder {
       // Not native (its manual exporter writes no root extra): a session started by another process names its caller.
       const caller = this.#rootCaller();
       if (caller !== undefined) trajectory.extra = { caller };
+      // Not native either: a turn that failed or was interrupted says so (`convert/turn-ends.ts`).
+      // Up to the events this build converted: an end recorded while it ran may end steps not in it.
+      if (options.turnEnds === true && converted > this.#endsRead) {
+        readTurnEnds(this.#events, this.#endsRead, converted, this.#turnEnds, this.#turnStarts);
+        this.#endsRead = converted;
+      }
+      if (options.turnEnds === true) placeTurnEnds(trajectory, this.#turnEnds);
       return { trajectory };
     }
     return { trajectory, extra: { nemo_relay: relayCorrelation(root, sessionId) } };

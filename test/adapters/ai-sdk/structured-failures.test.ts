@@ -9,7 +9,7 @@ import * as z from 'zod';
 import { instrumentAiSdk } from '../../../src/adapters/ai-sdk/index.ts';
 import { AI_SDK_PROVIDERS, type ProviderPackages } from '../../support/ai-sdk-providers.ts';
 import { sameOnNative } from '../same-on-native.ts';
-import { expectNothingLost, finishedRun, recordedPlugin, viewLines, type Recorded } from '../support.ts';
+import { expectNothingLost, expectTurnEndInAtif, finishedRun, recordedPlugin, viewLines, type Recorded } from '../support.ts';
 import { FakeProvider } from './wire.ts';
 
 (globalThis as { AI_SDK_LOG_WARNINGS?: boolean }).AI_SDK_LOG_WARNINGS = false;
@@ -29,7 +29,7 @@ const hooksOf = (recorded: Recorded, name: string) => recorded.log.filter((entry
 /**
  * What the program saw against what was recorded: the turn failed with the error the program got (no answer of the
  * turn), its one model call answered with the model's text and the tokens the SDK reports for it, in ATOF, ATIF and
- * `view`.
+ * `view` of both.
  */
 async function expectFailedTurn(recorded: Recorded, error: unknown, modelText: string): Promise<void> {
   expect(NoObjectGeneratedError.isInstance(error)).toBe(true);
@@ -43,6 +43,7 @@ async function expectFailedTurn(recorded: Recorded, error: unknown, modelText: s
   expect(end?.data).toMatchObject({ failed: true, error_type: thrown.name });
   const turn = (await viewLines(recorded, 'atof')).find((line) => line.includes('turn '));
   expect(turn).toContain(`failed: ${thrown.name}`);
+  await expectTurnEndInAtif(recorded, doc, { status: 'failed', error: thrown });
   await sameOnNative(recorded);
 }
 

@@ -18,7 +18,10 @@ export interface Turn {
   text?: string;
   /** Reasoning summary (OpenAI), thinking (Anthropic) or thought parts (Gemini). */
   reasoning?: string;
-  /** Gemini's `finishReason` when it is not the one the turn implies (`STOP`): `MAX_TOKENS`, `SAFETY`, ... */
+  /**
+   * The provider's own stop reason when it is not the one the turn implies: Gemini's `finishReason` (`MAX_TOKENS`,
+   * `SAFETY`, ...), Chat Completions' `finish_reason` (`length`, ...), Anthropic's `stop_reason` (`max_tokens`, ...).
+   */
   finish?: string;
   toolCalls?: Array<{ id: string; name: string; args: Record<string, unknown> }>;
   /** Media the model answers with, after the text: Gemini's `inlineData` parts (an image it drew, as base64). */
@@ -286,7 +289,7 @@ function chatUsage(usage: Usage): Record<string, unknown> {
 }
 
 function chatFinish(turn: Turn): string {
-  return (turn.toolCalls ?? []).length > 0 ? 'tool_calls' : 'stop';
+  return turn.finish ?? ((turn.toolCalls ?? []).length > 0 ? 'tool_calls' : 'stop');
 }
 
 function chatBody(turn: Turn): Record<string, unknown> {
@@ -342,7 +345,7 @@ function anthropicContent(turn: Turn): Array<Record<string, unknown>> {
 }
 
 function anthropicStop(turn: Turn): string {
-  return (turn.toolCalls ?? []).length > 0 ? 'tool_use' : 'end_turn';
+  return turn.finish ?? ((turn.toolCalls ?? []).length > 0 ? 'tool_use' : 'end_turn');
 }
 
 function anthropicBody(turn: Turn): Record<string, unknown> {

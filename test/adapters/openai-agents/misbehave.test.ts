@@ -11,7 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Agent, ModelBehaviorError, OpenAIResponsesModel, run } from '@openai/agents';
 import * as z from 'zod';
 import { sameOnNative } from '../same-on-native.ts';
-import { expectNothingLost, recordedPlugin, viewLines, type Recorded } from '../support.ts';
+import { expectNothingLost, expectTurnEndInAtif, recordedPlugin, viewLines, type Recorded } from '../support.ts';
 import { agentSteps, hooks, instrumentEachTest, observation, onlyTrajectory, sdkTotals, stepsOf, toolCallIds, tokenTotals, TRACING, useTracing, weatherTool } from './support.ts';
 import { FakeOpenAI } from './wire.ts';
 
@@ -119,6 +119,7 @@ describe('OpenAI Agents SDK: calls the SDK refuses', () => {
         expect(hooks(recorded, 'on_session_end').at(-1)).toMatchObject({ failed: true, error_type: 'ModelBehaviorError' });
         expect(stepsOf(doc).filter((step) => step.source === 'agent').map((step) => step.message)).toContain('Let me check.');
         expect(tokenTotals(doc)).toMatchObject({ prompt: 60, completion: 14 });
+        await expectTurnEndInAtif(recorded, doc, { status: 'failed', error: error as Error });
         for (const of of ['atif', 'atof'] as const) {
           const tools = (await viewLines(recorded, of)).filter((line) => /(─ |✗ )tool \S+ /.test(line));
           expect(tools, of).toEqual([expect.stringMatching(/✗ tool get_forecast .*ERROR ModelBehaviorError: Tool get_forecast not found in agent Weather agent\./)]);
@@ -150,6 +151,7 @@ describe('OpenAI Agents SDK: calls the SDK refuses', () => {
         expect(agentSteps(doc).map((step) => step.message)).toEqual([text]);
         expect(tokenTotals(doc)).toEqual({ prompt: 40, completion: 15, cached: 0 });
         expect((await viewLines(recorded, 'atof')).filter((line) => line.includes('└─ turn '))).toEqual([expect.stringContaining('failed: ModelBehaviorError')]);
+        await expectTurnEndInAtif(recorded, doc, { status: 'failed', error: error as Error });
         await sameOnNative(recorded);
       });
 

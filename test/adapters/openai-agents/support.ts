@@ -74,12 +74,12 @@ export function tokenTotals(doc: AtifDoc): { prompt: number; completion: number;
   return totals;
 }
 
-/** The SDK's own totals (`result.state.usage`), in the same shape. */
+/** The SDK's own totals (`result.state.usage`), in the same shape: cached is the cache reads and writes (an `aisdk()` Anthropic model's). */
 export function sdkTotals(usage: { inputTokens: number; outputTokens: number; inputTokensDetails: Array<Record<string, number>> }): { prompt: number; completion: number; cached: number } {
   return {
     prompt: usage.inputTokens,
     completion: usage.outputTokens,
-    cached: usage.inputTokensDetails.reduce((sum, detail) => sum + (detail.cached_tokens ?? 0), 0),
+    cached: usage.inputTokensDetails.reduce((sum, detail) => sum + (detail.cached_tokens ?? 0) + (detail.cache_write_tokens ?? 0), 0),
   };
 }
 
