@@ -19,6 +19,7 @@ import { createNemoRelayPlugin, type NemoRelayPlugin } from '../../src/index.ts'
 import type { RedactableEvent } from '../../src/plugin/egress.ts';
 import type { NemoRelaySettingsOverrides } from '../../src/plugin/config/settings.ts';
 import { validateAtif } from '../../src/formats/atif/validate.ts';
+import { writePluginsToml } from '../differential/replay.ts';
 import { backends } from '../adapters/support.ts';
 import { startHttpReceiver, type Receiver } from '../support/otlp-receiver.ts';
 
@@ -169,46 +170,17 @@ describe('session ids as redaction leaves them, in the plugin\'s own trajectorie
 
     it(`pii_redaction with plugins.toml's own outputs: the session scope is named with the redacted id, so no file names the email (${backend})`, async () => {
       const dir = mkdtempSync(path.join(tmpdir(), `nrh-redacted-ids-owned-${backend}-`));
-      const out = path.join(dir, 'out');
-      const toml = path.join(dir, 'plugins.toml');
-      writeFileSync(
-        toml,
-        [
-          'version = 1',
-          '',
-          '[[components]]',
-          'kind = "observability"',
-          'enabled = true',
-          '',
-          '[components.config]',
-          'version = 4',
-          '',
-          '[components.config.atof]',
-          'enabled = true',
-          '',
-          '[[components.config.atof.sinks]]',
-          'type = "file"',
-          `output_directory = ${JSON.stringify(out)}`,
-          'filename = "events.jsonl"',
-          'mode = "overwrite"',
-          '',
-          '[components.config.atif]',
-          'enabled = true',
-          `output_directory = ${JSON.stringify(out)}`,
-          '',
-          PII_REDACTION,
-        ].join('\n'),
-      );
+      const toml = writePluginsToml(dir, PII_REDACTION);
       const run = start(backend, 'owned', { settings: { pluginsTomlPath: toml, atofEnabled: false, atifEnabled: false } });
       await session(run.hooks, ANA, 'Hi');
       finalize(run.hooks, ANA);
       await run.plugin.shutdown({ timeoutMs: 60_000 });
 
-      const files = filesUnder(out);
-      expect(files).toContain('events.jsonl');
+      const files = filesUnder(dir);
+      expect(files).toContain(path.join('atof', 'hermes-atof.jsonl'));
       expect(files.filter((file) => file.endsWith('.json'))).toHaveLength(1);
-      expectNowhere({ ...run, dir: out }, [ANA]);
-      const events = readFileSync(path.join(out, 'events.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Record<string, any>);
+      expectNowhere({ ...run, dir }, [ANA]);
+      const events = readFileSync(path.join(dir, 'atof', 'hermes-atof.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Record<string, any>);
       const root = events.find((event) => event.category === 'agent' && event.scope_category === 'start')!;
       expect(root.name).toMatch(/-session-\[REDACTED\]$/);
       expect(root.data).toEqual({ session_id: '[REDACTED]' });
