@@ -68,7 +68,12 @@ export async function loopbackApi(answer: (url: string, init: { method: string; 
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     exchanges,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        // Every answer was sent: a socket a client keeps (Deno's fetch, after OpenAI's streamed chat completion) would hold close().
+        server.closeAllConnections();
+      }),
   };
 }
 
