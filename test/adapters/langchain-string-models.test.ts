@@ -244,7 +244,7 @@ describe('initChatModel', () => {
     await sameOnNative(recorded);
   });
 
-  it('the same loop with the handler on each call and a sessionId: each model call is a turn of the session; the tool your program invokes outside any run is not recorded', async () => {
+  it('the same loop bare, with the handler on each call and a sessionId: one turn, the tool your program invokes a span of it with its result', async () => {
     const { requests } = serve(loopReplies());
     const recorded = recordedPlugin('lc-string-loop-bare');
     const handler = new NemoRelayCallbackHandler(recorded.hooks, { sessionId: 'weather-chat' });
@@ -259,13 +259,13 @@ describe('initChatModel', () => {
     expect(requests).toHaveLength(2);
     const { doc } = await finishedRun(recorded);
     expect(doc.session_id).toBe('weather-chat');
-    expect(recorded.log.filter((e) => e.hook === 'pre_llm_call')).toHaveLength(2);
-    // The documented limit (docs/adapters/langchain.md, "What it cannot see"): the call is on its step, no tool span, no result.
-    expect(recorded.log.filter((e) => e.hook === 'pre_tool_call' || e.hook === 'post_tool_call')).toEqual([]);
-    expect(agentSteps(doc).flatMap((step) => (step.tool_calls ?? []).map((call: AtifDoc) => call.tool_call_id))).toEqual(['toolu_boston']);
-    expect(observed(doc)).toEqual([]);
-    // What the model read of it is in its next request.
-    expect((recorded.log.filter((e) => e.hook === 'pre_api_request')[1]!.payload.request as AtifDoc).body.messages.at(-1)).toEqual({ role: 'tool', content: 'It is sunny and 21C in Boston.', tool_call_id: 'toolu_boston' });
+    // The second request continues the first's conversation (its answer, then the tool's message): the same turn.
+    expect(recorded.log.filter((e) => e.hook === 'pre_llm_call')).toHaveLength(1);
+    expect(userSteps(doc)).toEqual(['What is the weather in Boston?']);
+    expect(recorded.log.filter((e) => e.hook === 'post_tool_call').map((e) => [e.payload.tool_call_id, e.payload.status, e.payload.result])).toEqual([['toolu_boston', 'ok', 'It is sunny and 21C in Boston.']]);
+    expect(observed(doc)).toEqual(toolMessages(messages.filter((m): m is BaseMessage => typeof m === 'object' && 'getType' in m)));
+    expect(observed(doc)).toEqual([['toolu_boston', 'It is sunny and 21C in Boston.']]);
+    expect(agentSteps(doc).map((step) => step.message)).toEqual(['', final.content]);
     expect(recordedCounts(doc)).toEqual(reported([ai, final]));
     await sameOnNative(recorded);
   });

@@ -32,6 +32,7 @@ export const NATIVE_SHARED = [
   'test/adapters/openai-agents/same-behaviour.test.ts',
   'test/adapters/langchain-misbehave.test.ts',
   'test/adapters/langchain-structured.test.ts',
+  'test/adapters/langchain-bare-loop.test.ts',
   'test/adapters/ai-sdk/random-wire.test.ts',
   'test/adapters/ai-sdk/telemetry.test.ts',
   'test/adapters/hosted-tools.test.ts',

@@ -14,6 +14,8 @@
  *   same parent chain run after a failure are retries of one API call (what
  *   `modelRetryMiddleware` does), so they share its `api_request_id`.
  * - A chain run whose parent is a tool run is a sub-agent of that tool call.
+ * - The tool-calling loop of LangChain's model docs run bare (model calls and `tool.invoke(toolCall)` outside any
+ *   run) is one turn, told apart by its conversation (`./bare.ts`).
  * - A compiled graph run as a node (a subgraph, a `createReactAgent` or
  *   `createAgent` worker) is an agent: the first to start before the run
  *   called a model or started another agent, unless a `Send` started it, is
@@ -41,6 +43,7 @@ import type { AdapterOptions } from '../core/options.ts';
 import { chatMessages, contentText, finalTextOfOutputs, offeredTools, parsedResultOf, providerApprovalAnswersOf, responseOfResult, toolMessageOf, userMessageOfInputs, userTextOfInputs } from './messages.ts';
 import { argumentsObject, changedArgs, localCalls, textOrJson, type CallOfTool } from '../core/shapes.ts';
 import { nonEmptyString } from '../../shared/text.ts';
+import { BareTurns } from './bare.ts';
 import { jsonEqual } from '../../shared/json.ts';
 
 export type { AdapterOptions, RunInfo, SessionScope } from '../core/options.ts';
@@ -69,6 +72,8 @@ interface Node {
   readonly graphNode?: boolean;
   /** A run of a plain runnable (a chain, `withStructuredOutput`), not a graph: its result, whatever its shape, is its answer. */
   readonly runnable?: boolean;
+  /** A model call outside any run (LangChain's bare tool loop, `./bare.ts`): the messages it was sent. */
+  readonly bareRequest?: unknown;
   call?: ApiCall;
 }
 
@@ -95,6 +100,8 @@ interface Shared {
   readonly ownAgents: Map<string, string>;
   /** Sub-agents paused for approval, their sessions kept open for the run that resumes them (`#pausedKey`). */
   readonly pausedAgents: PausedSubagents;
+  /** Turns of bare model calls waiting for the program's tool loop to go on. */
+  readonly bareTurns: BareTurns;
 }
 const sharedByHooks = new WeakMap<HookRegistry, Shared>();
 
@@ -185,6 +192,9 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   /** A sub-agent run again by its node's RetryPolicy: its next model call is the failed call's retry. */
   readonly #retrying = new WeakMap<AgentRun, ApiCall>();
 
+  /** Turns of bare model calls waiting for the program's tool loop (shared by the handlers on the same hooks). */
+  readonly #bare: BareTurns;
+
   /** The run whose code made the model call about to start, read in the caller's context (`ignoreLLM`, below). */
   #callerRun: string | undefined;
 
@@ -206,12 +216,13 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       set: () => undefined,
     });
     let shared = sharedByHooks.get(hooks);
-    if (shared === undefined) sharedByHooks.set(hooks, (shared = { sessions: new OpenSessions(), pendingApprovals: new Map(), ownAgents: new Map(), pausedAgents: new PausedSubagents(MAX_PENDING_APPROVALS) }));
+    if (shared === undefined) sharedByHooks.set(hooks, (shared = { sessions: new OpenSessions(), pendingApprovals: new Map(), ownAgents: new Map(), pausedAgents: new PausedSubagents(MAX_PENDING_APPROVALS), bareTurns: new BareTurns() }));
     this.#core = new AdapterCore(hooks, options, options.platform ?? 'langchain', shared.sessions);
     this.#holds = shared.holds ??= new SessionHolds(this.#core, MAX_HELD_SESSIONS);
     this.#pendingApprovals = shared.pendingApprovals;
     this.#ownAgents = shared.ownAgents;
     this.#pausedAgents = shared.pausedAgents;
+    this.#bare = shared.bareTurns;
   }
 
   /** Closes the sessions kept open between runs (threads, named sessions) on these hooks, whichever handler ran them; runs under way are not affected. */
@@ -219,13 +230,20 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     this.#guard('close', () => {
       // Sub-agents still paused end before the sessions they belong to close.
       this.#pausedAgents.closeAll();
+      // A bare turn the program's loop never went on with ends before its session closes.
+      this.#bare.endAll();
       this.#holds.releaseAll('closed');
     });
   }
 
   /** Opens a top-level run, continuing its session when an earlier run of it left it open. */
   #startTopRun(start: Parameters<AdapterCore['startRun']>[0]): AgentRun | undefined {
-    const run = this.#core.startRun({ ...start, continuesSession: start.parent === undefined ? (sessionId) => this.#holds.has(sessionId) : start.continuesSession });
+    // A bare turn still waiting for the program's tool loop in this session ends before this run's turn begins.
+    const continues = (sessionId: string) => {
+      this.#bare.endSession(sessionId);
+      return this.#holds.has(sessionId);
+    };
+    const run = this.#core.startRun({ ...start, continuesSession: start.parent === undefined ? continues : start.continuesSession });
     if (run?.ownsSession === true) this.#holds.take(run.sessionId);
     return run;
   }
@@ -474,6 +492,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     if (parentNode !== undefined && parentNode.run === undefined) return; // inside a run we are not recording
     let run = parentNode?.run;
     let ownsRun = false;
+    let bare = false;
     // A middleware's own model call (`summarizationMiddleware`'s summary; LangChain's middleware tag theirs with
     // `lc_source` in the call's metadata): a helper of the run, not the agent's request or answer. Recorded in
     // the run, its prompt would be a user step of the turn and its answer an agent step; it is a sub-agent named by
@@ -492,8 +511,10 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       if (run === undefined) return;
       ownsRun = true;
     } else if (run === undefined) {
-      // A model called on its own is a turn of its own.
-      run = this.#startTopRun({ runId, agentName: runName, model: nonEmptyString(metadata?.ls_model_name), provider: nonEmptyString(metadata?.ls_provider) });
+      // A model called on its own is a turn of its own, unless it is the next call of a bare tool loop (`./bare.ts`).
+      bare = true;
+      run = this.#bare.size > 0 ? this.#bare.continued(chatMessages(messages)) : undefined;
+      run ??= this.#startTopRun({ runId, agentName: runName, model: nonEmptyString(metadata?.ls_model_name), provider: nonEmptyString(metadata?.ls_provider) });
       if (run === undefined) return;
       ownsRun = true;
     }
@@ -511,7 +532,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     const params = isRecord(extra?.invocation_params) ? extra.invocation_params : {};
     const model = nonEmptyString(metadata?.ls_model_name) ?? nonEmptyString(params.model) ?? nonEmptyString(params.model_name) ?? run.model;
     call.attemptStart(() => ({ messages: chatMessages(messages), tools: offeredTools(params.tools), model, provider }));
-    this.#remember(runId, { kind: 'llm', parent: parentRunId, root: parentNode?.root ?? runId, run, ownsRun, call });
+    this.#remember(runId, { kind: 'llm', parent: parentRunId, root: parentNode?.root ?? runId, run, ownsRun, call, bareRequest: bare ? messages : undefined });
   }
 
   /** The API call a model run under `key` (its parent chain run) is an attempt of: the retry of a failed one, else a new call. */
@@ -546,6 +567,11 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       if (attempts?.call === node.call) this.#attempts.delete(parentRunId ?? runId);
       if (node.ownsRun) {
         this.#endRoot(node, runId, 'interrupted');
+        // A bare call whose answer asks for tools: the program's loop runs them and asks again, in this turn.
+        const run = node.run;
+        if (node.bareRequest !== undefined && run !== undefined && !run.ended && runnable.length > 0) {
+          return this.#bare.keep(run, chatMessages(node.bareRequest), runnable, () => this.#endRun(run, 'completed'));
+        }
         this.#endRun(node.run, 'completed', response.text);
       }
     });
@@ -579,13 +605,16 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     toolCallId?: string,
   ): void {
     this.#guard('handleToolStart', () => {
-      const run = this.#runOf(parentRunId);
+      const given = nonEmptyString(toolCallId);
+      // Outside any run: a call of a bare model call's answer the program runs in its loop (`./bare.ts`), else nothing.
+      const run = parentRunId === undefined ? (given === undefined ? undefined : this.#bare.claim(given)) : this.#runOf(parentRunId);
       if (run === undefined) return;
       const name = runName ?? nonEmptyString(isRecord(tool) ? tool.name : undefined) ?? 'tool';
-      const claimed = this.#claimCall(run, name, input, nonEmptyString(toolCallId));
+      const claimed = this.#claimCall(run, name, input, given);
       const id = claimed ?? runId;
       run.toolStart({ id, name, arguments: input });
-      this.#remember(runId, { kind: 'tool', parent: parentRunId, root: this.#nodes.get(parentRunId!)!.root, run, ownsRun: false, toolCallId: id, unnamedCall: claimed === undefined });
+      const root = parentRunId === undefined ? runId : this.#nodes.get(parentRunId)!.root;
+      this.#remember(runId, { kind: 'tool', parent: parentRunId, root, run, ownsRun: false, toolCallId: id, unnamedCall: claimed === undefined });
     });
   }
 
@@ -593,6 +622,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   override handleToolEnd(output: unknown, runId: string): void {
     this.#guard('handleToolEnd', () => {
       const node = this.#take(runId);
+      if (node !== undefined) this.#endRoot(node, runId, 'interrupted'); // a bare loop's tool is a root of its own
       if (node?.run === undefined || node.toolCallId === undefined) return;
       const message = toolMessageOf(output, node.toolCallId);
       const result = message !== undefined ? contentText(message.content) : output;
@@ -610,6 +640,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   override handleToolError(error: unknown, runId: string): void {
     this.#guard('handleToolError', () => {
       const node = this.#take(runId);
+      if (node !== undefined) this.#endRoot(node, runId, 'interrupted'); // a bare loop's tool is a root of its own
       if (node?.run === undefined || node.toolCallId === undefined) return;
       if (!isInterrupt(error)) return node.run.toolEnd(node.toolCallId, { error });
       // An interrupt raised inside an agent the tool ran was asked about there: the tool only paused with it.
