@@ -22,6 +22,7 @@
 export const NATIVE_SHARED = [
   'test/adapters/ai-sdk/chat-route.test.ts',
   'test/adapters/ai-sdk/gateway.test.ts',
+  'test/adapters/ai-sdk/openai-compatible.test.ts',
   'test/adapters/ai-sdk/gemini.test.ts',
   'test/adapters/claude-agent-sdk/tool-during-reply.test.ts',
   'test/adapters/claude-agent-sdk/changed-input.test.ts',
