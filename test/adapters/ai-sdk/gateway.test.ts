@@ -6,9 +6,9 @@
 // what the gateway sent: tokens, one LLM call per request, the models, the finish reasons, reasoning, tool calls,
 // and the cost the gateway charged for each call.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createGateway, generateText, stepCountIs, streamText, tool } from 'ai';
+import { createGateway, generateText, stepCountIs, streamText, tool, wrapLanguageModel } from 'ai';
 import * as z from 'zod';
-import { instrumentAiSdk } from '../../../src/adapters/ai-sdk/index.ts';
+import { aiSdkMiddleware, instrumentAiSdk } from '../../../src/adapters/ai-sdk/index.ts';
 import { sameOnNative } from '../same-on-native.ts';
 import { expectNothingLost, expectRetriedFirstCall, expectTurnEndInAtif, finishedRun, onlyTrajectory, recordedPlugin, viewLines, type AtifDoc, type Recorded } from '../support.ts';
 import { startGateway, type GatewayTurn, type LoopbackGateway } from './gateway-wire.ts';
@@ -189,4 +189,26 @@ describe('a string model id through the AI Gateway', () => {
     expect(metered.map((step) => [step.message, step.metrics.cost_usd])).toEqual([['Hello!', 0.000918]]);
     expect(doc.final_metrics.total_cost_usd).toBe(0.000918);
   });
+
+  for (const mode of ['generate', 'stream'] as const) {
+    it(`aiSdkMiddleware alone on a gateway model (${mode}): the call's cost is the gateway's`, async () => {
+      const [, answer] = turns();
+      gateway.reply({ ...answer, text: 'Hello!' }, { stream: mode === 'stream' });
+      const recorded = recordedPlugin(`gateway-middleware-${mode}`);
+      const model = wrapLanguageModel({ model: createGateway({ baseURL: gateway.baseURL, apiKey: 'vck_test_not_a_key' })(MODEL), middleware: aiSdkMiddleware(recorded.hooks) });
+
+      let cost: unknown;
+      if (mode === 'generate') cost = (await generateText({ model, prompt: 'Say hello.' })).providerMetadata?.gateway?.cost;
+      else {
+        const result = streamText({ model, prompt: 'Say hello.' });
+        await result.consumeStream();
+        cost = (await result.providerMetadata)?.gateway?.cost;
+      }
+
+      expect(cost).toBe('0.0009180');
+      const { doc } = await finishedRun(recorded);
+      const agent = (doc.steps as Steps).filter((step) => step.source === 'agent');
+      expect(agent.map((step) => [step.message, step.metrics.cost_usd])).toEqual([['Hello!', 0.000918]]);
+    });
+  }
 });
