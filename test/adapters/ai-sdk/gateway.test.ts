@@ -9,6 +9,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createGateway, generateText, stepCountIs, streamText, tool, wrapLanguageModel } from 'ai';
 import * as z from 'zod';
 import { aiSdkMiddleware, instrumentAiSdk } from '../../../src/adapters/ai-sdk/index.ts';
+import { FILE_BACKENDS } from '../../contract/backends.ts';
+import { runComponents } from '../../support/component-run.ts';
 import { sameOnNative } from '../same-on-native.ts';
 import { expectNothingLost, expectRetriedFirstCall, expectTurnEndInAtif, finishedRun, onlyTrajectory, recordedPlugin, viewLines, type AtifDoc, type Recorded } from '../support.ts';
 import { startGateway, type GatewayTurn, type LoopbackGateway } from './gateway-wire.ts';
@@ -125,8 +127,8 @@ describe('a string model id through the AI Gateway', () => {
 
     expect(result.text).toBe('It is sunny in Paris, 21°C.');
     await checkRun(recorded, MODEL, result.steps, result.totalUsage);
-    // view of the trajectory shows the calls' cost as the gateway charged it.
-    expect((await viewLines(recorded, 'atif')).join('\n')).toContain('$0.0073');
+    // view of either file shows the calls' cost as the gateway charged it.
+    for (const of of ['atif', 'atof'] as const) expect((await viewLines(recorded, of)).join('\n'), of).toContain('$0.0073');
     await sameOnNative(recorded);
   });
 
@@ -211,4 +213,40 @@ describe('a string model id through the AI Gateway', () => {
       expect(agent.map((step) => [step.message, step.metrics.cost_usd])).toEqual([['Hello!', 0.000918]]);
     });
   }
+
+  it('a pricing catalog that prices the model does not replace what the gateway charged (memory and native)', async () => {
+    const [first, second] = turns();
+    gateway.reply(first).reply(second);
+    const recorded = recordedPlugin('gateway-priced');
+    uninstall = instrumentAiSdk(recorded.hooks);
+    const result = await generateText({ model: MODEL, prompt: 'What is the weather in Paris?', tools: { weather }, stopWhen: stepCountIs(5) });
+    uninstall();
+    uninstall = undefined;
+    await recorded.finish();
+
+    // A catalog pricing the model under every name the calls carry, at twice the list price the gateway charged.
+    const entry = (provider: string, model: string) => ['[[components.config.sources.catalog.entries]]', `provider = "${provider}"`, `model_id = "${model}"`, 'pricing_as_of = "2026-01-01"', 'pricing_source = "test"', 'rates = { input_per_million = 6.0, output_per_million = 30.0, cache_read_per_million = 0.6, cache_write_per_million = 7.5 }', 'prompt_cache = { read_accounting = "included_in_prompt_tokens" }', ''].join('\n');
+    const components = ['[[components]]', 'kind = "pricing"', '[components.config]', '[[components.config.sources]]', 'type = "inline"', '[components.config.sources.catalog]', 'version = 1', entry('gateway', MODEL), entry('anthropic', 'claude-sonnet-4.5'), entry('anthropic', MODEL)].join('\n');
+    const replayed = (strip: boolean) => (entry: Recorded['log'][number]) => {
+      const payload = structuredClone(entry.payload) as Record<string, any>;
+      if (strip && entry.hook === 'post_api_request') {
+        delete payload.usage.cost_usd;
+        delete payload.response.usage.cost_usd;
+      }
+      return [entry.hook, payload] as const;
+    };
+    const costs = async (backend: (typeof FILE_BACKENDS)[number], strip: boolean) => {
+      const run = await runComponents(backend.create(), { components, script: ({ hooks }) => void recorded.log.map(replayed(strip)).forEach(([hook, payload]) => hooks.emit(hook as never, payload as never)) });
+      expect(run.problems).toEqual([]);
+      return [...run.trajectories.values()][0]!.steps.filter((step) => step.metrics !== undefined).map((step) => step.metrics!.cost_usd);
+    };
+    const charged = result.steps.map((step) => Number(step.providerMetadata?.gateway?.cost));
+    for (const backend of FILE_BACKENDS.filter((candidate) => candidate.available)) {
+      // Without the gateway's charge, the catalog prices the calls: it would apply.
+      const priced = await costs(backend, true);
+      expect(priced.map((cost, i) => typeof cost === 'number' && cost > 0 && cost !== charged[i]), backend.name).toEqual([true, true]);
+      // With it, the charge stands.
+      expect(await costs(backend, false), backend.name).toEqual(charged);
+    }
+  });
 });
