@@ -105,6 +105,8 @@ export class AtifRouter {
       agentVersion: textOf(() => options.agentVersion),
       style: 'exporter',
     };
+    const trajectoryId = textOf(() => options.trajectoryId ?? '');
+    if (trajectoryId !== '') builderOptions.trajectoryId = trajectoryId;
     const modelName = textOf(() => options.modelName ?? '');
     if (modelName !== '') builderOptions.modelName = modelName;
     const fallbackModelName = textOf(() => options.fallbackModelName ?? '');

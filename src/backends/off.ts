@@ -128,7 +128,7 @@ function emptyTrajectory(options: AtifExporterOptions | undefined): string {
   return JSON.stringify({
     schema_version: 'ATIF-v1.7',
     session_id: sessionId,
-    trajectory_id: sessionId,
+    trajectory_id: typeof options?.trajectoryId === 'string' ? options.trajectoryId : sessionId,
     agent,
     steps: [],
     final_metrics: { total_steps: 0 },

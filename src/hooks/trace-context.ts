@@ -25,6 +25,12 @@ export interface TraceContext {
   propagation?: string;
   /** Where the session's trajectory is written. */
   trajectory?: TrajectoryRef;
+  /**
+   * The session as the recorder's outputs name it: its id as the configured
+   * redaction leaves it (the id itself without redaction). What work done
+   * elsewhere may name its caller by.
+   */
+  session_id?: string;
 }
 
 /** Which session, and optionally which of its open tool calls, the question is about. */
@@ -42,7 +48,7 @@ export interface TraceContextRequest {
 /** Answers for the sessions it records; `undefined` when it knows nothing of this one. */
 export type TraceContextProvider = (request: Readonly<TraceContextRequest>) => TraceContext | undefined | Promise<TraceContext | undefined>;
 
-const STRING_FIELDS = ['traceparent', 'propagation'] as const;
+const STRING_FIELDS = ['traceparent', 'propagation', 'session_id'] as const;
 
 /** The answers merged, first provider first; only string fields are kept, so nothing odd reaches a wire. */
 export function mergeTraceContexts(answers: readonly unknown[]): TraceContext {

@@ -23,6 +23,10 @@ import { validatePricing } from '../formats/plugins-toml/pricing.ts';
 import { skippedDestination, withoutDestinations } from '../formats/plugins-toml/sinks.ts';
 import { OTEL_ENDPOINT_SKIPPED, withoutOtelEndpoints } from '../formats/plugins-toml/skipped-otel-endpoints.ts';
 import { PriceBook } from '../components/pricing/price-book.ts';
+import { createRedactor } from '../components/redaction/engine.ts';
+import { scopeEvent } from '../formats/atof/build.ts';
+import type { Json } from '../shared/json.ts';
+import type { SessionIdStep } from './trajectory-name.ts';
 
 export { hasResolvableSources, resolvePriceSources } from './price-sources.ts';
 
@@ -66,4 +70,27 @@ export function stepPricer(document: JsonObject | null): LlmCallPricer | undefin
   if (validated === null || validated.catalogs.every((c) => c.entries.length === 0)) return undefined;
   const book = PriceBook.of(validated);
   return (call) => book.costUsd(call, 'trajectory');
+}
+
+/**
+ * The document's `pii_redaction` as a step of the rule that names the
+ * plugin's own trajectories (`trajectory-name.ts`): its policies on a
+ * session scope's start, as every output gets that start. Null without the
+ * component (or with one no backend would run: the document is then
+ * rejected and nothing is written).
+ */
+export function sessionIdRedaction(document: JsonObject | null): SessionIdStep | null {
+  if (document === null) return null;
+  let redact: ReturnType<typeof createRedactor>;
+  try {
+    const settings = validatePluginConfig(document).piiRedaction;
+    if (settings === undefined || settings === null) return null;
+    redact = createRedactor(settings);
+  } catch {
+    return null;
+  }
+  return (start) => {
+    const out = redact(scopeEvent('start', '', null, '', start.name, 'agent', [], null, start.data as Json, start.metadata as Json, ''));
+    return { name: out.name, data: out.data, metadata: out.metadata };
+  };
 }

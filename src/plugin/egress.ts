@@ -173,6 +173,8 @@ export interface EgressOptions {
   redact?: RedactHook;
   /** Told about each event the hook failed on. */
   onRedactFailure?: (error: unknown) => void;
+  /** Told the hook's answer on each agent scope's start: what names a session's own trajectory. */
+  agentStarted?: (start: RedactableEvent) => void;
 }
 
 /**
@@ -212,6 +214,7 @@ export function egressBackend(backend: RelayBackend, options: EgressOptions = {}
       const input = clean(o.input);
       const metadata = clean(o.metadata);
       const r = redacted('scope', 'start', o.category, o.name, input, metadata);
+      if (r !== null && o.category === 'agent') options.agentStarted?.(r);
       const handle = backend.pushScope(r === null ? (input === o.input && metadata === o.metadata ? o : { ...o, input, metadata }) : { ...o, name: r.name, input: r.data, metadata: r.metadata });
       remember(handle as object, o.category, o.name);
       return handle;

@@ -12,6 +12,7 @@ import type { Logger } from '../shared/logger.ts';
 import { safeLog } from '../shared/logger.ts';
 import { settleWithin } from '../shared/deadline.ts';
 import type { AtofExporter, JsonObject, OutputHealth, RelayBackend } from '../relay/contract.ts';
+import type { AtofEvent } from '../formats/atof/types.ts';
 import type { ResolvedBackend } from '../backends/select.ts';
 import type { PluginsTomlOutcome } from './activation.ts';
 import { closePluginsToml, documentChecksNow, ownsExporter } from './activation.ts';
@@ -29,6 +30,7 @@ import { propagationContextToJson, propagationContextToTraceparent } from '../fo
 import type { LoosePayload } from './payload.ts';
 import { sessionIdOf, toolKeyOf, truthy } from './payload.ts';
 import { effectiveAtifTemplate } from './atif-file.ts';
+import { hookAnswerStep, type SessionIdStep, type SessionStart, type TrajectoryNamer, trajectoryNamer } from './trajectory-name.ts';
 
 /** Kept from a shutdown's budget for the work after the backend's shutdown (retiring outputs, settling). */
 const SHUTDOWN_MARGIN_MS = 50;
@@ -71,6 +73,12 @@ export class LiveRecording {
 
   /** Removes the host's redaction hook from a backend that runs it inside. */
   private readonly removeRedaction: (() => void) | null;
+  /** The `redact` hook as a step of the trajectory-name rule, and whether the backend runs it after its own `pii_redaction`. */
+  private readonly hookNameStep: SessionIdStep | null;
+  private readonly hookAfterComponent: boolean;
+  /** Names sessions' trajectories and, with `pii_redaction`, their scopes; null without redaction (the id names them). */
+  private namer: TrajectoryNamer | null = null;
+  private scopeIdNamer: TrajectoryNamer | null = null;
 
   constructor(private readonly options: LiveOptions) {
     const { settings, counters, logger, work } = options;
@@ -83,10 +91,23 @@ export class LiveRecording {
       if (!reported) safeLog(logger, 'warn', `NeMo Relay redact hook failed; the event's name and payloads were recorded cleared instead (fail closed; further failures are counted in status().counters.redactionFailures): ${errorMessage(error)}`);
       reported = true;
     };
+    // The hook's answer on the start of the session scope just pushed, taken once by the rule that names its trajectory.
+    let answer: SessionStart | null = null;
+    const agentStarted = (start: SessionStart) => void (answer = start);
     // The hook runs inside a backend that can (after its own pii_redaction), else on each call's payloads.
     const inside = options.redact !== undefined && typeof raw.addEventTransform === 'function';
-    this.removeRedaction = inside ? raw.addEventTransform!(hookTransform(options.redact!, onRedactFailure)) : null;
-    this.backend = egressBackend(raw, inside || options.redact === undefined ? {} : { redact: options.redact, onRedactFailure });
+    this.removeRedaction = inside ? raw.addEventTransform!(keepingAgentStarts(hookTransform(options.redact!, onRedactFailure), agentStarted)) : null;
+    this.backend = egressBackend(raw, inside || options.redact === undefined ? {} : { redact: options.redact, onRedactFailure, agentStarted });
+    this.hookAfterComponent = inside;
+    this.hookNameStep =
+      options.redact === undefined
+        ? null
+        : hookAnswerStep(() => {
+            const taken = answer;
+            answer = null;
+            return taken;
+          });
+    this.namer = trajectoryNamer([this.hookNameStep]);
     this.trajectories = new TrajectoryWriter({
       backend: this.backend,
       settings,
@@ -101,14 +122,16 @@ export class LiveRecording {
       idleTtlMs: options.sessionIdleTtlMs,
       maxSessions: options.maxSessions,
       now: () => Date.now(),
-      scopeName: (sessionId, payload) => this.trajectories.scopeName(sessionId, payload),
+      // With pii_redaction, the session's scope is named with the id as the component leaves it: no output gets the id from the name.
+      scopeName: (sessionId, payload) => this.trajectories.scopeName(this.scopeIdNamer === null ? sessionId : this.scopeIdNamer(sessionId, ''), payload),
+      trajectoryName: (sessionId, scopeName) => (this.namer === null ? sessionId : this.namer(sessionId, scopeName)),
       opened: (state, payload) => this.trajectories.attach(state, payload),
       evict: (state, reason) => this.recorder.evicted(state, reason),
-      unreadableContext: (sessionId, reason) => {
+      unreadableContext: (sessionName, reason) => {
         // Bad input from another process, not a failure here: said once, and the session is recorded all the same.
         if (this.contextWarned) return;
         this.contextWarned = true;
-        safeLog(logger, 'warn', `NeMo Relay session ${sessionId}: its propagation_context cannot be read (${reason}); it is recorded as a session of its own, outside the caller's trace (reported once)`);
+        safeLog(logger, 'warn', `NeMo Relay session ${sessionName}: its propagation_context cannot be read (${reason}); it is recorded as a session of its own, outside the caller's trace (reported once)`);
       },
     });
     this.recorder = new Recorder({
@@ -142,7 +165,7 @@ export class LiveRecording {
     const handle = truthy(request.tool_call_id) || truthy(request.tool_name) ? state.toolSpans.get(toolKeyOf(request)) : state.handle;
     if (handle === undefined) return undefined;
     const context = typeof this.backend.propagationContext === 'function' ? this.backend.propagationContext(handle) : null;
-    const answer: TraceContext = {};
+    const answer: TraceContext = { session_id: state.trajectoryName };
     if (context !== null && context !== undefined) {
       answer.propagation = propagationContextToJson(context);
       if (context.rootUuid !== undefined) answer.traceparent = propagationContextToTraceparent(context);
@@ -170,8 +193,22 @@ export class LiveRecording {
     const document = outcome.kind === 'active' && outcome.document !== undefined ? outcome.document : this.options.settings.pluginsConfig;
     // The checks are loaded before any outcome of a document, except at an exit that came first: then unpriced (the document never applied).
     this.trajectories.setPricer(document === null ? undefined : documentChecksNow()?.stepPricer(document));
+    this.setRedactedNames(outcome.kind === 'active' ? document : null);
     if (outcome.kind !== 'active' && !withheld) this.registerAtof();
     this.announceDefaultOutputs();
+  }
+
+  /**
+   * The trajectory-name rule for the redaction now configured: the active
+   * document's `pii_redaction` and the host's hook, in the order the backend
+   * runs them (`trajectory-name.ts`). Inside the memory relay the hook's
+   * answer has the component's work in it already.
+   */
+  private setRedactedNames(document: JsonObject | null): void {
+    const pii = document === null ? null : (documentChecksNow()?.sessionIdRedaction(document) ?? null);
+    this.scopeIdNamer = trajectoryNamer([pii]);
+    const hook = this.hookNameStep;
+    this.namer = trajectoryNamer(hook === null ? [pii] : this.hookAfterComponent ? [hook] : [hook, pii]);
   }
 
   /**
@@ -321,4 +358,13 @@ function absolute(folder: string): string {
 
 function isOutputHealth(value: unknown): value is OutputHealth {
   return typeof value === 'object' && value !== null && typeof (value as { path?: unknown }).path === 'string';
+}
+
+/** `transform`, telling `started` what it made of each agent scope's start (the session's, which names its trajectory). */
+function keepingAgentStarts(transform: (event: AtofEvent) => AtofEvent, started: (start: SessionStart) => void): (event: AtofEvent) => AtofEvent {
+  return (event) => {
+    const out = transform(event);
+    if (out.kind === 'scope' && out.category === 'agent' && out.scope_category === 'start') started(out);
+    return out;
+  };
 }

@@ -29,6 +29,13 @@ const MAX_IDLE_CHECK_INTERVAL_MS = 60_000;
 
 export interface SessionState {
   readonly sessionId: string;
+  /**
+   * What names the session's own trajectory (its ids, its file, the path
+   * handed out): the session id as the configured redaction leaves it
+   * (`trajectory-name.ts`), the id itself without redaction. Settled once
+   * its scope is pushed.
+   */
+  trajectoryName: string;
   handle: ScopeHandle | null;
   atifExporter: AtifExporter | null;
   isEmbeddedSubagent: boolean;
@@ -76,12 +83,14 @@ export interface SessionTableOptions {
   now(): number;
   /** The name of a session's agent scope (`hermes-session-<id>` in the Hermes profile, `<agent>-session-<id>` otherwise). */
   scopeName(sessionId: string, payload: LoosePayload): string;
+  /** What names the session's trajectory, given its scope's name, asked right after its scope is pushed (`trajectory-name.ts`). */
+  trajectoryName(sessionId: string, scopeName: string): string;
   /** A session's scope is open: attach what records it (its ATIF exporter). */
   opened(state: SessionState, payload: LoosePayload): void;
   /** Closes a session the table evicted (it is already out of the table). */
   evict(state: SessionState, reason: EvictionReason): void;
-  /** A session-opening payload carried a propagation context that cannot be read: the session opens as a root one. */
-  unreadableContext(sessionId: string, reason: string): void;
+  /** A session-opening payload carried a propagation context that cannot be read: the session opens as a root one (named as its trajectory is). */
+  unreadableContext(sessionName: string, reason: string): void;
 }
 
 export class SessionTable {
@@ -126,8 +135,10 @@ export class SessionTable {
   }
 
   private open(sessionId: string, payload: LoosePayload, now: number, timestampUs: number | undefined): SessionState {
+    const name = this.options.scopeName(sessionId, payload);
     const state: SessionState = {
       sessionId,
+      trajectoryName: sessionId,
       handle: null,
       atifExporter: null,
       isEmbeddedSubagent: false,
@@ -143,6 +154,7 @@ export class SessionTable {
     let metadata = metadataOf(payload);
     let parentHandle: ScopeHandle | null = null;
     let propagation: PropagationContext | undefined;
+    let unreadable: string | undefined;
     if (parent && this.live.has(parent.parentSessionId)) {
       parentHandle = parent.parentHandle;
       metadata = { ...metadata, ...parent.metadata };
@@ -160,7 +172,7 @@ export class SessionTable {
       const caller = callerOf(payload);
       if (caller !== undefined) metadata = { ...metadata, ...callerMetadata(caller) };
       const received = receivedContext(payload);
-      if (received !== undefined && 'error' in received) this.options.unreadableContext(sessionId, received.error);
+      if (received !== undefined && 'error' in received) unreadable = received.error;
       else if (received !== undefined) {
         propagation = received.context;
         state.continuesRemote = true;
@@ -169,7 +181,7 @@ export class SessionTable {
     // Registered before the push would see nothing of this session yet, and
     // a per-session builder needs the scope handle to know its subtree.
     state.handle = this.options.backend.pushScope({
-      name: this.options.scopeName(sessionId, payload),
+      name,
       category: 'agent',
       parent: parentHandle,
       input: { session_id: sessionId },
@@ -177,6 +189,9 @@ export class SessionTable {
       ...(propagation !== undefined ? { propagation } : {}),
       ...(timestampUs !== undefined ? { timestampUs } : {}),
     });
+    // Named from the start just recorded (a redact hook's answer on it is taken now).
+    state.trajectoryName = this.options.trajectoryName(sessionId, name);
+    if (unreadable !== undefined) this.options.unreadableContext(state.trajectoryName, unreadable);
     this.live.set(sessionId, state);
     this.newestSessionId = sessionId;
     this.startIdleTimer();

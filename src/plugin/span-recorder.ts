@@ -75,21 +75,22 @@ export class Recorder {
   /** Closes a session the table evicted; its partial trajectory is written. */
   evicted(state: SessionState, reason: EvictionReason): void {
     this.counters.evictedSessions += 1;
-    safeLog(this.options.logger, 'debug', `NeMo Relay session ${state.sessionId} evicted (${reason}); its partial trajectory is written`);
+    safeLog(this.options.logger, 'debug', `NeMo Relay session ${state.trajectoryName} evicted (${reason}); its partial trajectory is written`);
     try {
       this.finish(state, { session_id: state.sessionId, reason: `evicted_${reason}` }, this.options.clock?.());
     } catch (error) {
-      this.fail(`session ${state.sessionId} eviction failed`, error);
+      this.fail(`session ${state.trajectoryName} eviction failed`, error);
     }
   }
 
   /** Closes every live session (shutdown). */
   closeAll(reason: string): void {
-    for (const sessionId of [...this.sessions.live.keys()]) {
+    for (const [sessionId, state] of [...this.sessions.live]) {
       try {
         this.closeSession({ session_id: sessionId, reason }, this.options.clock?.());
       } catch (error) {
-        this.fail(`session ${sessionId} close failed`, error);
+        // Named as its trajectory is: redaction governs what the log says too.
+        this.fail(`session ${state.trajectoryName} close failed`, error);
       }
     }
   }
@@ -110,7 +111,7 @@ export class Recorder {
     if (state.continuesRemote) this.options.exportNow?.();
     if (failures.length > 0) {
       this.counters.errors += failures.length;
-      safeLog(this.options.logger, 'warn', `NeMo Relay session ${state.sessionId} teardown completed with errors: ${failures.join('; ')}`);
+      safeLog(this.options.logger, 'warn', `NeMo Relay session ${state.trajectoryName} teardown completed with errors: ${failures.join('; ')}`);
     }
   }
 

@@ -31,6 +31,7 @@ import type { LoosePayload } from './payload.ts';
 import { truthy } from './payload.ts';
 import type { SessionState } from './sessions.ts';
 import { sessionScopeName } from './session-scope.ts';
+import { trajectoryIdOf } from './trajectory-name.ts';
 import type { BackgroundWork } from './background-work.ts';
 import { stringOf } from '../shared/text.ts';
 import type { RetryPolicy } from '../shared/retry.ts';
@@ -114,7 +115,8 @@ export class TrajectoryWriter {
     if (!this.writesFileOf(state) || !state.handle) return;
     state.atifExporter = this.options.backend.registerAtifExporter({
       scope: state.handle,
-      sessionId: state.sessionId,
+      sessionId: state.trajectoryName,
+      ...this.redactedIdOf(state),
       agentName: this.named('atifAgentName', payload.agent_name),
       agentVersion: this.named('atifAgentVersion', payload.agent_version),
       ...this.modelOf(payload.model),
@@ -135,16 +137,32 @@ export class TrajectoryWriter {
     if (this.ownedByPluginsToml) return scopeUuid === undefined ? undefined : { trajectory_id: scopeUuid };
     const target = this.atifTarget();
     if (target === null || !this.writesFileOf(state)) return undefined;
-    const ref: { session_id: string; trajectory_id: string; trajectory_path?: string } = { session_id: state.sessionId, trajectory_id: state.sessionId };
+    const ref: { session_id: string; trajectory_id: string; trajectory_path?: string } = { session_id: state.trajectoryName, trajectory_id: trajectoryIdFor(state) };
     try {
       // Named before the first write too: the claim settles on the name that write will take (`atifFileClaim`).
       claimOf(state, target);
-      const file = atifFilePath(target.outputDirectory, target.filenameTemplate, state.sessionId, state.instance);
+      const file = atifFilePath(target.outputDirectory, target.filenameTemplate, state.trajectoryName, state.instance);
       ref.trajectory_path = path.relative(path.resolve(target.outputDirectory), file).split(path.sep).join('/');
     } catch {
       // An unusable template: the write reports it; the id still names the trajectory.
     }
     return ref;
+  }
+
+  /**
+   * A session whose id redaction changed: its `trajectory_id` is claimed now,
+   * with its file's name (`~n` when the name is taken), so two sessions
+   * whose ids redact alike are never joined on one id.
+   */
+  private redactedIdOf(state: SessionState): { trajectoryId: string } | Record<string, never> {
+    if (state.trajectoryName === state.sessionId) return {};
+    const target = this.atifTarget();
+    try {
+      if (target !== null) claimOf(state, target);
+    } catch {
+      // An unusable template: the write reports it.
+    }
+    return { trajectoryId: trajectoryIdFor(state) };
   }
 
   /**
@@ -222,7 +240,7 @@ export class TrajectoryWriter {
     const exporter = state.atifExporter;
     this.write(state, 'final');
     if (!exporter && state.atifClaim === undefined) return;
-    this.chain(state.sessionId, async () => {
+    this.chain(state, async () => {
       // Its last write has settled: a name handed out and never written is free for the rest of the process again.
       state.atifClaim?.release();
       if (exporter) await exporter.deregister();
@@ -268,11 +286,11 @@ export class TrajectoryWriter {
     // A queued write not started yet builds whatever the session holds when it starts: one is owed, not each version.
     if (this.owed.has(state)) return;
     this.owed.add(state);
-    this.chain(state.sessionId, async () => {
+    this.chain(state, async () => {
       this.owed.delete(state);
       try {
         const claim = claimOf(state, target);
-        const file = atifFilePath(target.outputDirectory, target.filenameTemplate, state.sessionId, state.instance);
+        const file = atifFilePath(target.outputDirectory, target.filenameTemplate, state.trajectoryName, state.instance);
         // Bytes where the backend writes them directly: no string to flatten and encode again for the file.
         const text = exporter.exportBytes !== undefined ? await exporter.exportBytes() : await exporter.exportJson();
         if (this.unwritable(state, file, text)) return;
@@ -304,7 +322,7 @@ export class TrajectoryWriter {
       if (!exporter || (typeof exporter.exportJsonNow !== 'function' && typeof exporter.exportBytesNow !== 'function') || !this.writesFileOf(state)) continue;
       try {
         const claim = claimOf(state, target);
-        const file = atifFilePath(target.outputDirectory, target.filenameTemplate, state.sessionId, state.instance);
+        const file = atifFilePath(target.outputDirectory, target.filenameTemplate, state.trajectoryName, state.instance);
         const text = typeof exporter.exportBytesNow === 'function' ? exporter.exportBytesNow() : exporter.exportJsonNow!();
         if (this.unwritable(state, file, text)) continue;
         // Synchronous at exit: the writer is in its exit mode.
@@ -324,15 +342,17 @@ export class TrajectoryWriter {
    */
   private unwritable(state: SessionState, file: string, text: string | Uint8Array): boolean {
     if (!hasNoSteps(text)) return false;
-    this.files.skip(state, file, `session ${state.sessionId} recorded no step (no model call), and ATIF needs at least one: no trajectory file was written`);
+    this.files.skip(state, file, `session ${state.trajectoryName} recorded no step (no model call), and ATIF needs at least one: no trajectory file was written`);
     return true;
   }
 
   // Exports of one session run in order, so the final trajectory always wins
   // over the partial one written at session end.
-  private chain(sessionId: string, work: () => Promise<void>): void {
+  private chain(state: SessionState, work: () => Promise<void>): void {
+    const sessionId = state.sessionId;
     const previous = this.exportChains.get(sessionId) ?? Promise.resolve();
-    const next = previous.then(work).catch((error: unknown) => this.options.work.fail(`NeMo Relay session ${sessionId} ATIF export failed`, error));
+    // The report names the session as its trajectory is named: redaction governs what the log says too.
+    const next = previous.then(work).catch((error: unknown) => this.options.work.fail(`NeMo Relay session ${state.trajectoryName} ATIF export failed`, error));
     this.exportChains.set(sessionId, next);
     const cleanup = next.finally(() => {
       if (this.exportChains.get(sessionId) === next) this.exportChains.delete(sessionId);
@@ -362,12 +382,20 @@ export class TrajectoryWriter {
  */
 function claimOf(state: SessionState, target: AtifTarget): AtifFileClaim {
   if (state.atifClaim === undefined) {
-    state.atifClaim = atifFileClaim(target.outputDirectory, target.filenameTemplate, state.sessionId, state.instance, (instance) => {
+    state.atifClaim = atifFileClaim(target.outputDirectory, target.filenameTemplate, state.trajectoryName, state.instance, (instance) => {
       state.instance = instance;
     });
     state.instance = state.atifClaim.instance;
   }
   return state.atifClaim;
+}
+
+/**
+ * The session's `trajectory_id`: its id, and for a name redaction changed,
+ * that name with the `~n` of its file (`trajectoryIdOf`).
+ */
+function trajectoryIdFor(state: SessionState): string {
+  return state.trajectoryName === state.sessionId ? state.sessionId : trajectoryIdOf(state.trajectoryName, state.instance);
 }
 
 function kindOf(backend: RelayBackend): unknown {

@@ -253,8 +253,10 @@ export interface AtofExporter {
 export interface AtifExporterOptions {
   /** The root scope whose subtree this trajectory covers (the session scope). */
   scope: ScopeHandle;
-  /** Written as the trajectory's `session_id` and `trajectory_id`. */
+  /** Written as the trajectory's `session_id`, and as its `trajectory_id` unless `trajectoryId` is given. */
   sessionId: string;
+  /** Written as the trajectory's `trajectory_id` (default: `sessionId`). */
+  trajectoryId?: string;
   /** Written as `agent.name`. */
   agentName: string;
   /** Written as `agent.version`. */

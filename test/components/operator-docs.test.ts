@@ -80,15 +80,26 @@ const TS_CHECKS: Record<string, ((cwd: string, stdout: string) => void)[]> = {
   ],
   'docs/operators/redaction.md': [
     (cwd) => {
-      // A user copies the block as it is: nothing it leaves behind (a default output included) names the customer.
-      const written = fs.readdirSync(cwd, { recursive: true, encoding: 'utf8' }).filter((name) => fs.statSync(path.join(cwd, name)).isFile());
-      expect(written).toEqual([path.join('events', 'events.jsonl')]);
-      const text = fs.readFileSync(path.join(cwd, 'events', 'events.jsonl'), 'utf8');
-      const events = text.trim().split('\n').map((line) => JSON.parse(line) as Record<string, any>);
-      expect(text).not.toContain('ana@example.com');
-      expect(text).not.toContain('VIP');
+      // A user copies the block as it is, with the default outputs on: nothing it leaves behind names the customer,
+      // neither a file's name nor its content, and the session's trajectory is named as the hook leaves its id.
+      const written = fs.readdirSync(cwd, { recursive: true, encoding: 'utf8' }).filter((name) => fs.statSync(path.join(cwd, name)).isFile()).sort();
+      const outputs = written.filter((name) => name.startsWith('nemo-relay-output'));
+      expect(outputs).toHaveLength(2);
+      expect(outputs.filter((name) => /^nemo-relay-output[/\\][^/\\]+-atof\.jsonl$/.test(name)), outputs.join(', ')).toHaveLength(1);
+      expect(outputs.filter((name) => /^nemo-relay-output[/\\][^/\\]+-atif-_email_-[0-9a-f]{12}\.json$/.test(name)), outputs.join(', ')).toHaveLength(1);
+      for (const name of written) {
+        expect(name).not.toContain('ana');
+        const text = fs.readFileSync(path.join(cwd, name), 'utf8');
+        expect(text.includes('ana@example.com'), name).toBe(false);
+        expect(text.includes('VIP'), name).toBe(false);
+      }
+      const atof = outputs.find((name) => name.endsWith('.jsonl'))!;
+      const events = fs.readFileSync(path.join(cwd, atof), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Record<string, any>);
       expect(events.some((event) => event.category === 'tool' && event.scope_category === 'start' && JSON.stringify(event.data) === '{"order":42}')).toBe(true);
       expect(events.some((event) => typeof event.name === 'string' && event.name.includes('<email>'))).toBe(true);
+      const trajectory = JSON.parse(fs.readFileSync(path.join(cwd, outputs.find((name) => name.endsWith('.json'))!), 'utf8'));
+      expect([trajectory.session_id, trajectory.trajectory_id]).toEqual(['<email>', '<email>']);
+      expect(JSON.stringify(trajectory.steps)).toContain('Where is order 42?');
     },
   ],
 };

@@ -146,10 +146,13 @@ describe.skipIf(!nativeAvailable)('pii_redaction: memory writes and sends what n
 });
 
 describe.skipIf(!nativeAvailable)('pii_redaction: what neither backend redacts', () => {
-  it('event names and typed profile fields stay (native behaviour); the host hook can cover them', async () => {
-    const { memory } = await both(SAME['redact emails']!);
-    const session = memory.events.find((e) => e.category === 'agent')!;
-    expect(session.name).toBe(`hermes-session-${SESSION}`);
+  it('event names and typed profile fields stay (native behaviour), but the plugin names the session scope with the id as the component leaves it; the host hook can cover the rest', async () => {
+    const { memory, native } = await both(SAME['redact emails']!);
+    for (const run of [memory, native]) {
+      const session = run.events.find((e) => e.category === 'agent')!;
+      expect((session.data as { session_id?: string }).session_id).not.toBe(SESSION);
+      expect(session.name).toBe(`hermes-session-${(session.data as { session_id: string }).session_id}`);
+    }
     const tool = memory.events.find((e) => e.category === 'tool')!;
     expect((tool.category_profile as { tool_call_id?: string }).tool_call_id).toBe('call_pii_1');
   });

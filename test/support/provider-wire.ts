@@ -459,6 +459,11 @@ export function openAiResponse(options: ResponsesOptions): WireReply {
   return { json: responsesObject(options) };
 }
 
+/** A response the client may ask for either way: JSON, or streamed when the request says `"stream": true`. */
+export function openAiResponseEither(options: ResponsesOptions): WireReply {
+  return { json: responsesObject(options), sse: openAiResponseStream(options).sse };
+}
+
 /** The same response streamed: `response.created`, each output item added, its deltas and done, then `response.completed`. */
 export function openAiResponseStream(options: ResponsesOptions): WireReply {
   const response = responsesObject(options);

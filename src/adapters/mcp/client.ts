@@ -67,6 +67,8 @@ interface OpenCall extends HostToolCall {
   claimed: number;
   /** A request carrying its caller went out for it: a result naming it may link it. */
   sent: boolean;
+  /** The session id that request named its caller by (the recorder's, as redaction leaves it). */
+  sentAs?: string;
 }
 
 const INSTRUMENTED = Symbol.for('nemo-relay-hooks.mcp.client');
@@ -111,6 +113,15 @@ class OpenToolCalls {
 
   get(key: string): OpenCall | undefined {
     return this.#open.get(key);
+  }
+
+  /** The open call a request went out for, naming its caller `sessionId` and `toolCallId`. */
+  sentFor(sessionId: string, toolCallId: string): OpenCall | undefined {
+    const direct = this.#open.get(callKey(sessionId, toolCallId));
+    if (direct !== undefined && direct.sent && direct.sentAs === sessionId) return direct;
+    // Named by the session id as redaction left it: not the key the host's own id makes.
+    for (const call of this.#open.values()) if (call.sent && call.sentAs === sessionId && call.tool_call_id === toolCallId) return call;
+    return undefined;
   }
 }
 
@@ -235,7 +246,7 @@ export class McpCallLinker {
     let released = false;
     const context = await this.#hooks.traceContext(call.host);
     const meta = this.#guard.run('writing the MCP request trace context', () => metaWith(params._meta, call.host, context));
-    if (meta !== undefined) this.#markSent(call.host);
+    if (meta !== undefined) this.#markSent(call.host, callerSessionId(call.host, context));
     return {
       params: meta === undefined ? params : { ...params, _meta: meta },
       answered: (result) => {
@@ -269,16 +280,18 @@ export class McpCallLinker {
   }
 
   /** A request carrying its caller went out for `host`: a result naming it back may link it. */
-  #markSent(host: HostToolCall): void {
+  #markSent(host: HostToolCall, sentAs: string): void {
     const open = host.tool_call_id === undefined ? undefined : this.#open.get(callKey(host.session_id, host.tool_call_id));
-    if (open !== undefined) open.sent = true;
+    if (open === undefined) return;
+    open.sent = true;
+    open.sentAs = sentAs;
   }
 
   #sentCallNamedBy(result: unknown): HostToolCall | undefined {
     const caller = callerOf(isRecord(result) ? result._meta : undefined);
     if (caller?.session_id === undefined || caller.tool_call_id === undefined) return undefined;
-    const open = this.#open.get(callKey(caller.session_id, caller.tool_call_id));
-    if (open === undefined || !open.sent) return undefined;
+    const open = this.#open.sentFor(caller.session_id, caller.tool_call_id);
+    if (open === undefined) return undefined;
     return { session_id: open.session_id, tool_call_id: caller.tool_call_id, ...(open.turn_id !== undefined ? { turn_id: open.turn_id } : {}), ...(open.tool_name !== undefined ? { tool_name: open.tool_name } : {}) };
   }
 }
@@ -309,12 +322,21 @@ function metaWith(existing: unknown, host: HostToolCall, context: TraceContext):
   const ours: Record<string, unknown> = {};
   if (context.traceparent !== undefined) ours[TRACEPARENT_META_KEY] = context.traceparent;
   if (context.propagation !== undefined) ours[PROPAGATION_META_KEY] = context.propagation;
-  const caller: McpCaller = { session_id: host.session_id };
+  const caller: McpCaller = { session_id: callerSessionId(host, context) };
   if (host.tool_call_id !== undefined) caller.tool_call_id = host.tool_call_id;
   if (context.trajectory?.trajectory_id !== undefined) caller.trajectory_id = context.trajectory.trajectory_id;
   if (context.trajectory?.trajectory_path !== undefined) caller.trajectory_path = context.trajectory.trajectory_path;
   ours[CALLER_META_KEY] = caller;
   return withAdapterMeta(existing, ours);
+}
+
+/**
+ * The session id a request names its caller by: the session as the
+ * recorder's outputs name it (its id as redaction leaves it: the server
+ * must not receive what the host's own files may not hold), else the host's.
+ */
+function callerSessionId(host: HostToolCall, context: TraceContext): string {
+  return context.session_id ?? host.session_id;
 }
 
 /** The host's tool call references the server's trajectory, when the server named one. */

@@ -24,6 +24,7 @@ export function createAtifExporter(core: RelayCore, options: AtifExporterOptions
   const o = options ?? ({} as AtifExporterOptions);
   const builderOptions = {
     sessionId: String(o.sessionId ?? ''),
+    ...(typeof o.trajectoryId === 'string' ? { trajectoryId: o.trajectoryId } : {}),
     agentName: String(o.agentName ?? ''),
     agentVersion: String(o.agentVersion ?? ''),
     ...(typeof o.modelName === 'string' ? { modelName: o.modelName } : {}),
