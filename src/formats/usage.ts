@@ -100,6 +100,15 @@ const sum = (...values: Array<number | undefined>): number | undefined => {
   return total;
 };
 
+/**
+ * The SDK's cache reads, or the hits the provider's own usage (`raw`) states where the SDK saw none: DeepSeek counts
+ * them as `prompt_cache_hit_tokens` (part of `prompt_tokens`), which @ai-sdk/openai-compatible does not read and
+ * reports as 0.
+ */
+function cacheHits(sdk: number | undefined, usage: Loose): number | undefined {
+  return sdk === undefined || sdk === 0 ? (nested(usage, 'raw', 'prompt_cache_hit_tokens') ?? sdk) : sdk;
+}
+
 /** What each shape states, field by field. */
 const READERS: Record<UsageShape, (usage: Loose) => RawCounts> = {
   openai_chat: (u) => ({
@@ -144,13 +153,13 @@ const READERS: Record<UsageShape, (usage: Loose) => RawCounts> = {
     const output = field(u, 'outputTokens');
     if (isRecord(input) || isRecord(output)) {
       // A provider's LanguageModelV4Usage, as middleware sees it.
-      return { input: count(input, 'total'), output: count(output, 'total'), cacheRead: count(input, 'cacheRead'), cacheWrite: count(input, 'cacheWrite'), reasoning: count(output, 'reasoning') };
+      return { input: count(input, 'total'), output: count(output, 'total'), cacheRead: cacheHits(count(input, 'cacheRead'), u), cacheWrite: count(input, 'cacheWrite'), reasoning: count(output, 'reasoning') };
     }
     return {
       input: tokenCount(input),
       output: tokenCount(output),
       total: count(u, 'totalTokens'),
-      cacheRead: nested(u, 'inputTokenDetails', 'cacheReadTokens') ?? count(u, 'cachedInputTokens'),
+      cacheRead: cacheHits(nested(u, 'inputTokenDetails', 'cacheReadTokens') ?? count(u, 'cachedInputTokens'), u),
       cacheWrite: nested(u, 'inputTokenDetails', 'cacheWriteTokens'),
       reasoning: nested(u, 'outputTokenDetails', 'reasoningTokens') ?? count(u, 'reasoningTokens'),
     };

@@ -16,17 +16,14 @@ describe.skipIf(!nativeAvailable)('native and a receiver capped below one batch 
     const lines = growingSession(CALLS);
     const cap = Math.max(...(await singleSizes('http', lines)).values()) * 2;
 
-    // The whole session in one batch, sent at shutdown: with the default delay a loaded machine's slow emit can let
-    // the batch timer cut it in two.
-    const oneBatch = ['scheduled_delay_millis = 600000'];
-    const theirs = await run('native', 'http', lines, { cap, extra: oneBatch });
+    const theirs = await run('native', 'http', lines, { cap });
     // One request for the whole session, refused (413), not tried again: nothing arrives.
     expect(theirs.rx.requests.map((r) => r.tooLarge === true)).toEqual([true]);
     expect(theirs.rx.spans()).toEqual([]);
     expect(output(theirs.result, 'otlp-traces').unobserved).toBeTruthy();
     expect(theirs.warnings.some((w) => w.includes('activation close failed') && w.includes('trace export'))).toBe(true);
 
-    const ours = await run('memory', 'http', lines, { cap, extra: oneBatch });
+    const ours = await run('memory', 'http', lines, { cap });
     expect(ours.order.length).toBe(2 * CALLS + 1);
     expect(output(ours.result, 'otlp-traces')).toMatchObject({ sent: 2 * CALLS + 1, failed: 0, tooLarge: 0 });
   });

@@ -94,12 +94,19 @@ export interface Run {
   ms: number;
 }
 
+/**
+ * The whole session in one batch, sent at shutdown: with the default delay a loaded machine's slow emit lets the
+ * batch timer cut it in two, and two batches may be in flight at once (the pipeline sends up to four), so their
+ * spans arrive interleaved.
+ */
+export const ONE_BATCH = ['scheduled_delay_millis = 600000'];
+
 export interface RunOptions extends Pick<OtlpReplayOptions, 'logs' | 'timeoutMs' | 'awaitReady'> {
   /** The receiver's request size cap. */
   cap?: number;
   /** How the receiver answers the requests under its cap. */
   behaviour?: Behaviour;
-  /** Extra lines for the endpoint table. */
+  /** Extra lines for the endpoint table; default {@link ONE_BATCH}. */
   extra?: string[];
 }
 
@@ -111,7 +118,7 @@ export async function run(backend: 'memory' | 'native', transport: Transport, li
   const relay = backend === 'native' ? loadNativeRelay({ logger }) : createMemoryRelay({ logger });
   const started = Date.now();
   const result = await replayWithOtlp(relay, lines, {
-    endpoints: [{ type: 'full', endpoint: rx.url, transport: transport === 'grpc' ? 'grpc' : 'http_binary', extra: options.extra ?? [] }],
+    endpoints: [{ type: 'full', endpoint: rx.url, transport: transport === 'grpc' ? 'grpc' : 'http_binary', extra: options.extra ?? ONE_BATCH }],
     localFiles: false,
     ...(options.logs ? { logs: options.logs } : {}),
     ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),

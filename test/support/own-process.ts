@@ -21,6 +21,8 @@
 //     fake API.
 export const NATIVE_SHARED = [
   'test/adapters/ai-sdk/chat-route.test.ts',
+  'test/adapters/ai-sdk/gateway.test.ts',
+  'test/adapters/ai-sdk/openai-compatible.test.ts',
   'test/adapters/ai-sdk/gemini.test.ts',
   'test/adapters/claude-agent-sdk/tool-during-reply.test.ts',
   'test/adapters/claude-agent-sdk/changed-input.test.ts',

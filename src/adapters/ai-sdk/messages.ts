@@ -205,9 +205,21 @@ export function modelVersionOf(raw: unknown): string | undefined {
   return isRecord(raw) ? nonEmptyString(raw.modelVersion) : undefined;
 }
 
+/**
+ * What the AI Gateway charged for a call, in USD: `providerMetadata.gateway.cost`, a decimal string (the call's
+ * answer carries it; a provider package of its own says no cost). The charge is the truth a price book only estimates.
+ */
+export function gatewayCostUsd(providerMetadata: unknown): number | undefined {
+  const gateway = isRecord(providerMetadata) ? providerMetadata.gateway : undefined;
+  const cost = isRecord(gateway) ? gateway.cost : undefined;
+  const usd = typeof cost === 'string' && cost.trim() !== '' ? Number(cost) : typeof cost === 'number' ? cost : Number.NaN;
+  return Number.isFinite(usd) && usd >= 0 ? usd : undefined;
+}
+
 /** A model response from its content parts and what came with them. */
-export function responseOf(content: unknown, details: { usage: unknown; finishReason: unknown; model: unknown; id: unknown }): ResponseParts {
+export function responseOf(content: unknown, details: { usage: unknown; finishReason: unknown; model: unknown; id: unknown; providerMetadata?: unknown }): ResponseParts {
   const parts = responseOfContent(Array.isArray(content) ? content : []);
+  const costUsd = gatewayCostUsd(details.providerMetadata);
   return {
     text: parts.text,
     reasoning: parts.reasoning === '' ? undefined : parts.reasoning,
@@ -217,6 +229,7 @@ export function responseOf(content: unknown, details: { usage: unknown; finishRe
     finishReason: finishReasonOf(details.finishReason),
     model: nonEmptyString(details.model),
     id: nonEmptyString(details.id),
+    ...(costUsd === undefined ? {} : { costUsd }),
   };
 }
 
@@ -226,7 +239,7 @@ export function responseOf(content: unknown, details: { usage: unknown; finishRe
  * `sent` (each call's input as the model sent it, by call id) puts the model's back, and the other as `changedArgs`.
  */
 export function responseOfCallEnd(event: Record<string, unknown>, sent?: ReadonlyMap<string, unknown>): ResponseParts {
-  const response = responseOf(event.content, { usage: event.usage, finishReason: event.finishReason, model: event.modelId, id: event.responseId });
+  const response = responseOf(event.content, { usage: event.usage, finishReason: event.finishReason, model: event.modelId, id: event.responseId, providerMetadata: event.providerMetadata });
   if (sent === undefined || sent.size === 0) return response;
   const toolCalls = response.toolCalls.map((call) => {
     const asked = call.providerExecuted === true ? undefined : sent.get(call.id);

@@ -27,7 +27,7 @@ import type { LanguageModelMiddleware } from 'ai';
 import type { HookRegistry } from '../../hooks/registry.ts';
 import { newSessionId } from '../../hooks/index.ts';
 import { currentAttempt, objectCallOf } from './attempt.ts';
-import { answerMediumOfPart, chatMessages, finishReasonOf, modelVersionOf, offeredTools, providerApprovalAnswersOfPrompt, providerCall, responseOf, toolOutputValue, tokenCounts } from './messages.ts';
+import { answerMediumOfPart, chatMessages, finishReasonOf, gatewayCostUsd, modelVersionOf, offeredTools, providerApprovalAnswersOfPrompt, providerCall, responseOf, toolOutputValue, tokenCounts } from './messages.ts';
 import { isRecord } from '../../shared/record.ts';
 import { AdapterCore, type AgentRun, type ApiCall, type RequestParts, type ResponseParts } from '../core/run.ts';
 import type { AdapterOptions } from '../core/options.ts';
@@ -66,7 +66,7 @@ function requestOf(params: Params, model: Model): () => RequestParts {
 function responseOfResult(result: unknown, model: Model): ResponseParts {
   const record = isRecord(result) ? result : {};
   const response = isRecord(record.response) ? record.response : {};
-  return responseOf(record.content, { usage: record.usage, finishReason: record.finishReason, model: nonEmptyString(response.modelId) ?? modelVersionOf(response.body) ?? model.modelId, id: response.id });
+  return responseOf(record.content, { usage: record.usage, finishReason: record.finishReason, model: nonEmptyString(response.modelId) ?? modelVersionOf(response.body) ?? model.modelId, id: response.id, providerMetadata: record.providerMetadata });
 }
 
 /** Collects a stream's response from its parts as they pass. */
@@ -83,6 +83,7 @@ class StreamedResponse {
   finishReason: string | undefined;
   model: string | undefined;
   id: string | undefined;
+  costUsd: number | undefined;
   error: unknown;
 
   see(part: Part): void {
@@ -119,6 +120,7 @@ class StreamedResponse {
       case 'finish':
         this.usage = part.usage;
         this.finishReason = finishReasonOf(part.finishReason);
+        this.costUsd = gatewayCostUsd(part.providerMetadata);
         break;
       case 'error':
         this.error ??= part.error;
@@ -136,6 +138,7 @@ class StreamedResponse {
       finishReason: this.finishReason,
       model: this.model ?? nonEmptyString(model.modelId),
       id: this.id,
+      ...(this.costUsd === undefined ? {} : { costUsd: this.costUsd }),
     };
   }
 }

@@ -62,6 +62,8 @@ export interface ResponseParts {
   /** The model the provider reported it answered with (a dated snapshot, not the alias asked for). */
   readonly model?: string;
   readonly id?: string;
+  /** What the call was charged, in USD, when the answer says (a gateway's bill): the usage's `cost_usd`, which no price book overrides. */
+  readonly costUsd?: number;
 }
 
 export interface RunStart {
@@ -665,7 +667,8 @@ export class ApiCall {
     const endedAt = now();
     run.core.emit('post_api_request', () => {
       const message = assistantMessage(response.text, response.toolCalls, response.reasoning, response.media);
-      const usage = chatCompletionsUsage(readProviderUsage(response.usage));
+      const counted = chatCompletionsUsage(readProviderUsage(response.usage));
+      const usage = response.costUsd === undefined ? counted : { ...counted, cost_usd: response.costUsd };
       const model = response.model ?? this.#parts().model ?? run.requestedModel;
       const finish = chatFinishReason(response.finishReason, localCalls(response.toolCalls).length > 0) ?? null;
       return {

@@ -22,9 +22,11 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 describe('docs/adapters/ai-sdk.md', () => {
-  it('has one program, the one run below, and the chat route as a fragment (chat-route.test.ts serves that route)', () => {
-    expect(snippets).toHaveLength(2);
+  it('has two programs, the ones run below, the chat route as a fragment (chat-route.test.ts serves that route) and the gateway call as one (gateway.test.ts runs it)', () => {
+    expect(snippets).toHaveLength(4);
     expect(snippets[1]).toContain('return result.toUIMessageStreamResponse();');
+    expect(snippets[2]).toContain("model: 'anthropic/claude-sonnet-4.5',");
+    expect(snippets[3]).toContain("baseURL: 'http://localhost:11434/v1'");
   });
 
   const runs = [...SNIPPET_RUNTIMES.map((runtime) => ({ runtime, major: '4.x' })), { runtime: 'node' as const, major: '3.x' }];
@@ -59,6 +61,32 @@ describe('docs/adapters/ai-sdk.md', () => {
       expect(steps.filter((step) => step.source === 'agent').map((step) => step.model_name)).toEqual(['gpt-4o-2024-08-06', 'gpt-4o-2024-08-06']);
       expect(doc.final_metrics).toMatchObject({ total_prompt_tokens: 290, total_completion_tokens: 29, total_cached_tokens: 64 });
       rmSync(cwd, { recursive: true, force: true });
+    }, 130_000);
+  }
+
+  for (const runtime of SNIPPET_RUNTIMES) {
+    it(`its OpenAI-compatible (Ollama) snippet runs on ${runtime} and records the call with the server's usage`, async () => {
+      api = new FakeProvider();
+      api.reply('chat', { server: 'ollama', id: 'chatcmpl-ollama', model: 'llama3.2', text: 'Hello!', usage: { input: 26, output: 3 } });
+      // The one change to the program: Ollama's address is the loopback server's.
+      const code = snippets[3]!.replace("'http://localhost:11434/v1'", `'${server.url}/v1'`);
+      expect(code).not.toBe(snippets[3]);
+      const result = await runSnippet(code, runtime, 'ai-sdk-ollama', userEnv({ AI_SDK_LOG_WARNINGS: 'false', NO_COLOR: '1' }));
+      expect(result.status, `${result.stdout}\n${result.stderr}`).toBe(0);
+      expect(result.stdout).toContain('Hello! 26 3');
+      expect(api.requests.map((request) => new URL(request.url).pathname)).toEqual(['/v1/chat/completions']);
+      const files = readdirSync(path.join(result.cwd, 'trajectories'));
+      expect(files).toHaveLength(1);
+      const doc = JSON.parse(readFileSync(path.join(result.cwd, 'trajectories', files[0]!), 'utf8'));
+      expect(validateAtif(doc)).toEqual([]);
+      const steps = doc.steps as Array<Record<string, any>>;
+      expect(steps.map((step) => [step.source, step.message])).toEqual([
+        ['user', 'Say hello.'],
+        ['agent', 'Hello!'],
+      ]);
+      expect(steps[1]!.model_name).toBe('llama3.2');
+      expect(doc.final_metrics).toMatchObject({ total_prompt_tokens: 26, total_completion_tokens: 3 });
+      rmSync(result.cwd, { recursive: true, force: true });
     }, 130_000);
   }
 });

@@ -35,6 +35,12 @@ export interface Turn {
   hostedItems?: Array<Record<string, unknown>>;
   /** Other Anthropic server tools' blocks (`serverToolBlocks`), after the searches. */
   serverTools?: AnthropicBlock[];
+  /**
+   * Chat Completions as another server speaks it (`@ai-sdk/openai-compatible`'s users): Ollama (no usage details, no
+   * usage in a stream unless asked; a streamed tool call whole in one chunk) or DeepSeek (`reasoning_content`, its
+   * cache counts as `prompt_cache_hit_tokens`/`prompt_cache_miss_tokens`, the usage on the stream's last chunk).
+   */
+  server?: 'ollama' | 'deepseek';
   usage: Usage;
 }
 
@@ -60,7 +66,7 @@ export interface Request {
 /** A fetch that answers each request with the next scripted reply. */
 export class FakeProvider {
   readonly requests: Request[] = [];
-  readonly #replies: Array<(signal: AbortSignal | undefined) => Reply | Promise<Reply>> = [];
+  readonly #replies: Array<(signal: AbortSignal | undefined, body: Record<string, any>) => Reply | Promise<Reply>> = [];
 
   /** The `fetch` to hand to `createOpenAI` / `createAnthropic`. */
   readonly fetch = async (input: unknown, init?: { body?: unknown; signal?: AbortSignal | null }): Promise<Response> => {
@@ -70,7 +76,7 @@ export class FakeProvider {
     const next = this.#replies.shift();
     if (next === undefined) throw new Error(`FakeProvider: no reply scripted for request ${this.requests.length} (${url})`);
     const askedMs = wallMs();
-    const reply = await next(init?.signal ?? undefined);
+    const reply = await next(init?.signal ?? undefined, body);
     const response = new Response(reply.body, { status: reply.status, headers: reply.headers });
     return reply.holdMs === undefined ? response : paced(response, { lastByteMs: reply.holdMs }, askedMs);
   };
@@ -94,10 +100,12 @@ export class FakeProvider {
    * `message_start`) and waits, until the request is aborted.
    */
   reply(wire: Wire, turn: Turn, options: { stream?: boolean; hang?: boolean; pause?: Promise<unknown>; cut?: 'reset' | Record<string, unknown>; holdMs?: number; stall?: 'request' | 'head' } = {}): this {
-    this.#replies.push(async (signal) => {
+    this.#replies.push(async (signal, request) => {
       if (options.stall === 'request') return await abortedWith(signal);
       if (options.stream !== true) return { ...json(body(wire, turn)), holdMs: options.holdMs };
-      const frames = events(wire, turn);
+      // Chat Completions streams its usage only when the request asks (`stream_options.include_usage`); the OpenAI
+      // clients these tests run all ask, an OpenAI-compatible one only when told to (`includeUsage`).
+      const frames = events(wire, turn, turn.server === undefined || request.stream_options?.include_usage === true);
       if (options.stall === 'head') return sse(frames.slice(0, frames.findIndex((frame) => !HEAD_EVENTS.has(frame.event ?? ''))), { hangUntil: signal });
       const half = frames.slice(0, Math.ceil(frames.length / 2));
       if (options.hang === true) return sse(half, { hangUntil: signal });
@@ -278,7 +286,13 @@ function responsesEvents(turn: Turn): Array<{ event?: string; data: unknown }> {
 
 // ------------------------------------------------------------------ OpenAI Chat Completions
 
-function chatUsage(usage: Usage): Record<string, unknown> {
+function chatUsage(usage: Usage, server?: Turn['server']): Record<string, unknown> {
+  const counts = { prompt_tokens: usage.input, completion_tokens: usage.output, total_tokens: usage.input + usage.output };
+  if (server === 'ollama') return counts;
+  if (server === 'deepseek') {
+    // DeepSeek's `prompt_tokens` holds the cache hits; reasoning tokens (deepseek-reasoner) are part of `completion_tokens`.
+    return { ...counts, prompt_cache_hit_tokens: usage.cached ?? 0, prompt_cache_miss_tokens: usage.input - (usage.cached ?? 0), completion_tokens_details: { reasoning_tokens: usage.reasoning ?? 0 } };
+  }
   return {
     prompt_tokens: usage.input,
     completion_tokens: usage.output,
@@ -292,31 +306,47 @@ function chatFinish(turn: Turn): string {
   return turn.finish ?? ((turn.toolCalls ?? []).length > 0 ? 'tool_calls' : 'stop');
 }
 
+const FINGERPRINT = { ollama: 'fp_ollama', deepseek: 'fp_deepseek_prod' } as const;
+
 function chatBody(turn: Turn): Record<string, unknown> {
-  const calls = (turn.toolCalls ?? []).map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: JSON.stringify(call.args) } }));
+  const calls = (turn.toolCalls ?? []).map((call, index) => ({ ...(turn.server === 'ollama' ? { index } : {}), id: call.id, type: 'function', function: { name: call.name, arguments: JSON.stringify(call.args) } }));
+  const reasoning = turn.server === 'deepseek' && turn.reasoning !== undefined ? { reasoning_content: turn.reasoning } : {};
+  const refusal = turn.server === undefined ? { refusal: null } : {};
   return {
     id: turn.id,
     object: 'chat.completion',
     created,
     model: turn.model,
-    choices: [{ index: 0, message: { role: 'assistant', content: turn.text ?? null, refusal: null, ...(calls.length > 0 ? { tool_calls: calls } : {}) }, logprobs: null, finish_reason: chatFinish(turn) }],
-    usage: chatUsage(turn.usage),
-    system_fingerprint: 'fp_test',
+    choices: [{ index: 0, message: { role: 'assistant', content: turn.text ?? (turn.server === 'ollama' ? '' : null), ...reasoning, ...refusal, ...(calls.length > 0 ? { tool_calls: calls } : {}) }, logprobs: null, finish_reason: chatFinish(turn) }],
+    usage: chatUsage(turn.usage, turn.server),
+    system_fingerprint: turn.server === undefined ? 'fp_test' : FINGERPRINT[turn.server],
   };
 }
 
-function chatEvents(turn: Turn): Array<{ data: unknown }> {
+function chatEvents(turn: Turn, withUsage: boolean): Array<{ data: unknown }> {
+  const fingerprint = turn.server === undefined ? 'fp_test' : FINGERPRINT[turn.server];
   const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) => ({
-    data: { id: turn.id, object: 'chat.completion.chunk', created, model: turn.model, system_fingerprint: 'fp_test', choices, ...extra },
+    data: { id: turn.id, object: 'chat.completion.chunk', created, model: turn.model, system_fingerprint: fingerprint, choices, ...extra },
   });
-  const frames: Array<{ data: unknown }> = [chunk([{ index: 0, delta: { role: 'assistant', content: '', refusal: null }, logprobs: null, finish_reason: null }])];
+  const usage = withUsage ? { usage: chatUsage(turn.usage, turn.server) } : {};
+  const frames: Array<{ data: unknown }> = [chunk([{ index: 0, delta: { role: 'assistant', content: turn.server === 'deepseek' && turn.reasoning !== undefined ? null : '', ...(turn.server === undefined ? { refusal: null } : {}) }, logprobs: null, finish_reason: null }])];
+  if (turn.server === 'deepseek') for (const delta of halves(turn.reasoning ?? '')) frames.push(chunk([{ index: 0, delta: { content: null, reasoning_content: delta }, logprobs: null, finish_reason: null }]));
   for (const delta of halves(turn.text ?? '')) frames.push(chunk([{ index: 0, delta: { content: delta }, logprobs: null, finish_reason: null }]));
   (turn.toolCalls ?? []).forEach((call, index) => {
+    if (turn.server === 'ollama') {
+      // Ollama sends each call whole.
+      frames.push(chunk([{ index: 0, delta: { role: 'assistant', content: '', tool_calls: [{ id: call.id, index, type: 'function', function: { name: call.name, arguments: JSON.stringify(call.args) } }] }, finish_reason: null }]));
+      return;
+    }
     frames.push(chunk([{ index: 0, delta: { tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] }, logprobs: null, finish_reason: null }]));
     for (const part of halves(JSON.stringify(call.args))) frames.push(chunk([{ index: 0, delta: { tool_calls: [{ index, function: { arguments: part } }] }, logprobs: null, finish_reason: null }]));
   });
-  frames.push(chunk([{ index: 0, delta: {}, logprobs: null, finish_reason: chatFinish(turn) }]));
-  frames.push(chunk([], { usage: chatUsage(turn.usage) }));
+  // DeepSeek puts the usage on the chunk that finishes; OpenAI and Ollama send it in a chunk of its own, with no choices.
+  if (turn.server === 'deepseek') frames.push(chunk([{ index: 0, delta: { content: '' }, logprobs: null, finish_reason: chatFinish(turn) }], usage));
+  else {
+    frames.push(chunk([{ index: 0, delta: {}, logprobs: null, finish_reason: chatFinish(turn) }]));
+    if (withUsage) frames.push(chunk([], usage));
+  }
   frames.push({ data: '[DONE]' });
   return frames;
 }
@@ -459,8 +489,8 @@ function body(wire: Wire, turn: Turn): unknown {
   return wire === 'responses' ? responsesBody(turn) : wire === 'chat' ? chatBody(turn) : wire === 'gemini' ? geminiBody(turn) : anthropicBody(turn);
 }
 
-function events(wire: Wire, turn: Turn): Array<{ event?: string; data: unknown }> {
-  return wire === 'responses' ? responsesEvents(turn) : wire === 'chat' ? chatEvents(turn) : wire === 'gemini' ? geminiEvents(turn) : anthropicEvents(turn);
+function events(wire: Wire, turn: Turn, withChatUsage: boolean): Array<{ event?: string; data: unknown }> {
+  return wire === 'responses' ? responsesEvents(turn) : wire === 'chat' ? chatEvents(turn, withChatUsage) : wire === 'gemini' ? geminiEvents(turn) : anthropicEvents(turn);
 }
 
 /** A text in two deltas, as providers stream it. */
