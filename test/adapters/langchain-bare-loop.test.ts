@@ -4,7 +4,7 @@
 // loop your program runs"). ChatOpenAI and ChatAnthropic as their packages build them, pointed at a loopback server
 // speaking the providers' JSON and SSE by OPENAI_BASE_URL and ANTHROPIC_BASE_URL. What the program saw (the tool
 // messages it pushed, each AIMessage's usage_metadata) against what the hooks, ATIF and ATOF say, on memory and native.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ChatAnthropic } from '@langchain/anthropic';
 import { ChatOpenAI } from '@langchain/openai';
 import { tool } from '@langchain/core/tools';
@@ -12,9 +12,8 @@ import { ToolMessage, type AIMessage, type AIMessageChunk, type BaseMessage, typ
 import * as z from 'zod';
 import { NemoRelayCallbackHandler } from '../../src/adapters/langchain/index.ts';
 import { validateAtif } from '../../src/formats/atif/validate.ts';
-import { loopbackApi } from '../support/doc-snippets.ts';
-import { withProcessEnv } from '../support/process-env.ts';
-import { anthropicMessage, anthropicStream, chatCompletion, chatCompletionStream, scriptedFetch, type WireReply } from '../support/provider-wire.ts';
+import { providersOnLoopback } from '../support/provider-loopback.ts';
+import { anthropicMessage, anthropicStream, chatCompletion, chatCompletionStream, type WireReply } from '../support/provider-wire.ts';
 import { finishedRun, recordedPlugin, type AtifDoc, type Recorded } from './support.ts';
 import { sameOnNative } from './same-on-native.ts';
 
@@ -23,18 +22,8 @@ const CLAUDE = 'claude-sonnet-4-5-20250929';
 /** How long the weather tool takes: the tool span's duration is at least this. */
 const TOOL_MS = 30;
 
-let api = scriptedFetch([]);
-let server: { url: string; close(): Promise<void> };
-beforeAll(async () => {
-  server = await loopbackApi((url, init) => api.fetch(url, init as RequestInit));
-});
-afterAll(() => server.close());
-
-function serve(replies: WireReply[]): typeof api {
-  api = scriptedFetch(replies);
-  withProcessEnv({ OPENAI_API_KEY: 'sk-test-not-a-key', OPENAI_BASE_URL: `${server.url}/v1`, ANTHROPIC_API_KEY: 'sk-ant-test-not-a-key', ANTHROPIC_BASE_URL: server.url });
-  return api;
-}
+const providers = providersOnLoopback();
+const serve = providers.serve;
 
 const getWeather = tool(
   async ({ city }) => {

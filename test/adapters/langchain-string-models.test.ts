@@ -11,7 +11,7 @@
 // hooks, ATIF, ATOF and `view` say, on memory and native alike.
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { tool } from '@langchain/core/tools';
 import type { AIMessage, BaseMessage, BaseMessageLike, ToolMessage } from '@langchain/core/messages';
 import { RunnableLambda } from '@langchain/core/runnables';
@@ -20,9 +20,9 @@ import { createAgent, initChatModel, llmToolSelectorMiddleware, modelFallbackMid
 import * as z from 'zod';
 import { NemoRelayCallbackHandler } from '../../src/adapters/langchain/index.ts';
 import { validateAtif } from '../../src/formats/atif/validate.ts';
-import { loopbackApi, repoRoot, runSnippet, SNIPPET_RUNTIMES, tsSnippets, userEnv } from '../support/doc-snippets.ts';
-import { withProcessEnv } from '../support/process-env.ts';
-import { anthropicMessage, anthropicStream, chatCompletion, openAiError, openAiResponse, openAiResponseEither, scriptedFetch, type WireReply } from '../support/provider-wire.ts';
+import { repoRoot, runSnippet, SNIPPET_RUNTIMES, tsSnippets, userEnv } from '../support/doc-snippets.ts';
+import { providersOnLoopback } from '../support/provider-loopback.ts';
+import { anthropicMessage, anthropicStream, chatCompletion, openAiError, openAiResponse, openAiResponseEither } from '../support/provider-wire.ts';
 import { expectRetriedFirstCall, finishedRun, recordedPlugin, viewLines, type AtifDoc, type Recorded } from './support.ts';
 import { sameOnNative } from './same-on-native.ts';
 
@@ -31,22 +31,8 @@ const MINI = 'gpt-4.1-mini-2025-04-14';
 const SELECTOR = 'gpt-4o-mini-2024-07-18';
 const CLAUDE = 'claude-sonnet-4-5-20250929';
 
-let api = scriptedFetch([]);
-let server: { url: string; close(): Promise<void> };
-beforeAll(async () => {
-  server = await loopbackApi((url, init) => api.fetch(url, init as RequestInit));
-});
-afterAll(() => server.close());
-
-/**
- * The providers' APIs answer with `replies`, in order. A model LangChain builds from a string takes no client
- * options: its endpoint and key come from the environment, as in a user's deployment.
- */
-function serve(replies: WireReply[]): typeof api {
-  api = scriptedFetch(replies);
-  withProcessEnv({ OPENAI_API_KEY: 'sk-test-not-a-key', OPENAI_BASE_URL: `${server.url}/v1`, ANTHROPIC_API_KEY: 'sk-ant-test-not-a-key', ANTHROPIC_BASE_URL: server.url });
-  return api;
-}
+const providers = providersOnLoopback();
+const serve = providers.serve;
 
 const getWeather = tool(async ({ city }) => `It is sunny and 21C in ${city}.`, {
   name: 'get_weather',
@@ -72,7 +58,7 @@ const reported = (messages: BaseMessage[]): Array<[number, number]> =>
 const apiCalls = (recorded: Recorded): unknown[][] =>
   recorded.log.filter((e) => e.hook.endsWith('api_request') || e.hook === 'api_request_error').map((e) => [e.hook, e.payload.model, e.payload.provider, e.payload.response_model ?? null]);
 /** The requests the providers received: [path, model]. */
-const wire = (requests: typeof api.requests): Array<[string, string]> => requests.map((r) => [new URL(r.url).pathname, r.body.model]);
+const wire = (requests: ReturnType<typeof serve>['requests']): Array<[string, string]> => requests.map((r) => [new URL(r.url).pathname, r.body.model]);
 /** `view`'s LLM rows of a file: what a reader sees of each call. */
 const llmRows = async (recorded: Recorded, of: 'atif' | 'atof'): Promise<string[]> => (await viewLines(recorded, of)).filter((line) => /─ (✗ )?LLM /.test(line)).map((line) => line.replace(/^.*─ /, '').replace(/\s+[\d.]+ms/, ''));
 
@@ -85,7 +71,7 @@ describe('docs/adapters/langchain.md, "Models named by a string"', () => {
         openAiResponse({ id: 'resp_01', model: GPT, toolCalls: [{ id: 'call_paris', name: 'get_weather', args: { city: 'Paris' } }], usage: { prompt_tokens: 80, completion_tokens: 15 } }),
         openAiResponse({ id: 'resp_02', model: GPT, text: 'It is sunny in Paris.', usage: { prompt_tokens: 120, completion_tokens: 7 } }),
       ]);
-      const result = await runSnippet(snippet, runtime, 'langchain-string', userEnv({ OPENAI_API_KEY: 'sk-test-not-a-key', OPENAI_BASE_URL: `${server.url}/v1`, NO_COLOR: '1' }));
+      const result = await runSnippet(snippet, runtime, 'langchain-string', userEnv({ OPENAI_API_KEY: 'sk-test-not-a-key', OPENAI_BASE_URL: `${providers.url}/v1`, NO_COLOR: '1' }));
       try {
         expect(result.status, `${result.stdout}\n${result.stderr}`).toBe(0);
         expect(result.stdout).toContain('It is sunny in Paris.');
