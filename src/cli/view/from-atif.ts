@@ -12,7 +12,7 @@
  * @module
  */
 
-import { costOf, node, preview, spanFromChildren, tokensOf, type ViewNode } from './model.ts';
+import { costOf, node, noteOnce, preview, spanFromChildren, tokensOf, turnEndLabel, type ViewNode } from './model.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 import { isRecord } from '../../shared/record.ts';
 import { parseTimestamp } from '../../shared/clock.ts';
@@ -138,14 +138,14 @@ class TurnEnds {
       this.#pending.delete(row);
       return;
     }
-    this.#pending.set(row, end.status === 'interrupted' ? 'interrupted' : `failed: ${nonEmptyString(end.error_type) ?? 'error'}`);
+    this.#pending.set(row, turnEndLabel(end.status, end.error_type)!);
     const endings = Array.isArray(row.source?.endings) ? (row.source.endings as string[]) : [];
     row.source = { ...row.source, endings: [...endings, ...ends.map((each) => each.status as string)] };
   }
 
   /** Writes each row's last end, once every step is read. */
   show(): void {
-    for (const [row, label] of this.#pending) if (!(row.note ?? '').endsWith(label)) row.note = [row.note, label].filter(Boolean).join(' · ');
+    for (const [row, label] of this.#pending) noteOnce(row, label);
   }
 }
 

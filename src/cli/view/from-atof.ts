@@ -22,7 +22,7 @@ import type { Json } from '../../relay/contract.ts';
 import type { AtofEvent } from '../../formats/atof/types.ts';
 import { extractMetrics, extractToolCalls } from '../../formats/atif/payload/index.ts';
 import { approvalNote, denialFailed, denialText, failedToolText, providerApprovalNote, providerRanNote, recordedErrorText } from './from-atif.ts';
-import { costOf, node, preview, spanFromChildren, tokensOf, type ViewNode } from './model.ts';
+import { costOf, node, noteOnce, preview, spanFromChildren, tokensOf, turnEndLabel, type ViewNode } from './model.ts';
 import { nonEmptyString, quotedValue } from '../../shared/text.ts';
 import { isRecord } from '../../shared/record.ts';
 
@@ -269,14 +269,13 @@ function placeMark(
       if (!turnId || time === undefined) return;
       const turn = turnOf(parent.agent, turnId, time);
       if (turn.endUs === undefined || time > turn.endUs) turn.endUs = time;
-      // A turn cut short (paused for an approval, stopped by the user) says so, as a sub-agent's row does.
-      if (data.interrupted === true && !(turn.note ?? '').endsWith('interrupted')) turn.note = [turn.note, 'interrupted'].filter(Boolean).join(' · ');
-      // A turn that failed after its model calls answered (an answer the program could not parse, a run the framework
-      // stopped) has no failed call or tool to show it: its row says so, with the error's type.
-      const failed = `failed: ${nonEmptyString(data.error_type) ?? 'error'}`;
-      if (data.interrupted !== true && data.failed === true && !(turn.note ?? '').endsWith(failed)) turn.note = [turn.note, failed].filter(Boolean).join(' · ');
-      // How it ended, for `compare` (the last end that says; the trajectory records no turn's end).
+      // A turn cut short (paused for an approval, stopped by the user) says so, as a sub-agent's row does; one that
+      // failed after its model calls answered (an answer the program could not parse, a run the framework stopped) has
+      // no failed call or tool to show it: its row says so, with the error's type.
       const ending = data.interrupted === true ? 'interrupted' : data.failed === true ? 'failed' : data.completed === true ? 'completed' : undefined;
+      const label = turnEndLabel(ending, data.error_type);
+      if (label !== undefined) noteOnce(turn, label);
+      // How it ended, for `compare` (the last end that says).
       if (ending !== undefined) turn.source = { ...turn.source, ending };
       return;
     }

@@ -150,6 +150,21 @@ function partsOfText(text: string): unknown {
   }
 }
 
+/**
+ * How a row says a turn that did not complete ended, read the same from ATOF's end mark and from the plugin's ATIF
+ * (`extra.turn_ends`): `interrupted` (a run stopped for an approval is no failure), `failed: <error type>`, or nothing.
+ */
+export function turnEndLabel(status: unknown, errorType: unknown): string | undefined {
+  if (status === 'interrupted') return 'interrupted';
+  if (status !== 'failed') return undefined;
+  return `failed: ${typeof errorType === 'string' && errorType !== '' ? errorType : 'error'}`;
+}
+
+/** Adds `label` to a row's note, unless the note ends with it already (a turn ended twice the same way says it once). */
+export function noteOnce(target: ViewNode, label: string): void {
+  if (!(target.note ?? '').endsWith(label)) target.note = [target.note, label].filter(Boolean).join(' · ');
+}
+
 /** One line of at most `max` characters, for previews. Content parts read as their text. */
 export function preview(value: unknown, max = 72): string | undefined {
   let text: string;
