@@ -12,7 +12,7 @@
  */
 
 import { roundCost, type Figures } from '../view/rollup.ts';
-import { canonical, type RunStep, type ToolCallFacts } from './steps.ts';
+import { canonical, isUnfinishedEnd, type RunStep, type ToolCallFacts } from './steps.ts';
 
 export type PairStatus = 'same' | 'changed' | 'only-a' | 'only-b';
 
@@ -143,7 +143,7 @@ function differencesOf(a: RunStep, b: RunStep): Difference[] {
   if (a.turnEnds !== undefined && b.turnEnds !== undefined) {
     const unfinished = a.turnEndsUnfinishedOnly === true || b.turnEndsUnfinishedOnly === true;
     const [endsA, endsB] = [a, b].map((step) => {
-      const kept = unfinished ? step.turnEnds!.filter((end) => end === 'failed' || end === 'interrupted') : step.turnEnds!;
+      const kept = unfinished ? step.turnEnds!.filter(isUnfinishedEnd) : step.turnEnds!;
       // Nothing left: the ATOF turn's own words (`completed`, `no end recorded`).
       return (kept.length > 0 ? kept : step.turnEnds!).join(', ');
     });

@@ -10,7 +10,7 @@ import type { ViewNode } from '../view/model.ts';
 import { rollupOf } from '../view/rollup.ts';
 import { alignSteps, pairedCalls, runTotals, totalsDelta, type Difference, type Pair, type PairStatus, type RunTotals, type StepDelta } from './align.ts';
 import { preview } from '../view/model.ts';
-import { stepsOf, type RunStep, type StepKind } from './steps.ts';
+import { isUnfinishedEnd, stepsOf, type RunStep, type StepKind } from './steps.ts';
 
 export interface RunRef {
   file: string;
@@ -91,7 +91,6 @@ const recordsApprovals = (steps: readonly RunStep[]) => steps.some((step) => ste
 const recordsTurnEnds = (steps: readonly RunStep[]) => steps.some((step) => step.turnEnds !== undefined);
 /** Records every turn's end (an ATOF file), not only those that did not complete (a trajectory's). */
 const recordsAllTurnEnds = (steps: readonly RunStep[]) => steps.some((step) => step.turnEnds !== undefined && step.turnEndsUnfinishedOnly !== true);
-const unfinished = (end: string) => end === 'failed' || end === 'interrupted';
 const recordsInputs = (steps: readonly RunStep[]) => steps.some((step) => step.toolCalls.some((call) => call.input !== undefined));
 
 /** What one run recorded that the other's file cannot hold, and that says something (a decision, a turn not simply completed, a failure). */
@@ -115,7 +114,7 @@ function onlyRecorded(a: readonly RunStep[], b: readonly RunStep[], pairs: reado
       // resumed or completed after them.
       const partly = recordsTurnEnds(other);
       const values = mine
-        .filter((step) => step.turnEnds !== undefined && step.turnEnds.join(', ') !== 'completed' && !(partly && step.turnEnds.every(unfinished)))
+        .filter((step) => step.turnEnds !== undefined && step.turnEnds.join(', ') !== 'completed' && !(partly && step.turnEnds.every(isUnfinishedEnd)))
         .map((step) => `“${preview(step.message, 40) ?? ''}”: ${step.turnEnds!.join(', ')}`);
       if (values.length > 0) out.push({ fact: 'turn', run, values });
     }

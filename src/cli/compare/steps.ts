@@ -344,6 +344,9 @@ function recordsTurnEnds(turn: ViewNode): boolean {
   return isRecord(event) && event.name === 'hermes.turn.start';
 }
 
+/** An end of a turn that did not complete: the kinds a trajectory records (`turnEndsUnfinishedOnly`). */
+export const isUnfinishedEnd = (end: string): boolean => end === 'failed' || end === 'interrupted';
+
 /** The ends a trajectory recorded for a turn that did not complete (`extra.turn_ends`), in order; undefined: none. */
 function trajectoryEndings(turn: ViewNode): string[] | undefined {
   const endings = sourceOf(turn).endings;
