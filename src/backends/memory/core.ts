@@ -132,7 +132,9 @@ export class MemoryRelayCore implements RelayCore {
     const name = stringOf(o.name);
     const timestampUs = this.stamp(o.timestampUs);
     const top = parent === null ? null : parent.top;
-    if (isTurnMark(name) ? this.turnMarksAsLines : this.marksAsLines) {
+    // A listener that reads every mark reads a turn's too, so turn marks as lines implies all marks as lines: the name
+    // is compared only while the ATIF router alone reads turn marks.
+    if (this.turnMarksAsLines || (this.marksAsLines && !isTurnMark(name))) {
       const out = this.delivery.openLine();
       if (this.bytes.mark(out, uuid, parentUuid, root, name, o.data, o.metadata, timestampUs)) return this.delivery.closeLine(out);
       this.delivery.abandonLine(out);
