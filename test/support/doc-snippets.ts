@@ -4,7 +4,7 @@
 // Deno, with a provider's API served on loopback from a fake `fetch`.
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -68,13 +68,16 @@ export async function loopbackApi(answer: (url: string, init: { method: string; 
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     exchanges,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        // Every answer was sent: a socket a client keeps (Deno's fetch, after OpenAI's streamed chat completion) would hold close().
-        server.closeAllConnections();
-      }),
+    close: () => closeLoopback(server),
   };
+}
+
+/** Closes a loopback server whose answers were all sent, with the sockets clients keep open (Deno's fetch keeps them, which would hold `close()`). */
+export function closeLoopback(server: Server): Promise<void> {
+  return new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  });
 }
 
 /**

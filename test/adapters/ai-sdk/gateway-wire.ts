@@ -6,6 +6,7 @@
 // charged come in `providerMetadata.gateway`, beside the upstream provider's own metadata; the cost is a decimal
 // string in USD. Errors are `{error: {message, type, param, code}, generationId}` with the HTTP status.
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { closeLoopback } from '../../support/doc-snippets.ts';
 import type { AddressInfo } from 'node:net';
 
 /** One model answer as the gateway relays it from the provider it routed to. */
@@ -79,7 +80,7 @@ export async function startGateway(): Promise<LoopbackGateway> {
       replies.push(() => ({ status, contentType: 'application/json', body: JSON.stringify({ error: { message, type, param: null, code: null }, generationId: `gen_failed_${requests.length}` }) }));
       return gateway;
     },
-    close: () => new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve()))),
+    close: () => closeLoopback(server),
   };
   return gateway;
 }
