@@ -173,6 +173,23 @@ export function mcpCallItem(id: string, serverLabel: string, name: string, args:
   return { id, type: 'mcp_call', status: failed ? 'failed' : 'completed', approval_request_id: approvalRequestId ?? null, server_label: serverLabel, name, arguments: JSON.stringify(args), output: failed ? null : outcome.output, error: failed ? outcome.error : null };
 }
 
+// ------------------------------------------------------------------ tools the program runs (Responses)
+
+/** A Responses `shell_call` item: the model asks the program's shell to run `commands` in order. */
+export function shellCallItem(callId: string, commands: string[], limits: { timeout_ms?: number; max_output_length?: number } = {}): Record<string, unknown> {
+  return { id: `sh_${callId}`, type: 'shell_call', call_id: callId, status: 'completed', action: { commands, timeout_ms: limits.timeout_ms ?? null, max_output_length: limits.max_output_length ?? null } };
+}
+
+/** A Responses `apply_patch_call` item: the model asks the program's editor to create, update or delete a file (V4A diff). */
+export function applyPatchCallItem(callId: string, operation: { type: 'create_file' | 'update_file'; path: string; diff: string } | { type: 'delete_file'; path: string }): Record<string, unknown> {
+  return { id: `apc_${callId}`, type: 'apply_patch_call', call_id: callId, status: 'completed', operation };
+}
+
+/** A Responses `computer_call` item of the GA computer tool: a batch of actions for the program's computer. */
+export function computerCallItem(callId: string, actions: Array<Record<string, unknown>>): Record<string, unknown> {
+  return { id: `cu_${callId}`, type: 'computer_call', call_id: callId, status: 'completed', actions, pending_safety_checks: [] };
+}
+
 /** A Responses `mcp_approval_request` item: under `require_approval`, OpenAI asks the program before it calls the server's tool. */
 export function mcpApprovalRequestItem(id: string, serverLabel: string, name: string, args: Record<string, unknown>): Record<string, unknown> {
   return { id, type: 'mcp_approval_request', server_label: serverLabel, name, arguments: JSON.stringify(args) };
@@ -418,6 +435,8 @@ export interface ResponsesOptions {
   webSearches?: WebSearch[];
   /** Other hosted tools' items (`fileSearchCallItem`, `mcpCallItem`, ...), after the searches, before the message. */
   hostedItems?: Array<Record<string, unknown>>;
+  /** Calls of the tools the program runs (`shellCallItem`, `applyPatchCallItem`, `computerCallItem`), after the function calls. */
+  localCalls?: Array<Record<string, unknown>>;
   usage: ChatUsage;
 }
 
@@ -432,6 +451,7 @@ function responsesObject(options: ResponsesOptions): Record<string, any> {
   for (const call of options.toolCalls ?? []) {
     output.push({ type: 'function_call', id: `fc_${call.id}`, call_id: call.id, name: call.name, arguments: argumentsText(call.args), status: 'completed' });
   }
+  output.push(...(options.localCalls ?? []));
   return {
     id: options.id,
     object: 'response',

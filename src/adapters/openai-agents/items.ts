@@ -45,6 +45,55 @@ function callIdOf(item: Loose): string {
   return nonEmptyString(item.callId) ?? nonEmptyString(item.call_id) ?? nonEmptyString(item.id) ?? '';
 }
 
+/**
+ * The tools the program runs that are not functions, by the SDK's item of a call of one (the Responses API's
+ * `shell_call`, `apply_patch_call`, `computer_call`): the SDK tool's `type`, and the item its output goes back in.
+ */
+const LOCAL_TOOL_CALLS = new Map([
+  ['shell_call', { tool: 'shell', output: 'shell_call_output' }],
+  ['apply_patch_call', { tool: 'apply_patch', output: 'apply_patch_call_output' }],
+  ['computer_call', { tool: 'computer', output: 'computer_call_result' }],
+]);
+
+const LOCAL_TOOL_OUTPUTS = new Set([...LOCAL_TOOL_CALLS.values()].map((kind) => kind.output));
+
+/**
+ * What the model asked a local built-in tool for, as the Responses API sent it (snake_case, as the model's own item
+ * says it): a shell call's `action` (its `commands` and the limits it gave), an apply_patch call's `operation` (the file,
+ * the diff), a computer call's `actions` (a batch), or its one `action`. The SDK's camelCase copy of the item is what it
+ * hands the tool events, so it is read back here.
+ */
+function localArguments(item: Loose): Record<string, unknown> {
+  if (item.type === 'shell_call') {
+    const action = isRecord(item.action) ? item.action : {};
+    return {
+      commands: Array.isArray(action.commands) ? action.commands : [],
+      ...(typeof action.timeoutMs === 'number' ? { timeout_ms: action.timeoutMs } : {}),
+      ...(typeof action.maxOutputLength === 'number' ? { max_output_length: action.maxOutputLength } : {}),
+    };
+  }
+  if (item.type === 'apply_patch_call') {
+    const { moveTo, ...operation } = isRecord(item.operation) ? item.operation : ({} as Loose);
+    return moveTo === undefined ? operation : { ...operation, move_to: moveTo };
+  }
+  return Array.isArray(item.actions) && item.actions.length > 0 ? { actions: item.actions } : { action: item.action ?? null };
+}
+
+/**
+ * A call the runner runs, from the SDK's item of it: a function call (its name and arguments), or a call of a local
+ * built-in tool (`LOCAL_TOOL_CALLS`), which has no name: it is named after the agent's tool of its kind among `tools`
+ * (`shellTool({ name })`; a computer tool's default is `computer_use_preview`), else after its kind, and its arguments
+ * are what the model asked ({@link localArguments}).
+ */
+export function runnerCallOf(item: unknown, tools?: unknown): CallOfTool | undefined {
+  if (!isRecord(item)) return undefined;
+  if (item.type === 'function_call') return { id: callIdOf(item), name: nonEmptyString(item.name) ?? 'tool', arguments: item.arguments ?? '{}' };
+  const kind = typeof item.type === 'string' ? LOCAL_TOOL_CALLS.get(item.type) : undefined;
+  if (kind === undefined) return undefined;
+  const tool = Array.isArray(tools) ? tools.find((candidate) => isRecord(candidate) && candidate.type === kind.tool) : undefined;
+  return { id: callIdOf(item), name: nonEmptyString((tool as Loose | undefined)?.name) ?? kind.tool, arguments: localArguments(item) };
+}
+
 function resultText(output: unknown): string {
   if (typeof output === 'string') return output;
   if (isRecord(output) && typeof output.text === 'string') return output.text;
@@ -56,8 +105,8 @@ function resultText(output: unknown): string {
   return recordedText(output);
 }
 
-/** The model request's instructions and input items as chat messages. */
-export function chatMessages(instructions: unknown, input: unknown): ChatMessage[] {
+/** The model request's instructions and input items as chat messages; `tools`, the request's, name the local built-in tools' calls. */
+export function chatMessages(instructions: unknown, input: unknown, tools?: unknown): ChatMessage[] {
   const out: ChatMessage[] = [];
   if (typeof instructions === 'string' && instructions !== '') out.push({ role: 'system', content: instructions });
   if (typeof input === 'string') {
@@ -68,18 +117,18 @@ export function chatMessages(instructions: unknown, input: unknown): ChatMessage
   let assistant: ChatMessage | undefined;
   for (const item of input) {
     if (!isRecord(item)) continue;
-    const hosted = hostedCallOf(item);
-    if (item.type === 'function_call' || hosted !== undefined) {
+    const call = hostedCallOf(item) ?? runnerCallOf(item, tools);
+    if (call !== undefined) {
       if (assistant === undefined) {
         assistant = { role: 'assistant', content: null };
         out.push(assistant);
       }
       const calls = (assistant.tool_calls as unknown[] | undefined) ?? [];
-      calls.push(chatToolCall(hosted ?? { id: callIdOf(item), name: nonEmptyString(item.name) ?? 'tool', arguments: item.arguments }));
+      calls.push(chatToolCall(call));
       assistant.tool_calls = calls;
       continue;
     }
-    if (item.type === 'function_call_result') {
+    if (item.type === 'function_call_result' || LOCAL_TOOL_OUTPUTS.has(item.type as string)) {
       out.push({ role: 'tool', tool_call_id: callIdOf(item), content: resultText(item.output) });
       assistant = undefined;
       continue;
@@ -179,12 +228,13 @@ export function hostedApprovalOf(interruption: unknown): CallOfTool | undefined 
   return call?.providerApproval === true ? call : undefined;
 }
 
-/** The function calls among output items (what the runner executes, or hands off with). */
-export function functionCalls(output: unknown): CallOfTool[] {
+/** The calls among output items the runner runs (function calls, local built-in tools' calls), or hands off with. */
+export function functionCalls(output: unknown, tools?: unknown): CallOfTool[] {
   const calls: CallOfTool[] = [];
   if (!Array.isArray(output)) return calls;
   for (const item of output) {
-    if (isRecord(item) && item.type === 'function_call') calls.push({ id: callIdOf(item), name: nonEmptyString(item.name) ?? 'tool', arguments: item.arguments ?? '{}' });
+    const call = runnerCallOf(item, tools);
+    if (call !== undefined) calls.push(call);
   }
   return calls;
 }
@@ -267,9 +317,9 @@ export function firstChoiceFinish(completion: unknown): string | undefined {
 }
 
 /** A `ModelResponse` (or a streamed `response_done` response) as the trajectory needs it. */
-export function responseParts(response: Loose, requestedModel: string | undefined): ResponseParts {
+export function responseParts(response: Loose, requestedModel: string | undefined, tools?: unknown): ResponseParts {
   const output = response.output;
-  const toolCalls = functionCalls(output);
+  const toolCalls = functionCalls(output, tools);
   const hosted = Array.isArray(output) ? output.flatMap((item) => (isRecord(item) ? (hostedCallOf(item) ?? []) : [])) : [];
   return {
     text: outputText(output),

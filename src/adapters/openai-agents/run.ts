@@ -48,6 +48,7 @@ import {
   providerApprovalAnswers,
   requestSettings,
   responseParts,
+  runnerCallOf,
   userTurn,
   type GuardrailRecord,
 } from './items.ts';
@@ -540,7 +541,7 @@ export class RunRecord implements RunObserver {
     // Set per attempt: after a handoff the next agent may use another kind of model.
     run.provider = providerOfModel(model.model);
     call.attemptStart(() => ({
-      messages: chatMessages(request.systemInstructions, input),
+      messages: chatMessages(request.systemInstructions, input, request.tools),
       tools: offeredTools(request.tools, request.handoffs),
       model: requested,
       settings: requestSettings(request),
@@ -548,7 +549,7 @@ export class RunRecord implements RunObserver {
     return {
       call,
       response: (response) => {
-        const parts = responseParts(response, requested);
+        const parts = responseParts(response, requested, request.tools);
         // The runner runs only the calls its provider did not.
         const local = localCalls(parts.toolCalls);
         this.#lastCalls = local;
@@ -1013,6 +1014,9 @@ function toolCallOf(tool: unknown, details: unknown): CallOfTool | undefined {
   if (call === undefined) return undefined;
   const id = nonEmptyString(call.callId) ?? nonEmptyString(call.call_id) ?? nonEmptyString(call.id);
   if (id === undefined) return undefined;
+  // A local built-in tool's call (shell, apply_patch, computer) names no tool and has no `arguments`: what it asked is its action.
+  const local = runnerCallOf(call, [tool]);
+  if (local !== undefined && call.type !== 'function_call') return { ...local, id };
   return { id, name: nonEmptyString(call.name) ?? nonEmptyString((tool as Loose | undefined)?.name) ?? 'tool', arguments: call.arguments ?? '{}' };
 }
 
@@ -1023,7 +1027,10 @@ function approvalCall(item: unknown): CallOfTool | undefined {
   const raw = isRecord(item.rawItem) ? item.rawItem : {};
   const id = nonEmptyString(raw.callId) ?? nonEmptyString(raw.call_id) ?? nonEmptyString(raw.id);
   if (id === undefined) return undefined;
-  return { id, name: nonEmptyString(item.toolName) ?? nonEmptyString(raw.name) ?? 'tool', arguments: raw.arguments ?? '{}' };
+  const name = nonEmptyString(item.toolName) ?? nonEmptyString(raw.name) ?? 'tool';
+  // A local built-in tool's call (a `shellTool({ needsApproval })`): what it asks is its action, not `arguments`.
+  const local = raw.type === 'function_call' ? undefined : runnerCallOf(raw);
+  return { id, name, arguments: local?.arguments ?? raw.arguments ?? '{}' };
 }
 
 function handoffToolName(from: unknown, target: string): string | undefined {

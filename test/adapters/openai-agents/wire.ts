@@ -16,6 +16,8 @@ export interface Reply {
   webSearches?: WebSearch[];
   /** Other hosted tools' Responses items (test/support/provider-wire.ts: `fileSearchCallItem`, `mcpCallItem`, ...). */
   hostedItems?: Array<Record<string, unknown>>;
+  /** Calls of the tools the program runs (test/support/provider-wire.ts: `shellCallItem`, `applyPatchCallItem`, `computerCallItem`). */
+  localCalls?: Array<Record<string, unknown>>;
   usage: { input: number; output: number; cached?: number; reasoning?: number };
   /** The model the API says answered (default: the requested alias plus a date). */
   model?: string;
@@ -77,7 +79,7 @@ export class FakeOpenAI {
     const usage: ChatUsage = { prompt_tokens: step.usage.input, completion_tokens: step.usage.output, cached: step.usage.cached, reasoning: step.usage.reasoning };
     const toolCalls = step.calls ?? [];
     if (api === 'responses') {
-      const options = { id: `resp_${this.#n}`, model, text: step.text, toolCalls, reasoning: step.reasoning, webSearches: step.webSearches, hostedItems: step.hostedItems, usage };
+      const options = { id: `resp_${this.#n}`, model, text: step.text, toolCalls, reasoning: step.reasoning, webSearches: step.webSearches, hostedItems: step.hostedItems, localCalls: step.localCalls, usage };
       return wireResponse(body.stream === true ? openAiResponseStream(options) : openAiResponse(options), requestId);
     }
     const options = { id: `chatcmpl-${this.#n}`, model, content: step.text ?? null, toolCalls, usage };
