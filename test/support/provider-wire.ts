@@ -429,8 +429,10 @@ export interface ResponsesOptions {
   /** The assistant message's text; none when the model only calls tools. */
   text?: string;
   toolCalls?: ChatToolCall[];
-  /** A reasoning item's summary text. */
-  reasoning?: string;
+  /** A reasoning item's summary text, or its summary parts (a reasoning model's `summary: 'auto'` writes several). */
+  reasoning?: string | string[];
+  /** The reasoning item's `encrypted_content` (with `store: false` and the `reasoning.encrypted_content` include). */
+  encryptedReasoning?: string;
   /** Web searches the provider ran, as `web_search_call` items before the message. */
   webSearches?: WebSearch[];
   /** Other hosted tools' items (`fileSearchCallItem`, `mcpCallItem`, ...), after the searches, before the message. */
@@ -442,7 +444,11 @@ export interface ResponsesOptions {
 
 function responsesObject(options: ResponsesOptions): Record<string, any> {
   const output: Array<Record<string, unknown>> = [];
-  if (options.reasoning !== undefined) output.push({ type: 'reasoning', id: `rs_${options.id}`, summary: [{ type: 'summary_text', text: options.reasoning }] });
+  if (options.reasoning !== undefined) {
+    const parts = typeof options.reasoning === 'string' ? [options.reasoning] : options.reasoning;
+    const encrypted = options.encryptedReasoning === undefined ? {} : { encrypted_content: options.encryptedReasoning };
+    output.push({ type: 'reasoning', id: `rs_${options.id}`, summary: parts.map((text) => ({ type: 'summary_text', text })), ...encrypted });
+  }
   for (const search of options.webSearches ?? []) output.push(webSearchCallItem(search));
   output.push(...(options.hostedItems ?? []));
   if (options.text !== undefined) {

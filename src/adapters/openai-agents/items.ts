@@ -246,17 +246,24 @@ function outputText(output: unknown): string {
   return text;
 }
 
-/** Reasoning items' text: their summaries, else their raw reasoning text. */
+/**
+ * Reasoning items' text: their summaries, else their raw reasoning text, a paragraph each part. A reasoning model's
+ * summary (`summary: 'auto'`) comes in parts, each its own paragraph under its own heading, with no whitespace at their
+ * ends: run together, one part's last sentence ran into the next one's heading.
+ */
 function reasoningText(output: unknown): string | undefined {
   if (!Array.isArray(output)) return undefined;
   const texts: string[] = [];
   for (const item of output) {
     if (!isRecord(item) || item.type !== 'reasoning') continue;
-    const summary = contentText(item.content);
-    const text = summary !== '' ? summary : contentText(item.rawContent);
-    if (text !== '') texts.push(text);
+    const summary = partTexts(item.content);
+    texts.push(...(summary.length > 0 ? summary : partTexts(item.rawContent)));
   }
   return texts.length === 0 ? undefined : texts.join('\n\n');
+}
+
+function partTexts(content: unknown): string[] {
+  return Array.isArray(content) ? content.flatMap((part) => (isRecord(part) && typeof part.text === 'string' && part.text !== '' ? [part.text] : [])) : [];
 }
 
 /**

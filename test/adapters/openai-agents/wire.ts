@@ -11,7 +11,9 @@ import { chatCompletion, chatCompletionStream, openAiError, openAiResponse, open
 export interface Reply {
   text?: string;
   calls?: ChatToolCall[];
-  reasoning?: string;
+  reasoning?: string | string[];
+  /** The reasoning item's `encrypted_content` (a `store: false` request that includes it). */
+  encryptedReasoning?: string;
   /** Web searches OpenAI ran inside the call (Responses `web_search_call` items). */
   webSearches?: WebSearch[];
   /** Other hosted tools' Responses items (test/support/provider-wire.ts: `fileSearchCallItem`, `mcpCallItem`, ...). */
@@ -79,7 +81,7 @@ export class FakeOpenAI {
     const usage: ChatUsage = { prompt_tokens: step.usage.input, completion_tokens: step.usage.output, cached: step.usage.cached, reasoning: step.usage.reasoning };
     const toolCalls = step.calls ?? [];
     if (api === 'responses') {
-      const options = { id: `resp_${this.#n}`, model, text: step.text, toolCalls, reasoning: step.reasoning, webSearches: step.webSearches, hostedItems: step.hostedItems, localCalls: step.localCalls, usage };
+      const options = { id: `resp_${this.#n}`, model, text: step.text, toolCalls, reasoning: step.reasoning, encryptedReasoning: step.encryptedReasoning, webSearches: step.webSearches, hostedItems: step.hostedItems, localCalls: step.localCalls, usage };
       return wireResponse(body.stream === true ? openAiResponseStream(options) : openAiResponse(options), requestId);
     }
     const options = { id: `chatcmpl-${this.#n}`, model, content: step.text ?? null, toolCalls, usage };
