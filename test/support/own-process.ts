@@ -69,6 +69,7 @@ export const NATIVE_SHARED = [
   'test/adapters/openai-agents/aisdk.test.ts',
   'test/adapters/openai-agents/local-tools.test.ts',
   'test/adapters/openai-agents/reasoning.test.ts',
+  'test/adapters/openai-agents/input-filter.test.ts',
   'test/backends/atif-builder-loader.test.ts',
   'test/backends/bounded-payloads.test.ts',
   'test/backends/memory/atif-exporter.test.ts',
