@@ -2,7 +2,8 @@
  * One `instrumentOpenAIAgents` instance: decides which runs to observe,
  * links nested runs to their parents, and keeps only what a live run needs.
  *
- * Memory: a settled run leaves nothing behind. A run that is never settled
+ * Memory: a settled run leaves nothing behind but the id of its last response, with its session, for a run chained
+ * to it by `previousResponseId` (the newest {@link CHAINED_RESPONSES}). A run that is never settled
  * (its promise abandoned, e.g. a model that never answers) is ended as
  * abandoned when the garbage collector takes it; a run paused for approvals
  * keeps its session open only as long as its `RunState` is reachable.
@@ -40,8 +41,16 @@ export interface AdapterState {
   readonly openSessions: number;
 }
 
+/**
+ * How many conversations chained by `previousResponseId` the adapter can continue: it remembers the session of the
+ * last response of this many top-level runs, the newest. A run chained to an older one starts a session of its own.
+ */
+const CHAINED_RESPONSES = 1000;
+
 export class Adapter implements RunSource, RunHost {
   readonly core: AdapterCore;
+  /** The session of the last response of recent top-level runs, by response id, oldest first: see {@link CHAINED_RESPONSES}. */
+  readonly #sessionByResponse = new Map<string, string>();
   #disposed = false;
   #liveRuns = 0;
   #heldSessions = 0;
@@ -114,6 +123,17 @@ export class Adapter implements RunSource, RunHost {
   /** A run settled: nothing of it is kept. */
   settled(record: RunRecord): void {
     if (this.#abandoned.unregister(record)) this.#liveRuns -= 1;
+  }
+
+  answeredIn(responseId: string, sessionId: string): void {
+    const sessions = this.#sessionByResponse;
+    sessions.delete(responseId);
+    sessions.set(responseId, sessionId);
+    if (sessions.size > CHAINED_RESPONSES) sessions.delete(sessions.keys().next().value!);
+  }
+
+  sessionAfter(responseId: string): string | undefined {
+    return this.#sessionByResponse.get(responseId);
   }
 
   /** A paused run's session, and the links of the chain it paused in, stay open for the run that resumes `state`. */

@@ -164,7 +164,11 @@ export function offeredTools(tools: unknown, handoffs: unknown): OfferedTool[] {
   return out;
 }
 
-/** Request-body fields beside the messages: the settings the model was called with and the structured output asked for. */
+/**
+ * Request-body fields beside the messages: the settings the model was called with, the structured output asked for,
+ * and the server-side conversation the request continues (`conversation`, `previous_response_id`, as the Responses API
+ * names them).
+ */
 export function requestSettings(request: Loose): Record<string, unknown> | undefined {
   const settings = isRecord(request.modelSettings) ? request.modelSettings : {};
   const body: Record<string, unknown> = {};
@@ -175,6 +179,11 @@ export function requestSettings(request: Loose): Record<string, unknown> | undef
   if (typeof settings.parallelToolCalls === 'boolean') body.parallel_tool_calls = settings.parallelToolCalls;
   const effort = isRecord(settings.reasoning) ? nonEmptyString(settings.reasoning.effort) : undefined;
   if (effort !== undefined) body.reasoning_effort = effort;
+  // The conversation the API keeps for the request (the SDK sends one or the other): its messages hold only what is new.
+  const conversation = nonEmptyString(request.conversationId);
+  const previous = nonEmptyString(request.previousResponseId);
+  if (conversation !== undefined) body.conversation = conversation;
+  else if (previous !== undefined) body.previous_response_id = previous;
   const output = request.outputType;
   if (isRecord(output) && output.type === 'json_schema') {
     body.response_format = { type: 'json_schema', json_schema: { name: output.name, strict: output.strict, schema: toJson(output.schema) } };

@@ -86,6 +86,10 @@ export interface RunHost {
   settled(record: RunRecord): void;
   /** The paused run's session, and the links of the chain it paused in, stay open for the run that resumes `state`. */
   hold(state: object, sessionId: string, chain: readonly HandedTo[]): void;
+  /** A top-level run ended with the response `responseId`: a run chained to it (`previousResponseId`) continues `sessionId`. */
+  answeredIn(responseId: string, sessionId: string): void;
+  /** The session of the run that ended with the response `responseId`, when the adapter still knows it. */
+  sessionAfter(responseId: string): string | undefined;
 }
 
 /** What a paused run left open for the run that resumes it: its session, and the handoff chain it paused in. */
@@ -233,7 +237,8 @@ export class RunRecord implements RunObserver {
     const names = runNames(this.#runner, resumed ? input : isRunState(state) ? state : undefined, this.#options);
     const run = adapter.core.startRun({
       runId: this.#heldSessionId ?? (resumed ? resumedRunId(names.runId, input) : names.runId) ?? adapter.newRunId(),
-      conversationId: this.#heldSessionId ?? names.conversationId,
+      // A run chained to an earlier one's response (`previousResponseId`, the API keeping the conversation) continues its session.
+      conversationId: this.#heldSessionId ?? names.conversationId ?? this.#chainedSession(),
       agentName: nonEmptyString(agent?.name),
       model: modelNameOf(agent, config),
       parent: this.#parent,
@@ -262,6 +267,12 @@ export class RunRecord implements RunObserver {
       this.#approvalDecisions(this.#current() ?? run, this.#resumed.decisions);
     }
     return run;
+  }
+
+  /** The session of the run whose last response this run continues (`previousResponseId`), when known here. */
+  #chainedSession(): string | undefined {
+    const previous = nonEmptyString(this.#options?.previousResponseId);
+    return previous === undefined || this.#parent !== undefined ? undefined : this.#adapter.sessionAfter(previous);
   }
 
   /** The turn steps go to now: the innermost handed-to agent's, else the run's own. */
@@ -717,6 +728,8 @@ export class RunRecord implements RunObserver {
       return;
     }
     this.#closeOpen(undefined);
+    const last = run.ownsSession ? safeLastResponseId(record) : undefined;
+    if (last !== undefined) this.#adapter.answeredIn(last, run.sessionId);
     const output = this.#finalOutput ?? (record.state === undefined ? undefined : safeFinalOutput(record));
     // The last agent's answer is the run's: each agent of the chain that led to it ends with it.
     const text = finalText(output);
@@ -1103,6 +1116,15 @@ function turnEnd(guardrails: readonly GuardrailRecord[]): Record<string, unknown
 
 function isAbort(error: unknown): boolean {
   return isRecord(error) && error.name === 'AbortError';
+}
+
+/** The id of a run's last response (`result.lastResponseId`, what a next run passes as `previousResponseId`). */
+function safeLastResponseId(result: Loose): string | undefined {
+  try {
+    return nonEmptyString(result.lastResponseId);
+  } catch {
+    return undefined;
+  }
 }
 
 function safeFinalOutput(result: Loose): unknown {
