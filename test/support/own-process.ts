@@ -71,6 +71,7 @@ export const NATIVE_SHARED = [
   'test/adapters/openai-agents/reasoning.test.ts',
   'test/adapters/openai-agents/input-filter.test.ts',
   'test/adapters/openai-agents/server-state.test.ts',
+  'test/adapters/openai-agents/tool-options.test.ts',
   'test/backends/atif-builder-loader.test.ts',
   'test/backends/bounded-payloads.test.ts',
   'test/backends/memory/atif-exporter.test.ts',
