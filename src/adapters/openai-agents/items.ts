@@ -94,6 +94,28 @@ export function runnerCallOf(item: unknown, tools?: unknown): CallOfTool | undef
   return { id: callIdOf(item), name: nonEmptyString((tool as Loose | undefined)?.name) ?? kind.tool, arguments: localArguments(item) };
 }
 
+/**
+ * A request's input item that tells the model the outcome of a call the runner ran or answered: its call id and the
+ * text of that outcome, when it has one. A function call's result (its output's text); a local built-in tool's output
+ * item: an apply_patch call's `output`, a shell call's `stderr` (where the SDK puts a refusal) else its `stdout`, a
+ * computer call's `providerData.message` (a rejection's; its screenshot is no text).
+ */
+export function toldOfCall(item: unknown): { id: string; text: string | undefined } | undefined {
+  if (!isRecord(item) || (item.type !== 'function_call_result' && !LOCAL_TOOL_OUTPUTS.has(item.type as string))) return undefined;
+  const id = nonEmptyString(item.callId) ?? nonEmptyString(item.call_id);
+  if (id === undefined) return undefined;
+  const output = item.output;
+  if (typeof output === 'string') return { id, text: output };
+  if (item.type === 'shell_call_output' && Array.isArray(output)) {
+    const streams = output.filter(isRecord);
+    const stderr = streams.map((entry) => entry.stderr).filter((text): text is string => typeof text === 'string' && text !== '');
+    return { id, text: (stderr.length > 0 ? stderr : streams.map((entry) => String(entry.stdout ?? ''))).join('\n') };
+  }
+  if (!isRecord(output)) return { id, text: undefined };
+  if (typeof output.text === 'string') return { id, text: output.text };
+  return { id, text: isRecord(output.providerData) && typeof output.providerData.message === 'string' ? output.providerData.message : undefined };
+}
+
 function resultText(output: unknown): string {
   if (typeof output === 'string') return output;
   if (isRecord(output) && typeof output.text === 'string') return output.text;

@@ -49,6 +49,7 @@ import {
   requestSettings,
   responseParts,
   runnerCallOf,
+  toldOfCall,
   userTurn,
   type GuardrailRecord,
 } from './items.ts';
@@ -609,34 +610,31 @@ export class RunRecord implements RunObserver {
   #settleRefused(input: unknown): void {
     if (this.#asked.size === 0 || !Array.isArray(input)) return;
     for (const item of input) {
-      if (!isRecord(item) || item.type !== 'function_call_result') continue;
-      const id = nonEmptyString(item.callId) ?? nonEmptyString(item.call_id);
-      const asked = id === undefined || this.#denied.has(id) ? undefined : this.#asked.get(id);
-      if (asked === undefined) continue;
-      this.#asked.delete(id!);
-      const output = item.output;
-      const text = typeof output === 'string' ? output : isRecord(output) && typeof output.text === 'string' ? output.text : JSON.stringify(output ?? null);
+      const told = toldOfCall(item);
+      const asked = told === undefined || this.#denied.has(told.id) ? undefined : this.#asked.get(told.id);
+      if (told === undefined || asked === undefined) continue;
+      const id = told.id;
+      this.#asked.delete(id);
+      const text = told.text ?? JSON.stringify((item as Loose).output ?? null);
       // Refused by an input guardrail run before approval (`toolExecution.preApprovalInputGuardrails`): no tool event.
-      const verdict = this.#guarded.get(id!);
-      this.#guarded.delete(id!);
-      if (verdict?.kind === 'input') this.#endInOrder(id!, () => deniedUnstarted(asked, verdict, text));
-      else this.#endInOrder(id!, () => asked.run.toolRefused(asked.call, { error: new ToolCallRefused(text), text }, asked.apiRequestId));
+      const verdict = this.#guarded.get(id);
+      this.#guarded.delete(id);
+      if (verdict?.kind === 'input') this.#endInOrder(id, () => deniedUnstarted(asked, verdict, text));
+      else this.#endInOrder(id, () => asked.run.toolRefused(asked.call, { error: new ToolCallRefused(text), text }, asked.apiRequestId));
     }
     this.#asked.clear();
   }
 
-  /** Rejected calls: the function_call_result the model now gets is their outcome. */
+  /** Rejected calls: the result the model now gets of each (a function's, or a local built-in tool's output item) is its outcome. */
   #settleDenied(input: unknown): void {
     if (this.#denied.size === 0 || !Array.isArray(input)) return;
     for (const item of input) {
-      if (!isRecord(item) || item.type !== 'function_call_result') continue;
-      const id = nonEmptyString(item.callId) ?? nonEmptyString(item.call_id);
-      const denied = id === undefined ? undefined : this.#denied.get(id);
-      if (id === undefined || denied === undefined) continue;
+      const told = toldOfCall(item);
+      const denied = told === undefined ? undefined : this.#denied.get(told.id);
+      if (told === undefined || denied === undefined) continue;
+      const id = told.id;
       this.#denied.delete(id);
-      const output = item.output;
-      const text = typeof output === 'string' ? output : isRecord(output) && typeof output.text === 'string' ? output.text : undefined;
-      this.#endInOrder(id, () => denied.run.toolEnd(id, { name: denied.name, denied: text ?? denied.fallback }));
+      this.#endInOrder(id, () => denied.run.toolEnd(id, { name: denied.name, denied: told.text ?? denied.fallback }));
     }
   }
 
@@ -834,12 +832,20 @@ interface Decision {
   readonly fallback: string;
 }
 
+/** A call a decision is read for, with the agent that asked; `local`: a local built-in tool's (shell, apply_patch, computer). */
+interface Pending {
+  readonly call: CallOfTool;
+  readonly agent: unknown;
+  readonly local?: boolean;
+}
+
 /** The calls a paused state waits for, with the agent that asked. */
-function pendingCalls(state: Loose & { getInterruptions(): unknown[] }): Array<{ call: CallOfTool; agent: unknown }> {
-  const pending: Array<{ call: CallOfTool; agent: unknown }> = [];
+function pendingCalls(state: Loose & { getInterruptions(): unknown[] }): Pending[] {
+  const pending: Pending[] = [];
   for (const item of state.getInterruptions()) {
     const call = approvalCall(item);
-    if (call !== undefined) pending.push({ call, agent: (item as Loose).agent });
+    const raw = isRecord(item) && isRecord(item.rawItem) ? item.rawItem : undefined;
+    if (call !== undefined) pending.push({ call, agent: (item as Loose).agent, local: raw?.type !== 'function_call' && runnerCallOf(raw) !== undefined });
   }
   return pending;
 }
@@ -848,18 +854,19 @@ function pendingCalls(state: Loose & { getInterruptions(): unknown[] }): Array<{
  * The decisions the state holds on `calls` (a call not decided is left out: the SDK asks for it), read as the SDK reads
  * them: per agent, where the call's agent is known.
  */
-function approvalDecisions(state: Loose, calls: ReadonlyArray<{ call: CallOfTool; agent: unknown }>): Decision[] {
+function approvalDecisions(state: Loose, calls: readonly Pending[]): Decision[] {
   const context = state._context as
     | {
-        isToolApproved?: (approval: { toolName: string; callId: string; agent?: unknown }) => boolean | undefined;
-        getRejectionMessage?: (toolName: string, callId: string) => string | undefined;
+        isToolApproved?: (approval: { toolName: string; callId: string; agent?: unknown; functionTool?: boolean }) => boolean | undefined;
+        getRejectionMessage?: (toolName: string, callId: string, options?: { functionTool?: boolean }) => string | undefined;
       }
     | undefined;
   const decisions: Decision[] = [];
-  for (const { call, agent } of calls) {
-    const approved = context?.isToolApproved?.({ toolName: call.name, callId: call.id, ...(isRecord(agent) ? { agent } : {}) });
+  for (const { call, agent, local } of calls) {
+    // The SDK keeps a local built-in tool's decisions apart from function tools', not per agent.
+    const approved = context?.isToolApproved?.(local === true ? { toolName: call.name, callId: call.id, functionTool: false } : { toolName: call.name, callId: call.id, ...(isRecord(agent) ? { agent } : {}) });
     if (approved === undefined) continue;
-    const message = approved ? undefined : context?.getRejectionMessage?.(call.name, call.id);
+    const message = approved ? undefined : context?.getRejectionMessage?.(call.name, call.id, local === true ? { functionTool: false } : {});
     decisions.push({ call, approved, fallback: typeof message === 'string' ? message : SDK_REJECTION_TEXT });
   }
   return decisions;

@@ -7,7 +7,7 @@
 // a tool call of its step with its observation, as a function tool is; the
 // next request as recorded holds the calls and their outputs, as sent.
 import { afterEach, describe, expect, it } from 'vitest';
-import { Agent, applyPatchTool, computerTool, OpenAIResponsesModel, run, shellTool, type Computer, type Editor, type Shell } from '@openai/agents';
+import { Agent, applyPatchTool, computerTool, OpenAIResponsesModel, run, shellTool, type Computer, type Editor, type RunResult, type Shell, type StreamedRunResult } from '@openai/agents';
 import { applyPatchCallItem, computerCallItem, shellCallItem } from '../../support/provider-wire.ts';
 import { sameOnNative } from '../same-on-native.ts';
 import { expectNothingLost, recordedPlugin, viewLines } from '../support.ts';
@@ -185,6 +185,72 @@ describe('OpenAI Agents SDK: the local built-in tools (shell, apply_patch, compu
           expect(tools.find((line) => line.includes('tool apply_patch')), of).toMatch(/tool apply_patch .*"diff":"\+export const greet/);
           expect(tools[3], of).toMatch(/✗ tool shell .*sandbox refused: exit 3/);
         }
+        await sameOnNative(recorded);
+      }, 60_000);
+
+      it(`needsApproval, as the docs set the two up: the shell call approved runs, the patch rejected is denied with what the model was told; one session (${how})`, async () => {
+        useTracing(tracing);
+        api.load({
+          'gpt-5.4': [
+            {
+              localCalls: [shellCallItem('call_test', ['npm test']), applyPatchCallItem('call_delete', { type: 'delete_file', path: 'README.md' })],
+              usage: { input: 200, output: 40 },
+            },
+            { text: 'The tests pass; README.md stays.', usage: { input: 320, output: 10, cached: 128 } },
+          ],
+        });
+        const recorded = recordedPlugin('agents-local-tools-approvals');
+        instrument(recorded.hooks);
+        const { shell, editor, ran, edits } = workspace();
+        const agent = new Agent({ name: 'Coding agent', instructions: 'You are a coding agent.', model, tools: [shellTool({ shell, needsApproval: true }), applyPatchTool({ editor, needsApproval: true })] });
+        const go = async (input: Parameters<typeof run>[1]): Promise<RunResult<any, any> | StreamedRunResult<any, any>> => {
+          if (!stream) return run(agent, input);
+          const streamed = await run(agent, input, { stream: true });
+          for await (const _event of streamed) void _event;
+          await streamed.completed;
+          return streamed;
+        };
+        let result = await go('Run the tests, then delete the README.');
+        expect(result.interruptions.map((item) => item.name)).toEqual(['shell', 'apply_patch']);
+        // Asked, with what each call would do.
+        expect(hooks(recorded, 'pre_approval_request').map((p) => [p.tool_call_id, JSON.parse(p.command)])).toEqual([
+          ['call_test', { commands: ['npm test'] }],
+          ['call_delete', { type: 'delete_file', path: 'README.md' }],
+        ]);
+        for (const interruption of result.interruptions) {
+          if (interruption.name === 'shell') result.state.approve(interruption);
+          else result.state.reject(interruption, { message: 'Do not delete files.' });
+        }
+        result = await go(result.state);
+        expect(result.finalOutput).toBe('The tests pass; README.md stays.');
+        expect(ran).toEqual([['npm test']]);
+        expect(edits).toEqual([]);
+        // What the model was told of the rejected patch.
+        const told = (api.requests[1]!.body.input as Array<Record<string, any>>).find((item) => item.type === 'apply_patch_call_output');
+        expect(told).toMatchObject({ call_id: 'call_delete', status: 'failed', output: 'Do not delete files.' });
+
+        expect(new Set(recorded.log.map((entry) => entry.payload.session_id).filter((id) => id !== undefined)).size).toBe(1);
+        expect(hooks(recorded, 'post_approval_response').map((p) => [p.tool_call_id, p.choice])).toEqual([
+          ['call_test', 'once'],
+          ['call_delete', 'deny'],
+        ]);
+        expect(hooks(recorded, 'pre_tool_call').map((p) => [p.tool_call_id, p.args])).toEqual(
+          expect.arrayContaining([
+            ['call_test', { commands: ['npm test'] }],
+            ['call_delete', { type: 'delete_file', path: 'README.md' }],
+          ]),
+        );
+        // Each call ended before the request that told the model its outcome.
+        const order = recorded.log.filter((e) => e.hook === 'pre_api_request' || e.hook === 'post_tool_call').map((e) => (e.hook === 'pre_api_request' ? 'request' : `${String(e.payload.tool_call_id)} ${String(e.payload.status)}`));
+        expect(order).toEqual(['request', 'call_test ok', 'call_delete denied', 'request']);
+        expect(hooks(recorded, 'post_tool_call').find((p) => p.tool_call_id === 'call_delete')).toMatchObject({ status: 'denied', result: 'Do not delete files.' });
+
+        const { atif, counters } = await recorded.finish();
+        expectNothingLost(counters);
+        const doc = onlyTrajectory(atif);
+        expect(observation(doc, 'call_test')).toMatchObject({ extra: { metadata: { status: 'ok' } } });
+        expect(observation(doc, 'call_delete')).toMatchObject({ content: 'Do not delete files.', extra: { metadata: { status: 'denied' } } });
+        expect(tokenTotals(doc)).toEqual(sdkTotals(result.state.usage));
         await sameOnNative(recorded);
       }, 60_000);
     }
