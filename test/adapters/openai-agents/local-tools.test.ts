@@ -6,8 +6,15 @@
 // tool span with what the model asked and what the program answered, in ATIF
 // a tool call of its step with its observation, as a function tool is; the
 // next request as recorded holds the calls and their outputs, as sent.
-import { afterEach, describe, expect, it } from 'vitest';
+// docs/adapters/openai-agents.md's coding agent runs as written on Node, Bun
+// and Deno against the same API as a loopback server, its shell and editor
+// changing the folder it runs in.
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Agent, applyPatchTool, computerTool, OpenAIResponsesModel, run, shellTool, type Computer, type Editor, type RunResult, type Shell, type StreamedRunResult } from '@openai/agents';
+import { validateAtif } from '../../../src/formats/atif/validate.ts';
+import { loopbackApi, repoRoot, runSnippet, SNIPPET_RUNTIMES, tsSnippets, userEnv } from '../../support/doc-snippets.ts';
 import { applyPatchCallItem, computerCallItem, shellCallItem } from '../../support/provider-wire.ts';
 import { sameOnNative } from '../same-on-native.ts';
 import { expectNothingLost, recordedPlugin, viewLines } from '../support.ts';
@@ -254,5 +261,58 @@ describe('OpenAI Agents SDK: the local built-in tools (shell, apply_patch, compu
         await sameOnNative(recorded);
       }, 60_000);
     }
+  }
+});
+
+const JS_DIFF = '+export const greet = (name) => `Hello, ${name}!`;\n';
+
+describe('docs/adapters/openai-agents.md: a coding agent', () => {
+  const page = readFileSync(path.join(repoRoot, 'docs/adapters/openai-agents.md'), 'utf8');
+  const snippet = tsSnippets(page).find((code) => code.includes('applyPatchTool({ editor })'));
+  const docsApi = new FakeOpenAI();
+  let server: { url: string; close(): Promise<void> };
+  beforeAll(async () => {
+    server = await loopbackApi((url, init) => docsApi.fetch(url, init));
+  });
+  afterAll(() => server.close());
+
+  it('has the snippet', () => {
+    expect(snippet).toBeDefined();
+  });
+
+  for (const runtime of SNIPPET_RUNTIMES) {
+    it(`its snippet runs as written on ${runtime}: the patch writes the file, the shell reads it, the trajectory says both`, async () => {
+      docsApi.load({
+        'gpt-5.4': [
+          { localCalls: [applyPatchCallItem('call_create', { type: 'create_file', path: 'greet.mjs', diff: JS_DIFF })], usage: { input: 120, output: 30 } },
+          { localCalls: [shellCallItem('call_cat', ['cat greet.mjs'])], usage: { input: 160, output: 12, cached: 64 } },
+          { text: 'greet.mjs has the greet function.', usage: { input: 200, output: 9, cached: 128 } },
+        ],
+      });
+      const env = userEnv({ OPENAI_API_KEY: 'sk-test-not-a-key', OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_AGENTS_DISABLE_TRACING: '1', NO_COLOR: '1', NODE_ENV: 'production' });
+      const result = await runSnippet(snippet!, runtime, 'openai-agents-coding', env);
+      try {
+        expect(result.status, `${result.stdout}\n${result.stderr}`).toBe(0);
+        expect(result.stdout).toContain('greet.mjs has the greet function.');
+        // The SDK's applyDiff makes the file of the diff's added lines.
+        const written = readFileSync(path.join(result.cwd, 'greet.mjs'), 'utf8');
+        expect(written).toBe('export const greet = (name) => `Hello, ${name}!`;');
+        const files = readdirSync(path.join(result.cwd, 'trajectories'));
+        expect(files).toHaveLength(1);
+        const doc = JSON.parse(readFileSync(path.join(result.cwd, 'trajectories', files[0]!), 'utf8'));
+        expect(validateAtif(doc)).toEqual([]);
+        const calls = agentSteps(doc).flatMap((step) => step.tool_calls ?? []);
+        expect(calls.map((call: Record<string, any>) => [call.tool_call_id, call.function_name, call.arguments])).toEqual([
+          ['call_create', 'apply_patch', { type: 'create_file', path: 'greet.mjs', diff: JS_DIFF }],
+          ['call_cat', 'shell', { commands: ['cat greet.mjs'] }],
+        ]);
+        expect(observation(doc, 'call_create')?.content).toBe('Created greet.mjs');
+        // What the shell read back is what the editor wrote.
+        expect(JSON.parse(observation(doc, 'call_cat')!.content)).toEqual([{ stdout: written, stderr: '', outcome: { type: 'exit', exitCode: 0 } }]);
+        expect(doc.final_metrics).toMatchObject({ total_prompt_tokens: 480, total_completion_tokens: 51, total_cached_tokens: 192 });
+      } finally {
+        rmSync(result.cwd, { recursive: true, force: true });
+      }
+    }, 130_000);
   }
 });
