@@ -50,11 +50,12 @@ export interface RunObserver {
   /** A tool guardrail of a function tool's call answered (`allow`, `rejectContent` or `throwException`). */
   toolGuardrail(callId: string, verdict: ToolGuardrailVerdict): void;
   /**
-   * An MCP server's `callTool` starts, in the caller's context: when it is the one of an MCP tool call of this run,
-   * what to call if the server answers `isError` (with the result's text), which the SDK gives the model as an
-   * ordinary output.
+   * A tool's own work starts, in the caller's context (an MCP server's `callTool`, an apply_patch editor's method):
+   * when it is that of a call of this run by a tool that says in its answer that it failed ({@link reportsFailure}),
+   * what to call if the answer says so (with its text: an MCP result's `isError`, an editor's `status: 'failed'`), which
+   * the SDK gives the model as an ordinary output.
    */
-  mcpCall(): ((text: string) => void) | undefined;
+  reportingCall(): ((text: string) => void) | undefined;
 }
 
 /** A tool input or output guardrail's answer on one call, as the guardrail returned it. */
@@ -103,6 +104,7 @@ const wrappedProviders = new WeakSet<object>();
 const wrappedAgents = new WeakSet<object>();
 const wrappedServers = new WeakSet<object>();
 const wrappedGuardrails = new WeakSet<object>();
+const wrappedEditors = new WeakSet<object>();
 /** The function tools the SDK made of MCP servers' tools (`agent.getMcpTools()`). */
 const mcpTools = new WeakSet<object>();
 const modelNames = new WeakMap<object, string>();
@@ -208,8 +210,13 @@ export function prepareAgent(agent: unknown): void {
 }
 
 /** A function tool the SDK made of an MCP server's tool. */
-export function isMcpTool(tool: unknown): boolean {
+function isMcpTool(tool: unknown): boolean {
   return typeof tool === 'object' && tool !== null && mcpTools.has(tool);
+}
+
+/** A tool whose answer can say it failed while the SDK takes it as an output: an MCP server's tool, an apply_patch tool. */
+export function reportsFailure(tool: unknown): boolean {
+  return isMcpTool(tool) || (typeof tool === 'object' && tool !== null && (tool as Loose).type === 'apply_patch');
 }
 
 /**
@@ -228,7 +235,7 @@ function wrapMcpServer(server: unknown): void {
       if (frame === undefined || frame.size === 0) return call.apply(this, args);
       let reporters: Array<(text: string) => void> | undefined;
       for (const observer of frame.values()) {
-        const report = quietly(() => observer.mcpCall());
+        const report = quietly(() => observer.reportingCall());
         if (report !== undefined) (reporters ??= []).push(report);
       }
       const result: unknown = call.apply(this, args);
@@ -262,6 +269,10 @@ function mcpErrorText(value: unknown): string | undefined {
 function watchTool(tool: unknown): void {
   if (typeof tool !== 'object' || tool === null || wrappedTools.has(tool)) return;
   const record = tool as Loose;
+  if (record.type === 'apply_patch') {
+    wrappedTools.add(tool);
+    return watchEditor(record.editor);
+  }
   if (record.type !== 'function') return;
   wrappedTools.add(tool);
   for (const [key, kind] of [['inputGuardrails', 'input'], ['outputGuardrails', 'output']] as const) {
@@ -277,6 +288,41 @@ function watchTool(tool: unknown): void {
     if (frame !== undefined && callId !== undefined) for (const observer of frame.values()) quietly(() => observer.toolThrew(callId, error));
     return onTimeout.call(this, runContext, error, details);
   });
+}
+
+/**
+ * An apply_patch tool's editor, its methods wrapped in place (as an MCP server's `callTool` is): an answer with
+ * `status: 'failed'` (the patch did not apply) is reported to the run's observers, which know the call by the caller's
+ * context; the SDK tells the model that status, and its tool events carry only the output's text. Each method is
+ * called as it was, its answer returned as it is.
+ */
+function watchEditor(editor: unknown): void {
+  if (typeof editor !== 'object' || editor === null || wrappedEditors.has(editor)) return;
+  wrappedEditors.add(editor);
+  for (const key of ['createFile', 'updateFile', 'deleteFile'] as const) {
+    const method = (editor as Loose)[key];
+    if (typeof method !== 'function') continue;
+    defineMethod(editor, key, function editorMethod_(this: unknown, ...args: unknown[]): unknown {
+      const frame = frames.getStore();
+      if (frame === undefined || frame.size === 0) return method.apply(this, args);
+      let reporters: Array<(text: string) => void> | undefined;
+      for (const observer of frame.values()) {
+        const report = quietly(() => observer.reportingCall());
+        if (report !== undefined) (reporters ??= []).push(report);
+      }
+      const answer: unknown = method.apply(this, args);
+      if (reporters === undefined) return answer;
+      const check = (value: unknown): unknown => {
+        const record = typeof value === 'object' && value !== null ? (value as Loose) : undefined;
+        if (record?.status === 'failed') {
+          const text = typeof record.output === 'string' && record.output !== '' ? record.output : `${key} failed`;
+          for (const report of reporters!) quietly(() => report(text));
+        }
+        return value;
+      };
+      return answer instanceof Promise ? answer.then(check) : check(answer);
+    });
+  }
 }
 
 /**

@@ -54,7 +54,7 @@ import {
   type GuardrailRecord,
 } from './items.ts';
 import { currentToolFrame, type ToolFrame } from '../core/context.ts';
-import { bindCallSpan, isMcpTool, onStreamEnd, prepareAgent, sdkCurrentSpan, type AttemptObserver, type ModelInfo, type RunObserver, type ToolGuardrailVerdict } from './patch.ts';
+import { bindCallSpan, onStreamEnd, reportsFailure, prepareAgent, sdkCurrentSpan, type AttemptObserver, type ModelInfo, type RunObserver, type ToolGuardrailVerdict } from './patch.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 
 type Loose = Record<string, unknown>;
@@ -120,8 +120,8 @@ interface OpenTool {
   readonly span: SpanLike | undefined;
   /** A nested run already claimed this call as its parent. */
   claimed: boolean;
-  /** A tool the SDK made of an MCP server's tool. */
-  readonly mcp: boolean;
+  /** A tool that says in its answer that it failed: one the SDK made of an MCP server's tool, an apply_patch tool. */
+  readonly reports: boolean;
 }
 
 /** An agent a handoff went to, and its sub-agent turn. */
@@ -175,8 +175,11 @@ export class RunRecord implements RunObserver {
   readonly #threw = new Map<string, unknown>();
   /** A call of the current step failed with an error that escapes to the run: the SDK cancels the calls beside it. */
   #escapedInStep = false;
-  /** MCP tool calls whose server answered `isError`, by call id, with the result's text, until their `agent_tool_end`. */
-  readonly #mcpErrors = new Map<string, string>();
+  /**
+   * Calls whose answer said they failed (an MCP server's `isError`, an editor's `status: 'failed'`), by call id, with
+   * the answer's text, until their `agent_tool_end`.
+   */
+  readonly #reportedErrors = new Map<string, string>();
   /**
    * Calls a tool guardrail stopped or changed (`rejectContent`, `throwException`), by call id, until their end: the SDK
    * ends them through the same tool events as a call that ran and answered.
@@ -386,7 +389,7 @@ export class RunRecord implements RunObserver {
     this.#asked.delete(call.id);
     const span = functionSpan();
     if (span !== undefined) keepErrors(span);
-    this.#tools.set(call.id, { name: call.name, run, span, claimed: false, mcp: isMcpTool(tool) });
+    this.#tools.set(call.id, { name: call.name, run, span, claimed: false, reports: reportsFailure(tool) });
     if (span !== undefined) {
       this.#toolBySpan.set(span, call.id);
       bindCallSpan(span, this, call.id);
@@ -416,9 +419,9 @@ export class RunRecord implements RunObserver {
     this.#threw.delete(call.id);
     const { id, name } = call;
     const ended = run;
-    // An MCP result with `isError` is an ordinary output to the SDK; its server's `callTool` said so.
-    const reported = this.#mcpErrors.get(id);
-    this.#mcpErrors.delete(id);
+    // An MCP result with `isError`, an editor's `status: 'failed'`: an ordinary output to the SDK; the answer said so.
+    const reported = this.#reportedErrors.get(id);
+    this.#reportedErrors.delete(id);
     if (threw !== undefined) this.#endInOrder(id, () => ended.toolEnd(id, { result, error: threw, name }));
     else if (spanError !== null) this.#endInOrder(id, () => ended.toolEnd(id, { result, error: spanError, name }));
     else if (result === SDK_TOOL_FAILURE_TEXT) this.#endInOrder(id, () => ended.toolEnd(id, { result, failed: true, name }));
@@ -491,15 +494,15 @@ export class RunRecord implements RunObserver {
     if (!this.#settled && this.#tools.has(callId)) this.#threw.set(callId, error);
   }
 
-  mcpCall(): ((text: string) => void) | undefined {
-    // The MCP tool's call runs in its own `function` span: that span, not the tool's name or arguments, says which call
-    // this is (calls of one tool with the same arguments made at once included). A `callTool` of the program's own
-    // inside another tool is not one.
+  reportingCall(): ((text: string) => void) | undefined {
+    // The call runs in its own `function` span: that span, not the tool's name or arguments, says which call this is
+    // (calls of one tool with the same arguments made at once included). A `callTool` (or an editor's method) the
+    // program calls itself inside another tool is not one.
     const span = functionSpan();
     const callId = span === undefined ? undefined : this.#toolBySpan.get(span);
-    if (callId === undefined || this.#settled || this.#tools.get(callId)?.mcp !== true) return undefined;
+    if (callId === undefined || this.#settled || this.#tools.get(callId)?.reports !== true) return undefined;
     return (text) => {
-      if (!this.#settled && this.#tools.has(callId)) this.#mcpErrors.set(callId, text);
+      if (!this.#settled && this.#tools.has(callId)) this.#reportedErrors.set(callId, text);
     };
   }
 
@@ -761,7 +764,7 @@ export class RunRecord implements RunObserver {
     for (const [id, tool] of this.#tools) tool.run.toolEnd(id, { error: this.#threw.get(id) ?? error ?? new Error('the run ended before the tool did'), name: tool.name });
     this.#tools.clear();
     this.#threw.clear();
-    this.#mcpErrors.clear();
+    this.#reportedErrors.clear();
     this.#guarded.clear();
     for (const [id, { name, run, fallback }] of this.#denied) this.#endInOrder(id, () => run.toolEnd(id, { name, denied: fallback }));
     this.#denied.clear();

@@ -195,6 +195,42 @@ describe('OpenAI Agents SDK: the local built-in tools (shell, apply_patch, compu
         await sameOnNative(recorded);
       }, 60_000);
 
+      it(`an editor that answers status 'failed' (the patch did not apply): the call failed, with the editor's output, as the model was told (${how})`, async () => {
+        useTracing(tracing);
+        api.load({
+          'gpt-5.4': [
+            { localCalls: [applyPatchCallItem('call_update', { type: 'update_file', path: 'src/greet.ts', diff: '@@\n-const a = 1;\n+const a = 2;\n' })], usage: { input: 150, output: 30 } },
+            { text: 'The patch did not apply.', usage: { input: 200, output: 8 } },
+          ],
+        });
+        const recorded = recordedPlugin('agents-local-tools-patch-failed');
+        instrument(recorded.hooks);
+        const editor: Editor = {
+          createFile: async () => ({ status: 'completed' }),
+          updateFile: async (operation) => ({ status: 'failed', output: `Patch does not apply to ${operation.path}: context not found` }),
+          deleteFile: async () => ({ status: 'completed' }),
+        };
+        const agent = new Agent({ name: 'Coding agent', instructions: 'You are a coding agent.', model, tools: [applyPatchTool({ editor })] });
+        const result = stream ? await run(agent, 'Set a to 2.', { stream: true }) : await run(agent, 'Set a to 2.');
+        if (stream) {
+          for await (const _event of result as unknown as AsyncIterable<unknown>) void _event;
+          await (result as unknown as { completed: Promise<void> }).completed;
+        }
+        expect(result.finalOutput).toBe('The patch did not apply.');
+        const told = (api.requests[1]!.body.input as Array<Record<string, any>>).find((item) => item.type === 'apply_patch_call_output');
+        expect(told).toMatchObject({ call_id: 'call_update', status: 'failed', output: 'Patch does not apply to src/greet.ts: context not found' });
+        expect(hooks(recorded, 'post_tool_call')).toMatchObject([
+          { tool_call_id: 'call_update', status: 'error', error_type: 'ToolError', error_message: 'Patch does not apply to src/greet.ts: context not found', result: 'Patch does not apply to src/greet.ts: context not found' },
+        ]);
+        const { atif, counters } = await recorded.finish();
+        expectNothingLost(counters);
+        expect(observation(onlyTrajectory(atif), 'call_update')).toMatchObject({ content: 'Patch does not apply to src/greet.ts: context not found', extra: { metadata: { status: 'error' } } });
+        for (const of of ['atif', 'atof'] as const) {
+          expect((await viewLines(recorded, of)).find((line) => line.includes('tool apply_patch')), of).toMatch(/✗ tool apply_patch .*Patch does not apply/);
+        }
+        await sameOnNative(recorded);
+      }, 60_000);
+
       it(`needsApproval, as the docs set the two up: the shell call approved runs, the patch rejected is denied with what the model was told; one session (${how})`, async () => {
         useTracing(tracing);
         api.load({
