@@ -180,6 +180,11 @@ export function shellCallItem(callId: string, commands: string[], limits: { time
   return { id: `sh_${callId}`, type: 'shell_call', call_id: callId, status: 'completed', action: { commands, timeout_ms: limits.timeout_ms ?? null, max_output_length: limits.max_output_length ?? null } };
 }
 
+/** A Responses `shell_call_output` item: what a hosted container's shell (`environment: container_auto`) answered, in the same response. */
+export function shellCallOutputItem(callId: string, outputs: Array<{ stdout: string; stderr?: string; exit_code: number }>): Record<string, unknown> {
+  return { id: `sho_${callId}`, type: 'shell_call_output', call_id: callId, status: 'completed', output: outputs.map((o) => ({ stdout: o.stdout, stderr: o.stderr ?? '', outcome: { type: 'exit', exit_code: o.exit_code } })) };
+}
+
 /** A Responses `apply_patch_call` item: the model asks the program's editor to create, update or delete a file (V4A diff). */
 export function applyPatchCallItem(callId: string, operation: { type: 'create_file' | 'update_file'; path: string; diff: string } | { type: 'delete_file'; path: string }): Record<string, unknown> {
   return { id: `apc_${callId}`, type: 'apply_patch_call', call_id: callId, status: 'completed', operation };

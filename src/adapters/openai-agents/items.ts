@@ -13,6 +13,7 @@ import type { ResponseParts } from '../core/run.ts';
 import { finishReasonOf } from '../ai-sdk/messages.ts';
 import {
   chatToolCall,
+  hostedCall,
   hostedCallOfItem,
   newProviderApprovalAnswers,
   textOfParts,
@@ -91,7 +92,23 @@ export function runnerCallOf(item: unknown, tools?: unknown): CallOfTool | undef
   const kind = typeof item.type === 'string' ? LOCAL_TOOL_CALLS.get(item.type) : undefined;
   if (kind === undefined) return undefined;
   const tool = Array.isArray(tools) ? tools.find((candidate) => isRecord(candidate) && candidate.type === kind.tool) : undefined;
+  // A shell in a container OpenAI runs (`shellTool({ environment: { type: 'container_auto' } })`): the runner runs nothing.
+  if (isRecord(tool) && isRecord(tool.environment) && tool.environment.type !== 'local') return undefined;
   return { id: callIdOf(item), name: nonEmptyString((tool as Loose | undefined)?.name) ?? kind.tool, arguments: localArguments(item) };
+}
+
+/**
+ * A shell call OpenAI ran in its container (the agent's shell tool has a hosted `environment`), as the hosted call
+ * it is: what it asked ({@link localArguments}), and as its result the `shell_call_output` among `items` (the same
+ * response's, or the request's history) that answers it.
+ */
+function containerShellCallOf(item: Loose, items: readonly unknown[], tools: unknown): CallOfTool | undefined {
+  if (item.type !== 'shell_call' || !Array.isArray(tools)) return undefined;
+  const tool = tools.find((candidate) => isRecord(candidate) && candidate.type === 'shell');
+  if (!isRecord(tool) || !isRecord(tool.environment) || tool.environment.type === 'local') return undefined;
+  const id = callIdOf(item);
+  const answer = items.find((candidate) => isRecord(candidate) && candidate.type === 'shell_call_output' && callIdOf(candidate) === id);
+  return hostedCall(id, nonEmptyString(tool.name) ?? 'shell', localArguments(item), answer);
 }
 
 /**
@@ -139,7 +156,7 @@ export function chatMessages(instructions: unknown, input: unknown, tools?: unkn
   let assistant: ChatMessage | undefined;
   for (const item of input) {
     if (!isRecord(item)) continue;
-    const call = hostedCallOf(item) ?? runnerCallOf(item, tools);
+    const call = hostedCallOf(item) ?? containerShellCallOf(item, input, tools) ?? runnerCallOf(item, tools);
     if (call !== undefined) {
       if (assistant === undefined) {
         assistant = { role: 'assistant', content: null };
@@ -150,6 +167,8 @@ export function chatMessages(instructions: unknown, input: unknown, tools?: unkn
       assistant.tool_calls = calls;
       continue;
     }
+    // A container shell's output is its hosted call's result, on the call.
+    if (item.type === 'shell_call_output' && out.some((message) => Array.isArray(message.tool_calls) && message.tool_calls.some((c) => isRecord(c) && c.id === callIdOf(item) && c.provider_executed === true))) continue;
     if (item.type === 'function_call_result' || LOCAL_TOOL_OUTPUTS.has(item.type as string)) {
       out.push({ role: 'tool', tool_call_id: callIdOf(item), content: resultText(item.output) });
       assistant = undefined;
@@ -358,7 +377,7 @@ export function firstChoiceFinish(completion: unknown): string | undefined {
 export function responseParts(response: Loose, requestedModel: string | undefined, tools?: unknown): ResponseParts {
   const output = response.output;
   const toolCalls = functionCalls(output, tools);
-  const hosted = Array.isArray(output) ? output.flatMap((item) => (isRecord(item) ? (hostedCallOf(item) ?? []) : [])) : [];
+  const hosted = Array.isArray(output) ? output.flatMap((item) => (isRecord(item) ? (hostedCallOf(item) ?? containerShellCallOf(item, output, tools) ?? []) : [])) : [];
   return {
     text: outputText(output),
     toolCalls: hosted.length === 0 ? toolCalls : [...hosted, ...toolCalls],

@@ -15,7 +15,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Agent, applyPatchTool, computerTool, OpenAIResponsesModel, run, shellTool, type Computer, type Editor, type RunResult, type Shell, type StreamedRunResult } from '@openai/agents';
 import { validateAtif } from '../../../src/formats/atif/validate.ts';
 import { loopbackApi, repoRoot, runSnippet, SNIPPET_RUNTIMES, tsSnippets, userEnv } from '../../support/doc-snippets.ts';
-import { applyPatchCallItem, computerCallItem, shellCallItem } from '../../support/provider-wire.ts';
+import { applyPatchCallItem, computerCallItem, shellCallItem, shellCallOutputItem } from '../../support/provider-wire.ts';
 import { sameOnNative } from '../same-on-native.ts';
 import { expectNothingLost, recordedPlugin, viewLines } from '../support.ts';
 import { agentSteps, expectRunsClosed, hooks, instrumentEachTest, observation, onlyTrajectory, sdkTotals, stepsOf, tokenTotals, TRACING, useTracing } from './support.ts';
@@ -228,6 +228,39 @@ describe('OpenAI Agents SDK: the local built-in tools (shell, apply_patch, compu
         for (const of of ['atif', 'atof'] as const) {
           expect((await viewLines(recorded, of)).find((line) => line.includes('tool apply_patch')), of).toMatch(/✗ tool apply_patch .*Patch does not apply/);
         }
+        await sameOnNative(recorded);
+      }, 60_000);
+
+      it(`a hosted container shell (environment container_auto): OpenAI ran the call, so it is a call of its step with what came back, and no tool span (${how})`, async () => {
+        useTracing(tracing);
+        api.load({
+          'gpt-5.4': [
+            {
+              localCalls: [shellCallItem('call_hosted', ['python --version']), shellCallOutputItem('call_hosted', [{ stdout: 'Python 3.12.1\n', exit_code: 0 }])],
+              text: 'The container runs Python 3.12.1.',
+              usage: { input: 140, output: 30 },
+            },
+          ],
+        });
+        const recorded = recordedPlugin('agents-hosted-shell');
+        instrument(recorded.hooks);
+        const agent = new Agent({ name: 'Container agent', instructions: 'Use the shell.', model, tools: [shellTool({ environment: { type: 'container_auto' } })] });
+        const result = stream ? await run(agent, 'Which Python is there?', { stream: true }) : await run(agent, 'Which Python is there?');
+        if (stream) {
+          for await (const _event of result as unknown as AsyncIterable<unknown>) void _event;
+          await (result as unknown as { completed: Promise<void> }).completed;
+        }
+        expect(result.finalOutput).toBe('The container runs Python 3.12.1.');
+        expect(api.requests).toHaveLength(1);
+        expect(hooks(recorded, 'pre_tool_call')).toEqual([]);
+        const { atif, atof, counters } = await recorded.finish();
+        expectNothingLost(counters);
+        const doc = onlyTrajectory(atif);
+        const calls = agentSteps(doc).flatMap((step) => step.tool_calls ?? []);
+        expect(calls).toMatchObject([{ tool_call_id: 'call_hosted', function_name: 'shell', arguments: { commands: ['python --version'] }, extra: { provider_executed: true } }]);
+        expect(JSON.stringify(calls[0].extra.provider_result)).toContain('Python 3.12.1');
+        expect(atof.filter((event) => event.category === 'tool')).toEqual([]);
+        expect(tokenTotals(doc)).toEqual(sdkTotals(result.state.usage));
         await sameOnNative(recorded);
       }, 60_000);
 
