@@ -220,12 +220,12 @@ describe('wrapClaudeAgentSdk: the model that answers, and how it thinks', () => 
       await sameOnNative(recorded);
     }, 180_000);
 
-    it(`systemPrompt (a string, or the claude_code preset with append): the CLI sends it inside its own, and the trajectory claims no system prompt (${backend} backend)`, async () => {
-      const { mock, env, home } = await offlineApi(() => ({ blocks: [{ type: 'text', text: 'Noted.' }], usage: { input: 12, output: 2 }, model: dated(MAIN) }));
+    it(`systemPrompt (a string, or the claude_code preset with append): the CLI sends it inside its own, and the trajectory claims no system prompt; each query's model is its own (${backend} backend)`, async () => {
+      const { mock, env, home } = await offlineApi((request) => ({ blocks: [{ type: 'text', text: 'Noted.' }], usage: { input: 12, output: 2 }, model: dated(request.model) }));
       const recorded = recordedPlugin(`claude-system-${backend}`, backend);
       const { query } = wrapClaudeAgentSdk(sdk, recorded.hooks);
       await drain(query({ prompt: 'Hi.', options: { model: MAIN, cwd: home, env, settingSources: [], systemPrompt: 'You are a release bot.' } }));
-      await drain(query({ prompt: 'Salut.', options: { model: MAIN, cwd: home, env, settingSources: [], systemPrompt: { type: 'preset', preset: 'claude_code', append: 'Always answer in French.' } } }));
+      await drain(query({ prompt: 'Salut.', options: { model: SPARE, cwd: home, env, settingSources: [], systemPrompt: { type: 'preset', preset: 'claude_code', append: 'Always answer in French.' } } }));
       const { atif, counters } = await recorded.finish();
       expectNothingLost(counters);
 
@@ -241,6 +241,12 @@ describe('wrapClaudeAgentSdk: the model that answers, and how it thinks', () => 
       expect(requests.flat().map((message) => message.role)).toEqual(['user', 'user']);
       expect(atif).toHaveLength(2);
       for (const doc of atif) expect(JSON.stringify(doc)).not.toMatch(/release bot|answer in French/);
+      // Each query's requests name the model it asked for, its steps the one that answered.
+      expect(mock.requests.map((request) => request.model)).toEqual([MAIN, SPARE]);
+      expect(attempts(recorded.log)).toEqual(onTheWire(mock));
+      const bySession = new Map(atif.map((doc) => [doc.session_id, (doc.steps as AtifDoc[]).filter((step) => step.source === 'agent').map((step) => step.model_name)]));
+      const sessions = recorded.log.filter((entry) => entry.hook === 'post_api_request').map((entry) => entry.payload.session_id);
+      expect(sessions.map((session) => bySession.get(session))).toEqual([[dated(MAIN)], [dated(SPARE)]]);
       await sameOnNative(recorded);
     }, 180_000);
   }
