@@ -275,7 +275,14 @@ export function responseOfResult(output: unknown): ResponseParts & { refused: Ar
     reasoning: message !== undefined ? reasoningOf(message) : undefined,
     media: message !== undefined ? answerMediaOf(message) : undefined,
     usage: usageOf(message ?? {}, llmOutput),
-    finishReason: nonEmptyString(metadata.finish_reason) ?? nonEmptyString(metadata.stop_reason) ?? nonEmptyString(info.finish_reason) ?? nonEmptyString(kwargs.stop_reason),
+    // ChatGoogleGenerativeAI keeps Gemini's `finishReason` as the API spells it, in generationInfo (and so in
+    // response_metadata, unless the answer was streamed).
+    finishReason:
+      nonEmptyString(metadata.finish_reason) ??
+      nonEmptyString(metadata.stop_reason) ??
+      nonEmptyString(info.finish_reason) ??
+      nonEmptyString(info.finishReason) ??
+      nonEmptyString(kwargs.stop_reason),
     // The provider-reported (dated) model: in response_metadata, in generationInfo when the model streamed (streamEvents),
     // in additional_kwargs when ChatAnthropic streamed.
     model: nonEmptyString(metadata.model_name) ?? nonEmptyString(metadata.model) ?? nonEmptyString(info.model_name) ?? nonEmptyString(llmOutput.model_name) ?? nonEmptyString(kwargs.model),
