@@ -3,9 +3,12 @@
 // call's arguments and making its ToolMessage), the same agent on a thread (`MemorySaver`, `getPreviousState`,
 // `entrypoint.final`), its human-in-the-loop version (an `interrupt()` in the entrypoint reviewing each tool call,
 // resumed with `new Command({ resume })`), and a workflow whose task asks a human (`interrupt()` inside the task).
+// docs/adapters/langchain.md's snippet of the reviewed agent runs as written on Node, Bun and Deno.
 // The real ChatOpenAI client runs over a fake fetch speaking Chat Completions (test/support/provider-wire.ts); each
 // trajectory, the ATOF and `view` are held to what the program did and what LangChain reports, and the same hooks on
 // native (where it loads) write the same files.
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ChatOpenAI } from '@langchain/openai';
 import { tool } from '@langchain/core/tools';
@@ -13,6 +16,9 @@ import { AIMessage, ToolMessage, type BaseMessage, type BaseMessageLike, type To
 import { addMessages, Command, entrypoint, getPreviousState, interrupt, MemorySaver, task } from '@langchain/langgraph';
 import * as z from 'zod';
 import { NemoRelayCallbackHandler } from '../../src/adapters/langchain/index.ts';
+import { validateAtif } from '../../src/formats/atif/validate.ts';
+import { repoRoot, runSnippet, SNIPPET_RUNTIMES, tsSnippets, userEnv } from '../support/doc-snippets.ts';
+import { providersOnLoopback } from '../support/provider-loopback.ts';
 import { chatCompletion, scriptedFetch, type WireReply } from '../support/provider-wire.ts';
 import { finishedRun, recordedPlugin, viewLines, type AtifDoc, type Recorded } from './support.ts';
 import { sameOnNative } from './same-on-native.ts';
@@ -26,12 +32,16 @@ const getWeather = tool(async ({ city }) => `It is sunny in ${city}.`, {
 });
 const toolsByName: Record<string, typeof getWeather> = { [getWeather.name]: getWeather };
 
-/** The docs' tasks: the model with the tools bound, and a tool run with the call's arguments, its ToolMessage made by hand. */
-function agentTasks(replies: WireReply[]) {
+/**
+ * The docs' tasks: the model with the tools bound, and a tool run with the call's arguments, its ToolMessage made by
+ * hand (`withCall`: the tool run with the call itself, which returns the ToolMessage).
+ */
+function agentTasks(replies: WireReply[], withCall = false) {
   const { fetch, requests } = scriptedFetch(replies);
   const model = new ChatOpenAI({ model: 'gpt-4.1', apiKey: 'sk-test', maxRetries: 0, configuration: { fetch } });
   const callModel = task('callModel', async (messages: BaseMessageLike[]) => model.bindTools([getWeather]).invoke(messages));
   const callTool = task('callTool', async (toolCall: ToolCall) => {
+    if (withCall) return (await toolsByName[toolCall.name]!.invoke(toolCall as Parameters<typeof getWeather.invoke>[0])) as unknown as ToolMessage;
     const observation = await toolsByName[toolCall.name]!.invoke(toolCall.args as { city: string });
     return new ToolMessage({ content: observation, tool_call_id: toolCall.id! });
   });
@@ -191,16 +201,17 @@ describe('LangGraph functional API through the LangChain adapter', () => {
     await sameOnNative(recorded);
   });
 
-  for (const action of ['continue', 'feedback'] as const) {
-    it(`human in the loop, interrupt() in the entrypoint reviewing each tool call, resumed with Command({ resume: { action: "${action}" } }): two turns of one trajectory, the first interrupted, the resumed one adds no user step, the call's outcome ${action === 'continue' ? 'the result of the tool run after the resume' : 'the feedback the model read'}`, async () => {
+  for (const [action, withCall] of [['continue', false], ['feedback', false], ['update', false], ['update', true]] as const) {
+    it(`human in the loop, interrupt() in the entrypoint reviewing each tool call, resumed with Command({ resume: { action: "${action}" } }): two turns of one trajectory, the first interrupted, the resumed one adds no user step, ${{ continue: "the call's outcome the result of the tool run after the resume", feedback: "the call's outcome the feedback the model read", update: withCall ? 'the tool run with the edited call is the model\'s call' : 'the run with the reviewer\'s arguments a call of its own' }[action]}`, async () => {
       const { callModel, callTool, requests } = agentTasks([
         chatCompletion({ id: 'chatcmpl-h1', model: GPT, content: null, toolCalls: [{ id: 'call_paris', name: 'get_weather', args: { city: 'Paris' } }], usage: { prompt_tokens: 80, completion_tokens: 15 } }),
-        chatCompletion({ id: 'chatcmpl-h2', model: GPT, content: action === 'continue' ? 'It is sunny in Paris.' : 'I will not check the weather.', usage: { prompt_tokens: 120, completion_tokens: 8 } }),
-      ]);
+        chatCompletion({ id: 'chatcmpl-h2', model: GPT, content: action === 'feedback' ? 'I will not check the weather.' : 'It is sunny in Paris.', usage: { prompt_tokens: 120, completion_tokens: 8 } }),
+      ], withCall);
       // As the functional API's human-in-the-loop how-to writes it.
       const reviewToolCall = (toolCall: ToolCall): ToolCall | ToolMessage => {
         const humanReview = interrupt({ question: 'Is this correct?', tool_call: toolCall }) as { action: string; data?: string };
         if (humanReview.action === 'continue') return toolCall;
+        if (humanReview.action === 'update') return { ...toolCall, args: { city: humanReview.data } };
         if (humanReview.action === 'feedback') return new ToolMessage({ content: humanReview.data!, name: toolCall.name, tool_call_id: toolCall.id! });
         throw new Error(`Unsupported review action: ${humanReview.action}`);
       };
@@ -224,13 +235,13 @@ describe('LangGraph functional API through the LangChain adapter', () => {
         currentMessages = addMessages(currentMessages, llmResponse);
         return entrypoint.final({ value: llmResponse, save: currentMessages });
       });
-      const recorded = recordedPlugin(`lg-fn-hitl-${action}`);
+      const recorded = recordedPlugin(`lg-fn-hitl-${action}${withCall ? '-call' : ''}`);
       const handler = new NemoRelayCallbackHandler(recorded.hooks);
-      const config = { callbacks: [handler], configurable: { thread_id: `review-${action}` } };
+      const config = { callbacks: [handler], configurable: { thread_id: `review-${action}${withCall ? '-call' : ''}` } };
       const paused: unknown[] = [];
       const answers = await answersOf(await agent.stream([{ role: 'user', content: 'What is the weather in Paris?' }], config), paused);
       expect(paused.at(-1)).toMatchObject({ __interrupt__: [{ value: { question: 'Is this correct?', tool_call: { id: 'call_paris' } } }] });
-      const resume = action === 'continue' ? { action } : { action, data: 'Do not look it up, just say you will not.' };
+      const resume = action === 'continue' ? { action } : action === 'update' ? { action, data: 'Lyon' } : { action, data: 'Do not look it up, just say you will not.' };
       answers.push(...(await answersOf(await agent.stream(new Command({ resume }), config), [], answers)));
       expect(requests).toHaveLength(2);
       handler.close();
@@ -248,13 +259,23 @@ describe('LangGraph functional API through the LangChain adapter', () => {
       expect(recorded.log.filter((e) => e.hook.includes('approval'))).toEqual([]);
       // The model's one call, its outcome what the model read next.
       const toolMessages = toolMessagesSent(requests[1]!.body);
-      expect(callsOf(doc)).toEqual([['call_paris', { city: 'Paris' }]]);
-      // Run after the resume by the callTool task with the call's arguments, or answered by the program's own
-      // ToolMessage (the reviewer's feedback, no tool run): either way what the model read next is the call's outcome.
-      expect(toolMessages).toEqual([['call_paris', action === 'continue' ? 'It is sunny in Paris.' : 'Do not look it up, just say you will not.']]);
-      expect(observed(doc)).toEqual(toolMessages);
-      expect(recorded.log.filter((e) => e.hook === 'post_tool_call').map((e) => [e.payload.tool_call_id, e.payload.status, e.payload.result])).toEqual([[...toolMessages[0]!.slice(0, 1), 'ok', toolMessages[0]![1]]]);
-      expect(agentSteps(doc).map((step) => step.message)).toEqual(['', action === 'continue' ? 'It is sunny in Paris.' : 'I will not check the weather.']);
+      if (action === 'update' && !withCall) {
+        // The reviewer's arguments are no model's: the tool's run is a call of its own under LangChain's run id, and
+        // the model's call has as its outcome the ToolMessage the model read (docs/adapters/langchain.md says so).
+        expect(toolMessages).toEqual([['call_paris', 'It is sunny in Lyon.']]);
+        const runs = recorded.log.filter((e) => e.hook === 'post_tool_call').map((e) => [e.payload.tool_call_id, e.payload.result]);
+        expect(runs).toEqual([[expect.stringMatching(/^[0-9a-f]{8}-/), 'It is sunny in Lyon.'], ['call_paris', 'It is sunny in Lyon.']]);
+        expect(callsOf(doc)).toEqual([['call_paris', { city: 'Paris' }], [runs[0]![0], { city: 'Lyon' }]]);
+      } else {
+        expect(callsOf(doc)).toEqual([['call_paris', { city: 'Paris' }]]);
+        // Run after the resume by the callTool task (with the call's arguments, or the edited call itself), or answered
+        // by the program's own ToolMessage (the reviewer's feedback, no tool run): what the model read next is the
+        // call's outcome.
+        expect(toolMessages).toEqual([['call_paris', { continue: 'It is sunny in Paris.', update: 'It is sunny in Lyon.', feedback: 'Do not look it up, just say you will not.' }[action]]]);
+        expect(observed(doc)).toEqual(toolMessages);
+        expect(recorded.log.filter((e) => e.hook === 'post_tool_call').map((e) => [e.payload.tool_call_id, e.payload.status, e.payload.result])).toEqual([[...toolMessages[0]!.slice(0, 1), 'ok', toolMessages[0]![1]]]);
+      }
+      expect(agentSteps(doc).map((step) => step.message)).toEqual(['', action === 'feedback' ? 'I will not check the weather.' : 'It is sunny in Paris.']);
       expect(recordedCounts(doc)).toEqual(reported(answers));
       await sameOnNative(recorded);
     });
@@ -294,4 +315,39 @@ describe('LangGraph functional API through the LangChain adapter', () => {
     expect(recorded.log.filter((e) => e.hook.includes('approval') || e.hook.includes('tool'))).toEqual([]);
     await sameOnNative(recorded);
   });
+});
+
+describe("docs/adapters/langchain.md, \"LangGraph's functional API\"", () => {
+  const providers = providersOnLoopback();
+  const snippet = tsSnippets(readFileSync(path.join(repoRoot, 'docs/adapters/langchain.md'), 'utf8')).find((code) => code.includes('entrypoint({'));
+  for (const runtime of SNIPPET_RUNTIMES) {
+    it(`its snippet runs as written on ${runtime}: the paused turn and the resumed one in one trajectory, the call run after the resume the model's`, async () => {
+      if (snippet === undefined) expect.fail('the page has no functional-API snippet');
+      const { requests } = providers.serve([
+        chatCompletion({ id: 'chatcmpl-d1', model: GPT, content: null, toolCalls: [{ id: 'call_paris', name: 'get_weather', args: { city: 'Paris' } }], usage: { prompt_tokens: 80, completion_tokens: 15 } }),
+        chatCompletion({ id: 'chatcmpl-d2', model: GPT, content: 'It is sunny in Paris.', usage: { prompt_tokens: 120, completion_tokens: 7 } }),
+      ]);
+      const result = await runSnippet(snippet, runtime, 'langgraph-functional', userEnv({ OPENAI_API_KEY: 'sk-test-not-a-key', OPENAI_BASE_URL: `${providers.url}/v1`, NO_COLOR: '1' }));
+      try {
+        expect(result.status, `${result.stdout}\n${result.stderr}`).toBe(0);
+        expect(result.stdout).toContain('It is sunny in Paris.');
+        expect(requests).toHaveLength(2);
+        expect(toolMessagesSent(requests[1]!.body)).toEqual([['call_paris', 'It is sunny in Paris.']]);
+        const files = readdirSync(path.join(result.cwd, 'trajectories'));
+        expect(files).toHaveLength(1);
+        const doc = JSON.parse(readFileSync(path.join(result.cwd, 'trajectories', files[0]!), 'utf8')) as AtifDoc;
+        expect(validateAtif(doc)).toEqual([]);
+        expect(doc.session_id).toBe('user-42');
+        expect(doc.agent.name).toBe('agent');
+        expect(userSteps(doc)).toEqual(['What is the weather in Paris?']);
+        expect(callsOf(doc)).toEqual([['call_paris', { city: 'Paris' }]]);
+        expect(observed(doc)).toEqual([['call_paris', 'It is sunny in Paris.']]);
+        expect(agentSteps(doc)[0]!.extra.turn_ends).toEqual([{ status: 'interrupted', timestamp: expect.any(String) }]);
+        expect(agentSteps(doc).map((step) => [step.model_name, step.message])).toEqual([[GPT, ''], [GPT, 'It is sunny in Paris.']]);
+        expect(recordedCounts(doc)).toEqual([[80, 15, 0], [120, 7, 0]]);
+      } finally {
+        rmSync(result.cwd, { recursive: true, force: true });
+      }
+    }, 130_000);
+  }
 });
