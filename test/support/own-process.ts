@@ -56,6 +56,7 @@ export const NATIVE_SHARED = [
   'test/adapters/langgraph-programs.test.ts',
   'test/adapters/langgraph-send.test.ts',
   'test/adapters/langgraph-functional.test.ts',
+  'test/adapters/langgraph-supervisor.test.ts',
   'test/adapters/langchain-gemini.test.ts',
   'test/adapters/mcp/agents-is-error.test.ts',
   'test/adapters/mcp/random-cross-process.test.ts',
