@@ -29,6 +29,7 @@ export const NATIVE_SHARED = [
   'test/adapters/response-facts.test.ts',
   'test/adapters/ai-sdk/providers.test.ts',
   'test/adapters/ai-sdk/misbehave.test.ts',
+  'test/adapters/ai-sdk/options.test.ts',
   'test/adapters/ai-sdk/structured-failures.test.ts',
   'test/adapters/openai-agents/misbehave.test.ts',
   'test/adapters/openai-agents/same-behaviour.test.ts',

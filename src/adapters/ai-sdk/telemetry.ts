@@ -154,6 +154,8 @@ function requestOf(event: Event): () => RequestParts {
       messages: chatMessages(event.instructions, event.messages),
       tools: offeredTools(event.tools),
       model: nonEmptyString(event.modelId),
+      // A step `prepareStep` gave another provider's model goes to that provider, not the run's.
+      provider: nonEmptyString(event.provider),
       settings,
     };
   };
