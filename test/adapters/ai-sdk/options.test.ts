@@ -6,13 +6,13 @@
 // ATOF events and `view` must say what the program saw and what the SDK reports (models, tools, text, tokens, finish
 // reasons, one model call per request), on memory and native alike.
 import { afterEach, describe, expect, it } from 'vitest';
-import { NoObjectGeneratedError, Output, ToolLoopAgent, generateText, smoothStream, stepCountIs, streamText, tool, type LanguageModelUsage, type ToolSet } from 'ai';
+import { NoObjectGeneratedError, Output, ToolLoopAgent, cosineSimilarity, dynamicTool, embed, embedMany, generateText, jsonSchema, smoothStream, stepCountIs, streamText, tool, type LanguageModelUsage, type ToolSet } from 'ai';
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { createOpenAI } from '@ai-sdk/openai';
 import * as z from 'zod';
 import { instrumentAiSdk } from '../../../src/adapters/ai-sdk/index.ts';
 import { sameOnNative } from '../same-on-native.ts';
-import { expectTurnEndInAtif, finishedRun, recordedPlugin, viewLines, type AtifDoc, type AtofEvent, type Recorded } from '../support.ts';
+import { expectNothingLost, expectTurnEndInAtif, finishedRun, onlyTrajectory, recordedPlugin, viewLines, type AtifDoc, type AtofEvent, type Recorded } from '../support.ts';
 import { FakeProvider, type Request } from './wire.ts';
 
 (globalThis as { AI_SDK_LOG_WARNINGS?: boolean }).AI_SDK_LOG_WARNINGS = false;
@@ -177,7 +177,8 @@ describe('AI SDK: a tool that throws and a tool that does not exist, with no rep
       ]);
       const outcome = (id: string) => results(doc).find((r) => r.source_call_id === id)!;
       expect(outcome('toolu_broken').extra.metadata.status).toBe('error');
-      expect(outcome('toolu_broken').content).toContain('quote service unavailable');
+      // Each outcome is the text the model was told of it.
+      for (const id of ['toolu_broken', 'toolu_missing']) expect(outcome(id).content, id).toBe(told.get(id)!.content);
       expect(outcome('toolu_missing').extra.metadata).toMatchObject({ status: 'error', 'error.type': 'AI_NoSuchToolError' });
       expect(outcome('toolu_missing').content).toBe(String(errors.get('toolu_missing')));
       // Each call started and ended once, both before the request that followed.
@@ -299,4 +300,223 @@ describe('AI SDK: experimental_transform: smoothStream()', () => {
       await sameOnNative(recorded);
     });
   }
+});
+
+describe('AI SDK: tools as the docs write them beyond tool({ execute })', () => {
+  for (const mode of MODES) {
+    it(`${mode}: a dynamicTool, a tool with toModelOutput, a tool streaming preliminary results (async generator) with onInputStart/onInputDelta/onInputAvailable: each call once, its final result its outcome`, async () => {
+      const stream = mode === 'streamText';
+      const fake = new FakeProvider();
+      fake.reply('chat', {
+        id: 'chatcmpl-1',
+        model: MINI,
+        toolCalls: [
+          { id: 'call_search', name: 'wiki', args: { query: 'office hours' } },
+          { id: 'call_weather', name: 'weather', args: { city: 'Paris' } },
+          { id: 'call_report', name: 'report', args: { month: 'May' } },
+        ],
+        usage: { input: 150, output: 40 },
+      }, { stream });
+      fake.reply('chat', { id: 'chatcmpl-2', model: MINI, text: 'Open 9-17; sunny; sales up.', usage: { input: 320, output: 12 } }, { stream });
+      const recorded = recordedPlugin(`ai-options-tools-${mode}`);
+      uninstall = instrumentAiSdk(recorded.hooks);
+      const inputEvents: string[] = [];
+      const preliminary: unknown[] = [];
+      const rows = Array.from({ length: 5 }, (_, i) => ({ day: i + 1, sales: 100 + i }));
+      const tools = {
+        // A tool whose schema is known only at run time (what MCP tools become): input and output are `unknown`.
+        wiki: dynamicTool({
+          description: 'Search the company wiki',
+          inputSchema: jsonSchema({ type: 'object', properties: { query: { type: 'string' } }, required: ['query'] }),
+          execute: async (input) => ({ hits: [`${(input as { query: string }).query}: 9-17`] }),
+        }),
+        // Preliminary results, as the docs' streaming tool writes them: the last value yielded is the result.
+        weather: tool({
+          description: 'Get the weather for a city',
+          inputSchema: z.object({ city: z.string() }),
+          onInputStart: ({ toolCallId }) => void inputEvents.push(`start ${toolCallId}`),
+          onInputDelta: ({ toolCallId }) => void inputEvents.push(`delta ${toolCallId}`),
+          onInputAvailable: ({ toolCallId, input }) => void inputEvents.push(`available ${toolCallId} ${input.city}`),
+          async *execute({ city }) {
+            yield { status: 'loading' as const, city };
+            yield { status: 'done' as const, city, forecast: 'sunny' };
+          },
+        }),
+        // The model is told a summary; the program's result keeps the rows.
+        report: tool({
+          description: 'The sales report of a month',
+          inputSchema: z.object({ month: z.string() }),
+          execute: async ({ month }) => ({ month, rows, summary: `${month}: sales up 4%` }),
+          toModelOutput: ({ output }) => ({ type: 'text', value: output.summary }),
+        }),
+      } satisfies ToolSet;
+      const options = { model: openai(fake).chat('gpt-4o-mini'), prompt: 'Office hours, weather in Paris, and the May report?', tools, stopWhen: stepCountIs(3) };
+      let sdk: SdkRun & { toolResults: Step[] };
+      if (stream) {
+        const result = streamText(options);
+        for await (const part of result.fullStream) if (part.type === 'tool-result' && part.preliminary === true) preliminary.push(part.output);
+        const steps = await result.steps;
+        sdk = { text: await result.text, steps, totalUsage: await result.totalUsage, toolResults: steps[0]!.toolResults as never };
+      } else {
+        const result = await generateText(options);
+        sdk = { text: result.text, steps: result.steps, totalUsage: result.totalUsage, toolResults: result.steps[0]!.toolResults as never };
+      }
+      expect(sdk.text).toBe('Open 9-17; sunny; sales up.');
+      if (stream) {
+        expect(preliminary).toEqual([{ status: 'loading', city: 'Paris' }, { status: 'done', city: 'Paris', forecast: 'sunny' }]);
+        expect(inputEvents[0]).toBe('start call_weather');
+        expect(inputEvents.filter((event) => event.startsWith('delta')).length).toBeGreaterThan(0);
+      } else {
+        expect(inputEvents).toEqual(['start call_weather', 'available call_weather Paris']);
+      }
+      expect(inputEvents.at(-1)).toBe('available call_weather Paris');
+      const sdkResults = Object.fromEntries(sdk.toolResults.map((part) => [part.toolCallId, part.output]));
+      expect(sdkResults.call_weather).toEqual({ status: 'done', city: 'Paris', forecast: 'sunny' });
+      // What the model was told of the report: the summary toModelOutput made, not the rows.
+      const toolMessages = (fake.requests[1]!.body.messages as Step[]).filter((m) => m.role === 'tool');
+      expect(toolMessages.find((m) => m.tool_call_id === 'call_report')!.content).toBe('May: sales up 4%');
+
+      const { doc, atof } = await finishedRun(recorded);
+      expectStepsAsSdk(recorded, doc, atof, sdk, fake.requests);
+      const calls = (doc.steps as Step[]).flatMap((step) => step.tool_calls ?? []);
+      expect(calls.map((call: Step) => [call.tool_call_id, call.function_name, call.arguments])).toEqual([
+        ['call_search', 'wiki', { query: 'office hours' }],
+        ['call_weather', 'weather', { city: 'Paris' }],
+        ['call_report', 'report', { month: 'May' }],
+      ]);
+      for (const name of ['pre_tool_call', 'post_tool_call']) expect(hooksOf(recorded, name).map((p) => p.tool_call_id).sort()).toEqual(['call_report', 'call_search', 'call_weather']);
+      // Each outcome is the tool's result as the SDK reports it (the final value of the generator, once).
+      const outcome = (id: string) => results(doc).find((r) => r.source_call_id === id)!;
+      for (const id of ['call_search', 'call_weather', 'call_report']) {
+        expect(outcome(id).extra.metadata.status, id).toBe('ok');
+        expect(JSON.parse(outcome(id).content), id).toEqual(sdkResults[id]);
+      }
+      // The request after them carries what the model was told, the report's summary included.
+      const second = hooksOf(recorded, 'pre_api_request')[1]!.request.body.messages as Step[];
+      expect(second.filter((m) => m.role === 'tool').map((m) => [m.tool_call_id, m.content])).toEqual(toolMessages.map((m) => [m.tool_call_id, m.content]));
+      await sameOnNative(recorded);
+    });
+  }
+});
+
+describe('AI SDK: embed and embedMany in a RAG program', () => {
+  it('embedMany indexes the documents, embed runs in the retrieval tool, generateText answers: the trajectory is the run alone, the embedding calls are not recorded', async () => {
+    const fake = new FakeProvider();
+    const docs = ['The office opens at 9.', 'The office closes at 17.', 'Parking is free on Sundays.'];
+    fake.embeddings('text-embedding-3-small', [[1, 0, 0], [0.9, 0.1, 0], [0, 0, 1]], 18);
+    fake.reply('chat', { id: 'chatcmpl-1', model: MINI, toolCalls: [{ id: 'call_info', name: 'getInformation', args: { question: 'When does the office open?' } }], usage: { input: 120, output: 18 } });
+    fake.embeddings('text-embedding-3-small', [[0.95, 0.05, 0]], 7);
+    fake.reply('chat', { id: 'chatcmpl-2', model: MINI, text: 'It opens at 9.', usage: { input: 190, output: 6 } });
+    const recorded = recordedPlugin('ai-options-rag');
+    uninstall = instrumentAiSdk(recorded.hooks);
+    const provider = openai(fake);
+    const embeddingModel = provider.embedding('text-embedding-3-small');
+    // As the AI SDK's RAG guide writes it: index the chunks, then a tool that finds the nearest to the question.
+    const indexed = await embedMany({ model: embeddingModel, values: docs });
+    const store = docs.map((content, i) => ({ content, embedding: indexed.embeddings[i]! }));
+    const result = await generateText({
+      model: provider.chat('gpt-4o-mini'),
+      system: 'Answer from the knowledge base only; call getInformation first.',
+      prompt: 'When does the office open?',
+      stopWhen: stepCountIs(3),
+      tools: {
+        getInformation: tool({
+          description: 'Get information from the knowledge base',
+          inputSchema: z.object({ question: z.string() }),
+          execute: async ({ question }) => {
+            const { embedding } = await embed({ model: embeddingModel, value: question });
+            return store
+              .map((entry) => ({ content: entry.content, similarity: cosineSimilarity(embedding, entry.embedding) }))
+              .filter((entry) => entry.similarity > 0.5)
+              .map((entry) => entry.content);
+          },
+        }),
+      },
+    });
+    expect(result.text).toBe('It opens at 9.');
+    expect(fake.requests.map((r) => new URL(r.url).pathname)).toEqual(['/v1/embeddings', '/v1/chat/completions', '/v1/embeddings', '/v1/chat/completions']);
+
+    const { doc, atof } = await finishedRun(recorded);
+    const chatRequests = fake.requests.filter((r) => r.url.endsWith('/chat/completions'));
+    expectStepsAsSdk(recorded, doc, atof, result, chatRequests);
+    expect(hooksOf(recorded, 'on_session_start')).toHaveLength(1);
+    expect(JSON.parse(results(doc).find((r) => r.source_call_id === 'call_info')!.content)).toEqual(['The office opens at 9.', 'The office closes at 17.']);
+    // Nothing names an embedding model, and the totals are the run's (the embeddings' tokens are not the model's).
+    expect(JSON.stringify(atof)).not.toContain('text-embedding-3-small');
+    expect(doc.final_metrics.total_prompt_tokens).toBe(result.totalUsage.inputTokens);
+    await sameOnNative(recorded);
+  });
+});
+
+describe('AI SDK: streamText callbacks, consumeStream() and toUIMessageStream()', () => {
+  for (const read of ['consumeStream', 'toUIMessageStream'] as const) {
+    it(`onStepFinish and onFinish, the stream read by ${read}(): what the callbacks are given is what the trajectory says`, async () => {
+      const fake = new FakeProvider();
+      fake.reply('anthropic', { id: 'msg_1', model: SONNET, text: 'Checking.', toolCalls: [{ id: 'toolu_w', name: 'weather', args: { city: 'Paris' } }], usage: { input: 100, output: 20, cached: 40, cacheWrite: 10 } }, { stream: true });
+      fake.reply('anthropic', { id: 'msg_2', model: SONNET, text: 'Sunny, 21°C.', usage: { input: 200, output: 9, cached: 140 } }, { stream: true });
+      const recorded = recordedPlugin(`ai-options-callbacks-${read}`);
+      uninstall = instrumentAiSdk(recorded.hooks);
+      const stepUsages: LanguageModelUsage[] = [];
+      const errors: unknown[] = [];
+      let finished: SdkRun | undefined;
+      const result = streamText({
+        model: anthropic(fake)('claude-sonnet-4-5'),
+        prompt: 'Weather in Paris?',
+        tools: { weather },
+        stopWhen: stepCountIs(3),
+        onStepFinish: (step) => void stepUsages.push(step.usage),
+        onFinish: ({ text, steps, totalUsage }) => void (finished = { text, steps, totalUsage }),
+        onError: ({ error }) => void errors.push(error),
+      });
+      if (read === 'consumeStream') await result.consumeStream();
+      else {
+        const types: string[] = [];
+        for await (const chunk of result.toUIMessageStream()) types.push(chunk.type);
+        expect(types).toContain('tool-output-available');
+        expect(types.at(-1)).toBe('finish');
+      }
+      await result.totalUsage;
+      expect(errors).toEqual([]);
+      expect(finished!.text).toBe('Sunny, 21°C.');
+      expect(stepUsages).toEqual(finished!.steps.map((step) => step.usage));
+      // Anthropic's cache counts: the SDK's input tokens are the uncached, the cache reads and the cache writes.
+      expect(stepUsages[0]!.inputTokens).toBe(150);
+
+      const { doc, atof } = await finishedRun(recorded);
+      expectStepsAsSdk(recorded, doc, atof, finished!, fake.requests);
+      const answered = (doc.steps as Step[]).filter((step) => step.source === 'agent' && step.metrics !== undefined);
+      // The trajectory's cached tokens are the cache's part of the prompt, reads and writes (as providers.test.ts holds).
+      expect(answered.map((step) => step.metrics.cached_tokens)).toEqual(stepUsages.map((usage) => (usage.inputTokenDetails.cacheReadTokens ?? 0) + (usage.inputTokenDetails.cacheWriteTokens ?? 0)));
+      expect(hooksOf(recorded, 'post_llm_call').map((p) => p.assistant_response)).toEqual([finished!.text]);
+      await sameOnNative(recorded);
+    });
+  }
+
+  it('onError: a request the provider refuses ends the turn failed with the error onError was given; consumeStream() resolves', async () => {
+    const fake = new FakeProvider().fail('anthropic', 400, 'prompt is too long: 210000 tokens > 200000 maximum');
+    const recorded = recordedPlugin('ai-options-callbacks-error');
+    uninstall = instrumentAiSdk(recorded.hooks);
+    const errors: Error[] = [];
+    let finished = false;
+    const result = streamText({
+      model: anthropic(fake)('claude-sonnet-4-5'),
+      prompt: 'Weather in Paris?',
+      tools: { weather },
+      onError: ({ error }) => void errors.push(error as Error),
+      onFinish: () => void (finished = true),
+    });
+    await result.consumeStream();
+    expect(finished).toBe(false);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]!.message).toBe('prompt is too long: 210000 tokens > 200000 maximum');
+    // One request, failed as the program was told: its status, not retryable, the error onError was given.
+    expect(fake.requests).toHaveLength(1);
+    expect(hooksOf(recorded, 'api_request_error')).toEqual([expect.objectContaining({ status_code: 400, retryable: false, error: { type: errors[0]!.name, message: errors[0]!.message } })]);
+    expect(hooksOf(recorded, 'on_session_end')).toMatchObject([{ completed: false, failed: true, error_type: errors[0]!.name, error_message: errors[0]!.message }]);
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    const doc = onlyTrajectory(atif);
+    await expectTurnEndInAtif(recorded, doc, { status: 'failed', error: errors[0]! });
+    await sameOnNative(recorded);
+  });
 });

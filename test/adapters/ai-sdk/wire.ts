@@ -137,6 +137,15 @@ export class FakeProvider {
     return this;
   }
 
+  /**
+   * The next request is OpenAI's embeddings endpoint (`/v1/embeddings`): one vector per input, in order, and the
+   * tokens the inputs counted.
+   */
+  embeddings(model: string, vectors: number[][], tokens: number): this {
+    this.#replies.push(() => json({ object: 'list', data: vectors.map((embedding, index) => ({ object: 'embedding', index, embedding })), model, usage: { prompt_tokens: tokens, total_tokens: tokens } }));
+    return this;
+  }
+
   get pending(): number {
     return this.#replies.length;
   }
