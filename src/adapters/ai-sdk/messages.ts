@@ -177,6 +177,18 @@ export function offeredTools(tools: unknown): OfferedTool[] {
   return out;
 }
 
+/**
+ * The tool choice a step asked for (`toolChoice`, as the program or its `prepareStep` wrote it), in the spelling
+ * every adapter writes requests in, Chat Completions': `'auto' | 'none' | 'required'`, or a named tool as
+ * `{type: 'function', function: {name}}`. `undefined` when the step left it to the provider's default.
+ */
+export function toolChoiceOf(choice: unknown): unknown {
+  const type = typeof choice === 'string' ? choice : isRecord(choice) ? choice.type : undefined;
+  if (type === 'auto' || type === 'none' || type === 'required') return type;
+  const name = type === 'tool' && isRecord(choice) ? nonEmptyString(choice.toolName) : undefined;
+  return name === undefined ? undefined : { type: 'function', function: { name } };
+}
+
 /** `LanguageModelUsage` (counts flat, details nested) or a provider `usage` (`{inputTokens:{total, cacheRead}}`), tagged for the token table. */
 export function tokenCounts(usage: unknown): ProviderUsage | undefined {
   return isRecord(usage) ? { shape: 'ai_sdk', usage } : undefined;

@@ -108,12 +108,68 @@ describe('AI SDK: prepareStep', () => {
 
       const { doc, atof } = await finishedRun(recorded);
       expectStepsAsSdk(recorded, doc, atof, sdk, fake.requests);
+      // The tool choice each request asked for, in the one spelling requests are written in (Chat Completions'):
+      // step 0 forced the weather tool; step 1 left it to the model.
+      expect(hooksOf(recorded, 'pre_api_request').map((p) => p.request.body.tool_choice)).toEqual([{ type: 'function', function: { name: 'weather' } }, undefined]);
       expect((doc.steps as Step[]).at(-1)!.message).toBe(sdk.text);
       expect(JSON.parse(results(doc).find((r) => r.source_call_id === 'toolu_w')!.content)).toEqual({ city: 'Paris', forecast: 'sunny', tempC: 21 });
       // What `view` shows: each LLM row the model that answered (ATIF) or the provider and model it went to (ATOF).
       const llmRows = async (of: 'atif' | 'atof') => (await viewLines(recorded, of)).filter((line) => /─ LLM /.test(line)).map((line) => line.replace(/^.*─ LLM (\S+( \S+)?) .*$/, '$1').replace(/ \d.*$/, ''));
       expect(await llmRows('atif')).toEqual([SONNET, MINI]);
       expect(await llmRows('atof')).toEqual(['anthropic.messages claude-sonnet-4-5', 'openai.chat gpt-4o-mini']);
+      await sameOnNative(recorded);
+    });
+  }
+});
+
+describe('AI SDK: prepareStep that rewrites the prompt', () => {
+  for (const mode of MODES) {
+    it(`${mode}: other instructions and fewer messages for a later step (the docs' context management): each request is recorded as sent; the turn's user step and history are the run's`, async () => {
+      const stream = mode === 'streamText';
+      const fake = new FakeProvider();
+      fake.reply('chat', { id: 'chatcmpl-1', model: MINI, toolCalls: [{ id: 'call_1', name: 'weather', args: { city: 'Paris' } }], usage: { input: 120, output: 14 } }, { stream });
+      fake.reply('chat', { id: 'chatcmpl-2', model: MINI, text: 'Sunny.', usage: { input: 60, output: 3 } }, { stream });
+      const recorded = recordedPlugin(`ai-options-prepare-messages-${mode}`);
+      uninstall = instrumentAiSdk(recorded.hooks);
+      const history = [
+        { role: 'user' as const, content: 'Hi, I plan a trip.' },
+        { role: 'assistant' as const, content: 'Where to?' },
+        { role: 'user' as const, content: 'Weather in Paris?' },
+      ];
+      const options = {
+        model: openai(fake).chat('gpt-4o-mini'),
+        instructions: 'You are a travel assistant.',
+        messages: history,
+        tools: { weather },
+        stopWhen: stepCountIs(3),
+        // Keep the request small after the first step: other instructions, the last three messages only.
+        prepareStep: async ({ stepNumber, messages }: { stepNumber: number; messages: unknown[] }) =>
+          stepNumber === 0 ? undefined : { instructions: 'Answer in one word.', messages: messages.slice(-3) as never },
+      };
+      let sdk: SdkRun;
+      if (stream) {
+        const result = streamText(options);
+        sdk = { text: await result.text, steps: await result.steps, totalUsage: await result.totalUsage };
+      } else {
+        const result = await generateText(options);
+        sdk = { text: result.text, steps: result.steps, totalUsage: result.totalUsage };
+      }
+      expect(sdk.text).toBe('Sunny.');
+      const sent = fake.requests.map((r) => (r.body.messages as Step[]).map((m) => m.role));
+      expect(sent).toEqual([
+        ['system', 'user', 'assistant', 'user'],
+        ['system', 'user', 'assistant', 'tool'],
+      ]);
+      expect(fake.requests[1]!.body.messages[0].content).toBe('Answer in one word.');
+
+      const { doc, atof } = await finishedRun(recorded);
+      expectStepsAsSdk(recorded, doc, atof, sdk, fake.requests);
+      // Each request as the provider got it: its instructions and its messages, in order.
+      const recordedRequests = hooksOf(recorded, 'pre_api_request').map((p) => (p.request.body.messages as Step[]).map((m) => [m.role, typeof m.content === 'string' ? m.content : null]));
+      expect(recordedRequests).toEqual(fake.requests.map((r) => (r.body.messages as Step[]).map((m) => [m.role, typeof m.content === 'string' ? m.content : null])));
+      // The turn is the run's: its last user message, the earlier ones its history (not the step's pruned prompt).
+      const steps = doc.steps as Step[];
+      expect(steps.filter((step) => step.source === 'user').map((step) => step.message)).toEqual(['Weather in Paris?']);
       await sameOnNative(recorded);
     });
   }
@@ -271,6 +327,40 @@ describe('AI SDK: output as Output.array, Output.choice and Output.json', () => 
   }
 });
 
+describe('AI SDK: output with tools (a ToolLoopAgent that calls a tool, then answers in the schema)', () => {
+  for (const mode of MODES) {
+    it(`${mode}: the answer is the last step's JSON; the tool step before it is recorded as any`, async () => {
+      const stream = mode === 'streamText';
+      const fake = new FakeProvider();
+      fake.reply('responses', { id: 'resp_1', model: 'gpt-4o-2024-08-06', toolCalls: [{ id: 'call_w', name: 'weather', args: { city: 'Lisbon' } }], usage: { input: 90, output: 14 } }, { stream });
+      fake.reply('responses', { id: 'resp_2', model: 'gpt-4o-2024-08-06', text: '{"elements":[{"city":"Lisbon","tempC":21}]}', usage: { input: 160, output: 18 } }, { stream });
+      const recorded = recordedPlugin(`ai-options-output-tools-${mode}`);
+      uninstall = instrumentAiSdk(recorded.hooks);
+      const agent = new ToolLoopAgent({
+        model: openai(fake)('gpt-4o'),
+        tools: { weather },
+        output: Output.array({ element: z.object({ city: z.string(), tempC: z.number() }) }),
+        stopWhen: stepCountIs(3),
+      });
+      let sdk: SdkRun & { output: unknown };
+      if (stream) {
+        const result = await agent.stream({ prompt: PROMPT });
+        sdk = { output: await result.output, text: await result.text, steps: await result.steps, totalUsage: await result.totalUsage };
+      } else {
+        const result = await agent.generate({ prompt: PROMPT });
+        sdk = { output: result.output, text: result.text, steps: result.steps, totalUsage: result.totalUsage };
+      }
+      expect(sdk.output).toEqual([{ city: 'Lisbon', tempC: 21 }]);
+      const { doc, atof } = await finishedRun(recorded);
+      expectStepsAsSdk(recorded, doc, atof, sdk, fake.requests);
+      expect((doc.steps as Step[]).at(-1)!.message).toBe(sdk.text);
+      expect(hooksOf(recorded, 'post_llm_call').map((p) => p.assistant_response)).toEqual([sdk.text]);
+      expect(hooksOf(recorded, 'on_session_end')).toMatchObject([{ completed: true }]);
+      await sameOnNative(recorded);
+    });
+  }
+});
+
 describe('AI SDK: experimental_transform: smoothStream()', () => {
   const ANSWER = 'The weather in Paris is sunny, 21°C, with a light breeze from the west.\nTomorrow: showers.';
   for (const chunking of ['word', 'line'] as const) {
@@ -296,6 +386,13 @@ describe('AI SDK: experimental_transform: smoothStream()', () => {
       expectStepsAsSdk(recorded, doc, atof, sdk, fake.requests);
       const agent = (doc.steps as Step[]).filter((step) => step.source === 'agent');
       expect(agent.map((step) => step.message)).toEqual(['Checking the forecast.', ANSWER]);
+      // Each model call's response, in the hooks and in its ATOF span, is the step's text as the SDK reports it.
+      expect(hooksOf(recorded, 'post_api_request').map((p) => p.assistant_message.content)).toEqual(sdk.steps.map((step) => (step as unknown as { text: string }).text));
+      const llmEnds = atof.filter((event) => event.kind === 'scope' && event.category === 'llm' && event.scope_category === 'end');
+      expect(llmEnds.map((event) => JSON.stringify(event.data)).map((data) => [data.includes(JSON.stringify('Checking the forecast.')), data.includes(JSON.stringify(ANSWER))])).toEqual([
+        [true, false],
+        [false, true],
+      ]);
       expect(hooksOf(recorded, 'post_llm_call').map((p) => p.assistant_response)).toEqual([ANSWER]);
       await sameOnNative(recorded);
     });
