@@ -50,7 +50,7 @@ function toolNames(tools: unknown): string[] {
  * the tools it was offered, its tokens and finish reason; the run's totals its `totalUsage`. The ATOF LLM spans name
  * the same models.
  */
-function expectStepsAsSdk(recorded: Recorded, doc: AtifDoc, atof: AtofEvent[], sdk: SdkRun, requests: Request[]): void {
+async function expectStepsAsSdk(recorded: Recorded, doc: AtifDoc, atof: AtofEvent[], sdk: SdkRun, requests: Request[]): Promise<void> {
   const starts = hooksOf(recorded, 'pre_api_request');
   expect(starts, 'one model call per request').toHaveLength(requests.length);
   expect(starts.map((p) => [p.provider, toolNames(p.request?.body?.tools)])).toEqual(sdk.steps.map((step, i) => [step.model.provider, toolNames(requests[i]!.body.tools)]));
@@ -63,6 +63,11 @@ function expectStepsAsSdk(recorded: Recorded, doc: AtifDoc, atof: AtofEvent[], s
   expect([doc.final_metrics.total_prompt_tokens, doc.final_metrics.total_completion_tokens]).toEqual([sdk.totalUsage.inputTokens, sdk.totalUsage.outputTokens]);
   const llmStarts = atof.filter((event) => event.kind === 'scope' && event.category === 'llm' && event.scope_category === 'start');
   expect(llmStarts.map((event) => [event.name, event.metadata.provider, event.category_profile.model_name])).toEqual(sdk.steps.map((step) => [step.model.provider, step.model.provider, step.model.modelId]));
+  // What `view` shows of either file: one LLM row per request, with that step's tokens.
+  for (const of of ['atif', 'atof'] as const) {
+    const rows = (await viewLines(recorded, of)).filter((line) => /─ LLM /.test(line));
+    expect(rows.map((row, i) => [row.includes(` ${sdk.steps[i]?.usage.inputTokens} in`), row.includes(`/ ${sdk.steps[i]?.usage.outputTokens} out`)]), of).toEqual(sdk.steps.map(() => [true, true]));
+  }
 }
 
 const weather = tool({
@@ -107,7 +112,7 @@ describe('AI SDK: prepareStep', () => {
       ]);
 
       const { doc, atof } = await finishedRun(recorded);
-      expectStepsAsSdk(recorded, doc, atof, sdk, fake.requests);
+      await expectStepsAsSdk(recorded, doc, atof, sdk, fake.requests);
       // The tool choice each request asked for, in the one spelling requests are written in (Chat Completions'):
       // step 0 forced the weather tool; step 1 left it to the model.
       expect(hooksOf(recorded, 'pre_api_request').map((p) => p.request.body.tool_choice)).toEqual([{ type: 'function', function: { name: 'weather' } }, undefined]);
@@ -163,7 +168,7 @@ describe('AI SDK: prepareStep that rewrites the prompt', () => {
       expect(fake.requests[1]!.body.messages[0].content).toBe('Answer in one word.');
 
       const { doc, atof } = await finishedRun(recorded);
-      expectStepsAsSdk(recorded, doc, atof, sdk, fake.requests);
+      await expectStepsAsSdk(recorded, doc, atof, sdk, fake.requests);
       // Each request as the provider got it: its instructions and its messages, in order.
       const recordedRequests = hooksOf(recorded, 'pre_api_request').map((p) => (p.request.body.messages as Step[]).map((m) => [m.role, typeof m.content === 'string' ? m.content : null]));
       expect(recordedRequests).toEqual(fake.requests.map((r) => (r.body.messages as Step[]).map((m) => [m.role, typeof m.content === 'string' ? m.content : null])));
@@ -225,7 +230,7 @@ describe('AI SDK: a tool that throws and a tool that does not exist, with no rep
       expect(told.get('toolu_missing')).toMatchObject({ is_error: true });
 
       const { doc, atof } = await finishedRun(recorded);
-      expectStepsAsSdk(recorded, doc, atof, sdk, fake.requests);
+      await expectStepsAsSdk(recorded, doc, atof, sdk, fake.requests);
       const calls = (doc.steps as Step[]).flatMap((step) => step.tool_calls ?? []);
       expect(calls.map((call: Step) => [call.tool_call_id, call.function_name, call.arguments]).sort()).toEqual([
         ['toolu_broken', 'stocks', { symbol: 'NVDA' }],
@@ -281,7 +286,7 @@ describe('AI SDK: output as Output.array, Output.choice and Output.json', () => 
         // The request asked for JSON (a schema, or a json_object format for Output.json).
         expect(fake.requests[0]!.body.text?.format?.type).toMatch(/^json_/);
         const { doc, atof } = await finishedRun(recorded);
-        expectStepsAsSdk(recorded, doc, atof, sdk, fake.requests);
+        await expectStepsAsSdk(recorded, doc, atof, sdk, fake.requests);
         expect((doc.steps as Step[]).map((step) => [step.source, step.message])).toEqual([
           ['user', PROMPT],
           ['agent', sdk.text],
@@ -352,7 +357,7 @@ describe('AI SDK: output with tools (a ToolLoopAgent that calls a tool, then ans
       }
       expect(sdk.output).toEqual([{ city: 'Lisbon', tempC: 21 }]);
       const { doc, atof } = await finishedRun(recorded);
-      expectStepsAsSdk(recorded, doc, atof, sdk, fake.requests);
+      await expectStepsAsSdk(recorded, doc, atof, sdk, fake.requests);
       expect((doc.steps as Step[]).at(-1)!.message).toBe(sdk.text);
       expect(hooksOf(recorded, 'post_llm_call').map((p) => p.assistant_response)).toEqual([sdk.text]);
       expect(hooksOf(recorded, 'on_session_end')).toMatchObject([{ completed: true }]);
@@ -383,7 +388,7 @@ describe('AI SDK: experimental_transform: smoothStream()', () => {
       expect(read).toBe(`Checking the forecast.${ANSWER}`);
       expect(sdk.text).toBe(ANSWER);
       const { doc, atof } = await finishedRun(recorded);
-      expectStepsAsSdk(recorded, doc, atof, sdk, fake.requests);
+      await expectStepsAsSdk(recorded, doc, atof, sdk, fake.requests);
       const agent = (doc.steps as Step[]).filter((step) => step.source === 'agent');
       expect(agent.map((step) => step.message)).toEqual(['Checking the forecast.', ANSWER]);
       // Each model call's response, in the hooks and in its ATOF span, is the step's text as the SDK reports it.
@@ -474,7 +479,7 @@ describe('AI SDK: tools as the docs write them beyond tool({ execute })', () => 
       expect(toolMessages.find((m) => m.tool_call_id === 'call_report')!.content).toBe('May: sales up 4%');
 
       const { doc, atof } = await finishedRun(recorded);
-      expectStepsAsSdk(recorded, doc, atof, sdk, fake.requests);
+      await expectStepsAsSdk(recorded, doc, atof, sdk, fake.requests);
       const calls = (doc.steps as Step[]).flatMap((step) => step.tool_calls ?? []);
       expect(calls.map((call: Step) => [call.tool_call_id, call.function_name, call.arguments])).toEqual([
         ['call_search', 'wiki', { query: 'office hours' }],
@@ -535,7 +540,7 @@ describe('AI SDK: embed and embedMany in a RAG program', () => {
 
     const { doc, atof } = await finishedRun(recorded);
     const chatRequests = fake.requests.filter((r) => r.url.endsWith('/chat/completions'));
-    expectStepsAsSdk(recorded, doc, atof, result, chatRequests);
+    await expectStepsAsSdk(recorded, doc, atof, result, chatRequests);
     expect(hooksOf(recorded, 'on_session_start')).toHaveLength(1);
     expect(JSON.parse(results(doc).find((r) => r.source_call_id === 'call_info')!.content)).toEqual(['The office opens at 9.', 'The office closes at 17.']);
     // Nothing names an embedding model, and the totals are the run's (the embeddings' tokens are not the model's).
@@ -580,7 +585,7 @@ describe('AI SDK: streamText callbacks, consumeStream() and toUIMessageStream()'
       expect(stepUsages[0]!.inputTokens).toBe(150);
 
       const { doc, atof } = await finishedRun(recorded);
-      expectStepsAsSdk(recorded, doc, atof, finished!, fake.requests);
+      await expectStepsAsSdk(recorded, doc, atof, finished!, fake.requests);
       const answered = (doc.steps as Step[]).filter((step) => step.source === 'agent' && step.metrics !== undefined);
       // The trajectory's cached tokens are the cache's part of the prompt, reads and writes (as providers.test.ts holds).
       expect(answered.map((step) => step.metrics.cached_tokens)).toEqual(stepUsages.map((usage) => (usage.inputTokenDetails.cacheReadTokens ?? 0) + (usage.inputTokenDetails.cacheWriteTokens ?? 0)));
