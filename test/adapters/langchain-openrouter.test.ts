@@ -23,6 +23,9 @@ afterAll(() => server.close());
 const TOOL = 'get_weather';
 const getWeather = tool(async ({ city }) => `It is sunny and 21C in ${city}.`, { name: TOOL, description: 'Get the weather for a city', schema: z.object({ city: z.string() }) });
 
+/** An AI message's response_metadata, as ChatOpenAI fills it (typed as unknown by @langchain/core). */
+const metadataOf = (message: BaseMessage): Record<string, any> => message.response_metadata as Record<string, any>;
+
 /** The program's agent: ChatOpenAI on OpenRouter, the model by OpenRouter's name. */
 function weatherAgent() {
   const model = new ChatOpenAI({ model: ASKED, apiKey: 'sk-or-v1-test-not-a-key', configuration: { baseURL: server.url } });
@@ -62,9 +65,9 @@ describe('LangChain ChatOpenAI through OpenRouter', () => {
     expect(result.messages.at(-1)?.content).toBe('It is sunny in Paris, 21°C.');
     const answers = result.messages.filter((message) => message.getType() === 'ai');
     // LangChain keeps OpenRouter's usage as it came: the cost is there for the program.
-    expect(answers.map((message) => [message.response_metadata.model_name, message.response_metadata.usage?.cost])).toEqual(openrouterTurns(TOOL).map((turn) => [ANSWERED, turn.cost]));
+    expect(answers.map((message) => [metadataOf(message).model_name, metadataOf(message).usage?.cost])).toEqual(openrouterTurns(TOOL).map((turn) => [ANSWERED, turn.cost]));
     // LangChain's session starts before its model is known: the session names no model, each step the one that answered.
-    await checkOpenRouterRun(recorded, api, { ...reportOf(result.messages), models: answers.map((message) => message.response_metadata.model_name) }, { tool: TOOL, reasoning: false, sessionModel: false });
+    await checkOpenRouterRun(recorded, api, { ...reportOf(result.messages), models: answers.map((message) => metadataOf(message).model_name) }, { tool: TOOL, reasoning: false, sessionModel: false });
     await sameOnNative(recorded);
   });
 
@@ -86,7 +89,7 @@ describe('LangChain ChatOpenAI through OpenRouter', () => {
     // OpenRouter's usage chunk has a choice, so ChatOpenAI passes its usage on twice and the merged message adds it
     // up: the program reads twice the charge in response_metadata (its usage_metadata counts the tokens once).
     const answers = messages.filter((message) => message.getType() === 'ai');
-    expect(answers.map((message) => message.response_metadata.usage?.cost)).toEqual(openrouterTurns(TOOL).map((turn) => 2 * turn.cost!));
+    expect(answers.map((message) => metadataOf(message).usage?.cost)).toEqual(openrouterTurns(TOOL).map((turn) => 2 * turn.cost!));
     // The merged message names no model (LangChain keeps it in the finish chunk's generationInfo, which the adapter reads).
     await checkOpenRouterRun(recorded, api, reportOf(messages), { tool: TOOL, reasoning: false, sessionModel: false });
     await sameOnNative(recorded);

@@ -1,6 +1,6 @@
 // The weather program through OpenRouter, as each framework's users write it (the AI SDK's
 // @openrouter/ai-sdk-provider, the Agents SDK and LangChain on an OpenAI client pointed at OpenRouter), against a
-// loopback server speaking OpenRouter's Chat Completions (test/adapters/ai-sdk/wire.ts, `openrouter`). What every
+// loopback server speaking OpenRouter's Chat Completions (test/adapters/ai-sdk/wire.ts, `server: 'openrouter'`). What every
 // trajectory must say of it, whatever the framework: what OpenRouter sent and the program saw.
 import { expect } from 'vitest';
 import { loopbackApi } from '../support/doc-snippets.ts';
@@ -21,6 +21,7 @@ export const REASONING = 'The user wants Paris weather; call the tool.';
 export function openrouterTurns(tool = 'weather'): [Turn, Turn] {
   return [
     {
+      server: 'openrouter',
       id: 'gen-1764000000-AAAAAAAAAAAAAAAAAAAA',
       provider: 'Anthropic',
       model: ANSWERED,
@@ -30,7 +31,7 @@ export function openrouterTurns(tool = 'weather'): [Turn, Turn] {
       usage: { input: 1000, cacheWrite: 900, output: 52, reasoning: 12 },
       cost: 0.006405,
     },
-    { id: 'gen-1764000001-BBBBBBBBBBBBBBBBBBBB', provider: 'Anthropic', model: ANSWERED, text: 'It is sunny in Paris, 21°C.', usage: { input: 1410, cached: 1310, output: 15 }, cost: 0.000918 },
+    { server: 'openrouter', id: 'gen-1764000001-BBBBBBBBBBBBBBBBBBBB', provider: 'Anthropic', model: ANSWERED, text: 'It is sunny in Paris, 21°C.', usage: { input: 1410, cached: 1310, output: 15 }, cost: 0.000918 },
   ];
 }
 
@@ -50,7 +51,7 @@ export async function loopbackOpenRouter(): Promise<LoopbackOpenRouter> {
     serve(stream, tool) {
       const [first, second] = openrouterTurns(tool);
       api = new FakeProvider();
-      return api.reply('openrouter', first, { stream }).reply('openrouter', second, { stream });
+      return api.reply('chat', first, { stream }).reply('chat', second, { stream });
     },
     close: () => server.close(),
   };

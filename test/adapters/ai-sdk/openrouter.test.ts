@@ -32,10 +32,15 @@ const weather = tool({
   execute: async ({ city }) => ({ city, forecast: 'sunny', tempC: 21 }),
 });
 
+/** What the program reads of the charge: @openrouter/ai-sdk-provider's `providerMetadata.openrouter.usage.cost`. */
+function chargedOf(metadata: Record<string, unknown> | undefined): unknown {
+  return (metadata?.openrouter as { usage?: { cost?: number } } | undefined)?.usage?.cost;
+}
+
 type SdkStep = {
   usage: { inputTokens?: number; outputTokens?: number; inputTokenDetails: { cacheReadTokens?: number; cacheWriteTokens?: number }; outputTokenDetails: { reasoningTokens?: number } };
   response: { modelId: string };
-  providerMetadata?: Record<string, any>;
+  providerMetadata?: Record<string, unknown>;
 };
 
 /**
@@ -69,7 +74,7 @@ describe('@openrouter/ai-sdk-provider', () => {
 
     expect(result.text).toBe('It is sunny in Paris, 21°C.');
     // The program reads what OpenRouter charged from the provider's metadata.
-    expect(result.steps.map((step) => step.providerMetadata?.openrouter?.usage?.cost)).toEqual(openrouterTurns().map((turn) => turn.cost));
+    expect(result.steps.map((step) => chargedOf(step.providerMetadata))).toEqual(openrouterTurns().map((turn) => turn.cost));
     await checkOpenRouterRun(recorded, api, reportOf(result.steps));
     await sameOnNative(recorded);
   });
@@ -87,7 +92,7 @@ describe('@openrouter/ai-sdk-provider', () => {
     expect(streamed).toBe('Let me look that up.It is sunny in Paris, 21°C.');
     expect(api.requests.map((request) => request.body.stream)).toEqual([true, true]);
     const steps = await result.steps;
-    expect(steps.map((step) => step.providerMetadata?.openrouter?.usage?.cost)).toEqual(openrouterTurns().map((turn) => turn.cost));
+    expect(steps.map((step) => chargedOf(step.providerMetadata))).toEqual(openrouterTurns().map((turn) => turn.cost));
     await checkOpenRouterRun(recorded, api, reportOf(steps));
     await sameOnNative(recorded);
   });
@@ -101,11 +106,11 @@ describe('@openrouter/ai-sdk-provider', () => {
 
       // The first of the two answers is the tool call: a plain call without tools gets it as text and its cost.
       let cost: unknown;
-      if (mode === 'generate') cost = (await generateText({ model, prompt: PROMPT })).providerMetadata?.openrouter?.usage?.cost;
+      if (mode === 'generate') cost = chargedOf((await generateText({ model, prompt: PROMPT })).providerMetadata);
       else {
         const result = streamText({ model, prompt: PROMPT });
         await result.consumeStream();
-        cost = (await result.providerMetadata)?.openrouter?.usage?.cost;
+        cost = chargedOf(await result.providerMetadata);
       }
 
       const [first] = openrouterTurns();

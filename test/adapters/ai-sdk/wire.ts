@@ -38,12 +38,13 @@ export interface Turn {
   /**
    * Chat Completions as another server speaks it (`@ai-sdk/openai-compatible`'s users): Ollama (no usage details, no
    * usage in a stream unless asked; a streamed tool call whole in one chunk) or DeepSeek (`reasoning_content`, its
-   * cache counts as `prompt_cache_hit_tokens`/`prompt_cache_miss_tokens`, the usage on the stream's last chunk).
+   * cache counts as `prompt_cache_hit_tokens`/`prompt_cache_miss_tokens`, the usage on the stream's last chunk), or
+   * OpenRouter (openrouterBody).
    */
-  server?: 'ollama' | 'deepseek';
-  /** OpenRouter's `openrouter` wire: the upstream that served the call (its `provider`, e.g. `Anthropic`). */
+  server?: 'ollama' | 'deepseek' | 'openrouter';
+  /** OpenRouter's: the upstream that served the call (its `provider`, e.g. `Anthropic`). */
   provider?: string;
-  /** OpenRouter's `openrouter` wire: what the call was charged, in USD (`usage.cost`). */
+  /** OpenRouter's: what the call was charged, in USD (`usage.cost`). */
   cost?: number;
   usage: Usage;
 }
@@ -57,8 +58,7 @@ export interface Usage {
   reasoning?: number;
 }
 
-/** `openrouter`: Chat Completions as OpenRouter speaks it (openrouterBody). */
-export type Wire = 'responses' | 'chat' | 'openrouter' | 'anthropic' | 'gemini';
+export type Wire = 'responses' | 'chat' | 'anthropic' | 'gemini';
 
 /** `holdMs`: how long the answer takes, paced by test/support/paced-wire.ts. */
 type Reply = { status: number; headers: Record<string, string>; body: string | ReadableStream<Uint8Array>; holdMs?: number | undefined };
@@ -311,7 +311,7 @@ function chatFinish(turn: Turn): string {
   return turn.finish ?? ((turn.toolCalls ?? []).length > 0 ? 'tool_calls' : 'stop');
 }
 
-const FINGERPRINT = { ollama: 'fp_ollama', deepseek: 'fp_deepseek_prod' } as const;
+const FINGERPRINT = { ollama: 'fp_ollama', deepseek: 'fp_deepseek_prod', openrouter: 'fp_openrouter' } as const;
 
 function chatBody(turn: Turn): Record<string, unknown> {
   const calls = (turn.toolCalls ?? []).map((call, index) => ({ ...(turn.server === 'ollama' ? { index } : {}), id: call.id, type: 'function', function: { name: call.name, arguments: JSON.stringify(call.args) } }));
@@ -564,12 +564,12 @@ function geminiEvents(turn: Turn): Array<{ data: unknown }> {
 // ------------------------------------------------------------------ dispatch
 
 function body(wire: Wire, turn: Turn): unknown {
-  if (wire === 'openrouter') return openrouterBody(turn);
+  if (wire === 'chat' && turn.server === 'openrouter') return openrouterBody(turn);
   return wire === 'responses' ? responsesBody(turn) : wire === 'chat' ? chatBody(turn) : wire === 'gemini' ? geminiBody(turn) : anthropicBody(turn);
 }
 
 function events(wire: Wire, turn: Turn, withChatUsage: boolean): Array<{ event?: string; data: unknown }> {
-  if (wire === 'openrouter') return openrouterEvents(turn);
+  if (wire === 'chat' && turn.server === 'openrouter') return openrouterEvents(turn);
   return wire === 'responses' ? responsesEvents(turn) : wire === 'chat' ? chatEvents(turn, withChatUsage) : wire === 'gemini' ? geminiEvents(turn) : anthropicEvents(turn);
 }
 
