@@ -208,18 +208,18 @@ export function modelVersionOf(raw: unknown): string | undefined {
 /**
  * What a call was charged, in USD, as the provider package hands it on: the AI Gateway's
  * `providerMetadata.gateway.cost` (a decimal string), @openrouter/ai-sdk-provider's
- * `providerMetadata.openrouter.usage.cost` (OpenRouter's `usage.cost`). A provider of its own says no cost.
+ * `providerMetadata.openrouter.usage.cost`, else the usage as the server sent it (`usage.raw`), where
+ * @ai-sdk/openai-compatible keeps OpenRouter's `cost` without reading it. A provider of its own says no cost.
  */
-export function chargedCostUsd(providerMetadata: unknown): number | undefined {
-  if (!isRecord(providerMetadata)) return undefined;
-  const { gateway, openrouter } = providerMetadata;
-  return (isRecord(gateway) ? chargedUsd(gateway.cost) : undefined) ?? (isRecord(openrouter) ? usageCostUsd(openrouter.usage) : undefined);
+export function chargedCostUsd(providerMetadata: unknown, usage: unknown): number | undefined {
+  const { gateway, openrouter } = isRecord(providerMetadata) ? providerMetadata : {};
+  return (isRecord(gateway) ? chargedUsd(gateway.cost) : undefined) ?? (isRecord(openrouter) ? usageCostUsd(openrouter.usage) : undefined) ?? (isRecord(usage) ? usageCostUsd(usage.raw) : undefined);
 }
 
 /** A model response from its content parts and what came with them. */
 export function responseOf(content: unknown, details: { usage: unknown; finishReason: unknown; model: unknown; id: unknown; providerMetadata?: unknown }): ResponseParts {
   const parts = responseOfContent(Array.isArray(content) ? content : []);
-  const costUsd = chargedCostUsd(details.providerMetadata);
+  const costUsd = chargedCostUsd(details.providerMetadata, details.usage);
   return {
     text: parts.text,
     reasoning: parts.reasoning === '' ? undefined : parts.reasoning,

@@ -120,7 +120,7 @@ class StreamedResponse {
       case 'finish':
         this.usage = part.usage;
         this.finishReason = finishReasonOf(part.finishReason);
-        this.costUsd = chargedCostUsd(part.providerMetadata);
+        this.costUsd = chargedCostUsd(part.providerMetadata, part.usage);
         break;
       case 'error':
         this.error ??= part.error;

@@ -2,13 +2,15 @@
 // `openrouter('anthropic/claude-sonnet-4.5')`, a tool loop under `stopWhen`), against a loopback OpenRouter speaking
 // its own Chat Completions (the routed model, the upstream provider, reasoning with its details, cache reads and
 // writes, and the cost it charged in `usage.cost`, in the stream's last chunk when streamed). The trajectory is held
-// to what OpenRouter sent and the SDK reports (openrouter-checks.ts), on memory and native.
+// to what OpenRouter sent and the SDK reports (openrouter-checks.ts), on memory and native. Also OpenRouter through
+// @ai-sdk/openai-compatible, which hands on no cost of its own, and under aiSdkMiddleware alone.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { createOpenRouter } from '@openrouter/ai-sdk-provider';
 import { generateText, stepCountIs, streamText, tool, wrapLanguageModel } from 'ai';
 import * as z from 'zod';
 import { aiSdkMiddleware, instrumentAiSdk } from '../../../src/adapters/ai-sdk/index.ts';
-import { checkOpenRouterRun, loopbackOpenRouter, openrouterTurns, ASKED, PROMPT, type LoopbackOpenRouter } from '../openrouter-checks.ts';
+import { checkOpenRouterRun, loopbackOpenRouter, openrouterTurns, ANSWERED, ASKED, PROMPT, type LoopbackOpenRouter } from '../openrouter-checks.ts';
 import { sameOnNative } from '../same-on-native.ts';
 import { finishedRun, recordedPlugin } from '../support.ts';
 
@@ -63,7 +65,7 @@ function reportOf(steps: readonly SdkStep[]) {
   return report;
 }
 
-describe('@openrouter/ai-sdk-provider', () => {
+describe('OpenRouter from the AI SDK', () => {
   it('generateText with a tool loop: steps, models, tokens, reasoning and the cost OpenRouter charged', async () => {
     const api = server.serve(false);
     const recorded = recordedPlugin('openrouter-generate');
@@ -96,6 +98,30 @@ describe('@openrouter/ai-sdk-provider', () => {
     await checkOpenRouterRun(recorded, api, reportOf(steps));
     await sameOnNative(recorded);
   });
+
+  for (const mode of ['generate', 'stream'] as const) {
+    it(`OpenRouter through @ai-sdk/openai-compatible (${mode}): the cost from the usage the SDK keeps as OpenRouter sent it`, async () => {
+      const api = server.serve(mode === 'stream');
+      const recorded = recordedPlugin(`openrouter-compatible-${mode}`);
+      uninstall = instrumentAiSdk(recorded.hooks);
+
+      // As the package's docs write another server; it hands on no cost of its own, only the raw usage.
+      const openrouter = createOpenAICompatible({ name: 'openrouter', baseURL: server.url, apiKey: 'sk-or-v1-test-not-a-key', includeUsage: true });
+      let steps: ReadonlyArray<{ usage: { raw?: unknown } }>;
+      if (mode === 'generate') steps = (await generateText({ model: openrouter(ASKED), prompt: PROMPT, tools: { weather }, stopWhen: stepCountIs(5) })).steps;
+      else {
+        const result = streamText({ model: openrouter(ASKED), prompt: PROMPT, tools: { weather }, stopWhen: stepCountIs(5) });
+        await result.consumeStream();
+        steps = await result.steps;
+      }
+
+      const charged = openrouterTurns().map((turn) => turn.cost);
+      expect(steps.map((step) => (step.usage.raw as { cost?: number } | undefined)?.cost)).toEqual(charged);
+      expect(api.requests).toHaveLength(2);
+      const { agent } = await finishedRun(recorded);
+      expect(agent.map((step) => [step.model_name, step.metrics.cost_usd])).toEqual(charged.map((cost) => [ANSWERED, cost]));
+    });
+  }
 
   for (const mode of ['generate', 'stream'] as const) {
     it(`aiSdkMiddleware alone on an OpenRouter model (${mode}): the call's cost is OpenRouter's`, async () => {
