@@ -22,6 +22,8 @@
 export const NATIVE_SHARED = [
   'test/adapters/ai-sdk/chat-route.test.ts',
   'test/adapters/ai-sdk/gateway.test.ts',
+  'test/adapters/ai-sdk/openrouter.test.ts',
+  'test/adapters/langchain-openrouter.test.ts',
   'test/adapters/ai-sdk/openai-compatible.test.ts',
   'test/adapters/ai-sdk/gemini.test.ts',
   'test/adapters/claude-agent-sdk/tool-during-reply.test.ts',
@@ -158,6 +160,7 @@ export const SETS_SDK_DEFAULTS = [
   'test/adapters/openai-agents/failures.test.ts',
   'test/adapters/openai-agents/finish-reason.test.ts',
   'test/adapters/openai-agents/openai-models.test.ts',
+  'test/adapters/openai-agents/openrouter.test.ts',
   'test/adapters/openai-agents/openinference.test.ts',
   'test/adapters/openai-agents/programs.test.ts',
   'test/adapters/openai-agents/timing.test.ts',
