@@ -193,6 +193,24 @@ const READERS: Record<UsageShape, (usage: Loose) => RawCounts> = {
   }),
 };
 
+/**
+ * A charge in USD as an answer states it: a number, or a decimal string (the AI Gateway's `cost`); finite and not
+ * negative, else none. What a gateway charged is the truth a price book only estimates.
+ */
+export function chargedUsd(value: unknown): number | undefined {
+  const usd = typeof value === 'string' && value.trim() !== '' ? Number(value) : typeof value === 'number' ? value : Number.NaN;
+  return Number.isFinite(usd) && usd >= 0 ? usd : undefined;
+}
+
+/**
+ * What a Chat Completions usage says the call was charged, in USD: OpenRouter's `usage.cost` (its credits are USD),
+ * in the answer or a stream's last chunk. OpenAI's own usage has no `cost`. A BYOK request's upstream bill
+ * (`cost_details.upstream_inference_cost`) is paid to the upstream, not charged by OpenRouter: not added.
+ */
+export function usageCostUsd(usage: unknown): number | undefined {
+  return chargedUsd(field(usage, 'cost'));
+}
+
 /** True when the shape's input count already holds its cache reads and writes. */
 export function inputIncludesCache(shape: UsageShape): boolean {
   return shape !== 'anthropic_messages';

@@ -12,6 +12,7 @@ import { generateText, streamText } from 'ai';
 import OpenAI from 'openai';
 import { Agent, OpenAIResponsesModel, run } from '@openai/agents';
 import {
+  chargedUsd,
   chatCompletionsUsage,
   readResponseUsage,
   readUsage,
@@ -19,6 +20,7 @@ import {
   usageShapeOf,
   type TokenUsage,
   type UsageShape,
+  usageCostUsd,
 } from '../../src/formats/usage.ts';
 import { extractMetrics } from '../../src/formats/atif/payload/usage.ts';
 import { readResponse } from '../../src/export/otlp/mappings/llm-shapes.ts';
@@ -87,6 +89,14 @@ describe('the token table, shape by shape', () => {
     expect(tokenUsage('openai_chat', { prompt_tokens: -1, completion_tokens: 1.5 })).toBeUndefined();
     expect(tokenUsage('anthropic_messages', { output_tokens: 5 })).toEqual({ completion: 5 });
     expect(readUsage({ something: 'else' })).toBeUndefined();
+  });
+
+  it('reads a charge as an answer states it (the AI Gateway\'s decimal string, OpenRouter\'s usage.cost), and nothing that is not one', () => {
+    expect(chargedUsd('0.0009180')).toBe(0.000918);
+    expect(chargedUsd(0)).toBe(0);
+    expect([chargedUsd(''), chargedUsd(' '), chargedUsd(-0.01), chargedUsd('abc'), chargedUsd(Number.POSITIVE_INFINITY), chargedUsd(null)]).toEqual([undefined, undefined, undefined, undefined, undefined, undefined]);
+    expect(usageCostUsd({ prompt_tokens: 194, cost: 0.95, cost_details: { upstream_inference_cost: 19 } })).toBe(0.95);
+    expect([usageCostUsd({ prompt_tokens: 194 }), usageCostUsd(undefined), usageCostUsd({ cost: '1' })]).toEqual([undefined, undefined, 1]);
   });
 
   it('writes the one shape adapters emit, which every reader reads back unchanged', () => {

@@ -14,6 +14,8 @@ import path from 'node:path';
 export type MockBlock =
   | { type: 'text'; text: string }
   | { type: 'thinking'; thinking: string }
+  /** Thinking the API's safety systems encrypted: `data` is opaque, and the stream sends the block whole, without deltas. */
+  | { type: 'redacted_thinking'; data: string }
   | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> };
 
 export interface MockUsage {
@@ -87,6 +89,8 @@ function sse(res: http.ServerResponse, id: string, model: string, reply: Extract
       send({ type: 'content_block_start', index, content_block: { type: 'thinking', thinking: '', signature: '' } });
       send({ type: 'content_block_delta', index, delta: { type: 'thinking_delta', thinking: block.thinking } });
       send({ type: 'content_block_delta', index, delta: { type: 'signature_delta', signature: 'sig-mock' } });
+    } else if (block.type === 'redacted_thinking') {
+      send({ type: 'content_block_start', index, content_block: { type: 'redacted_thinking', data: block.data } });
     } else {
       send({ type: 'content_block_start', index, content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} } });
       const json = JSON.stringify(block.input);
@@ -100,6 +104,26 @@ function sse(res: http.ServerResponse, id: string, model: string, reply: Extract
   send({ type: 'message_delta', delta: { stop_reason: stop, stop_sequence: null }, usage: { input_tokens: usage.input, output_tokens: usage.output, ...cache } });
   send({ type: 'message_stop' });
   res.end();
+}
+
+/** A request without `stream: true` gets the whole message as JSON, as the API answers it. */
+function json(res: http.ServerResponse, id: string, model: string, reply: Extract<MockReply, { blocks: unknown }>): void {
+  const usage = reply.usage;
+  const content = reply.blocks.map((block) => (block.type === 'thinking' ? { ...block, signature: 'sig-mock' } : block));
+  const stop = reply.blocks.some((block) => block.type === 'tool_use') ? 'tool_use' : 'end_turn';
+  res.writeHead(200, { 'content-type': 'application/json', 'request-id': `req_${id}` });
+  res.end(
+    JSON.stringify({
+      id,
+      type: 'message',
+      role: 'assistant',
+      model,
+      content,
+      stop_reason: stop,
+      stop_sequence: null,
+      usage: { input_tokens: usage.input, output_tokens: usage.output, cache_read_input_tokens: usage.cacheRead ?? 0, cache_creation_input_tokens: usage.cacheWrite ?? 0 },
+    }),
+  );
 }
 
 export async function startAnthropicMock(script: (request: MockRequest) => MockReply): Promise<AnthropicMock> {
@@ -139,7 +163,8 @@ export async function startAnthropicMock(script: (request: MockRequest) => MockR
       const id = reply.id ?? `msg_mock_${replies.length + 1}`;
       const model = reply.model ?? request.model;
       replies.push({ id, model, reply });
-      sse(res, id, model, reply);
+      if (request.body.stream === true) sse(res, id, model, reply);
+      else json(res, id, model, reply);
     });
   });
   server.on('connection', (socket) => {

@@ -5,7 +5,7 @@
  */
 
 import type { ResponseParts } from '../core/run.ts';
-import type { ProviderUsage } from '../../formats/usage.ts';
+import { chargedUsd, usageCostUsd, type ProviderUsage } from '../../formats/usage.ts';
 import type { AnswerMedium, CallOfTool, ChatMessage, OfferedTool } from '../core/shapes.ts';
 import { assistantMessage, changedArgs, hostedCall, newProviderApprovalAnswers, providerApprovalCall, textOfParts, recordedText, recordedValue, type ProviderApprovalAnswer } from '../core/shapes.ts';
 import { isRecord } from '../../shared/record.ts';
@@ -177,6 +177,18 @@ export function offeredTools(tools: unknown): OfferedTool[] {
   return out;
 }
 
+/**
+ * The tool choice a step asked for (`toolChoice`, as the program or its `prepareStep` wrote it), in the spelling
+ * every adapter writes requests in, Chat Completions': `'auto' | 'none' | 'required'`, or a named tool as
+ * `{type: 'function', function: {name}}`. `undefined` when the step left it to the provider's default.
+ */
+export function toolChoiceOf(choice: unknown): unknown {
+  const type = typeof choice === 'string' ? choice : isRecord(choice) ? choice.type : undefined;
+  if (type === 'auto' || type === 'none' || type === 'required') return type;
+  const name = type === 'tool' && isRecord(choice) ? nonEmptyString(choice.toolName) : undefined;
+  return name === undefined ? undefined : { type: 'function', function: { name } };
+}
+
 /** `LanguageModelUsage` (counts flat, details nested) or a provider `usage` (`{inputTokens:{total, cacheRead}}`), tagged for the token table. */
 export function tokenCounts(usage: unknown): ProviderUsage | undefined {
   return isRecord(usage) ? { shape: 'ai_sdk', usage } : undefined;
@@ -206,20 +218,20 @@ export function modelVersionOf(raw: unknown): string | undefined {
 }
 
 /**
- * What the AI Gateway charged for a call, in USD: `providerMetadata.gateway.cost`, a decimal string (the call's
- * answer carries it; a provider package of its own says no cost). The charge is the truth a price book only estimates.
+ * What a call was charged, in USD, as the provider package hands it on: the AI Gateway's
+ * `providerMetadata.gateway.cost` (a decimal string), @openrouter/ai-sdk-provider's
+ * `providerMetadata.openrouter.usage.cost`, else the usage as the server sent it (`usage.raw`), where
+ * @ai-sdk/openai-compatible keeps OpenRouter's `cost` without reading it. A provider of its own says no cost.
  */
-export function gatewayCostUsd(providerMetadata: unknown): number | undefined {
-  const gateway = isRecord(providerMetadata) ? providerMetadata.gateway : undefined;
-  const cost = isRecord(gateway) ? gateway.cost : undefined;
-  const usd = typeof cost === 'string' && cost.trim() !== '' ? Number(cost) : typeof cost === 'number' ? cost : Number.NaN;
-  return Number.isFinite(usd) && usd >= 0 ? usd : undefined;
+export function chargedCostUsd(providerMetadata: unknown, usage: unknown): number | undefined {
+  const { gateway, openrouter } = isRecord(providerMetadata) ? providerMetadata : {};
+  return (isRecord(gateway) ? chargedUsd(gateway.cost) : undefined) ?? (isRecord(openrouter) ? usageCostUsd(openrouter.usage) : undefined) ?? (isRecord(usage) ? usageCostUsd(usage.raw) : undefined);
 }
 
 /** A model response from its content parts and what came with them. */
 export function responseOf(content: unknown, details: { usage: unknown; finishReason: unknown; model: unknown; id: unknown; providerMetadata?: unknown }): ResponseParts {
   const parts = responseOfContent(Array.isArray(content) ? content : []);
-  const costUsd = gatewayCostUsd(details.providerMetadata);
+  const costUsd = chargedCostUsd(details.providerMetadata, details.usage);
   return {
     text: parts.text,
     reasoning: parts.reasoning === '' ? undefined : parts.reasoning,

@@ -27,7 +27,7 @@ import type { LanguageModelMiddleware } from 'ai';
 import type { HookRegistry } from '../../hooks/registry.ts';
 import { newSessionId } from '../../hooks/index.ts';
 import { currentAttempt, objectCallOf } from './attempt.ts';
-import { answerMediumOfPart, chatMessages, finishReasonOf, gatewayCostUsd, modelVersionOf, offeredTools, providerApprovalAnswersOfPrompt, providerCall, responseOf, toolOutputValue, tokenCounts } from './messages.ts';
+import { answerMediumOfPart, chatMessages, finishReasonOf, chargedCostUsd, modelVersionOf, offeredTools, providerApprovalAnswersOfPrompt, providerCall, responseOf, toolOutputValue, tokenCounts } from './messages.ts';
 import { isRecord } from '../../shared/record.ts';
 import { AdapterCore, type AgentRun, type ApiCall, type RequestParts, type ResponseParts } from '../core/run.ts';
 import type { AdapterOptions } from '../core/options.ts';
@@ -120,7 +120,7 @@ class StreamedResponse {
       case 'finish':
         this.usage = part.usage;
         this.finishReason = finishReasonOf(part.finishReason);
-        this.costUsd = gatewayCostUsd(part.providerMetadata);
+        this.costUsd = chargedCostUsd(part.providerMetadata, part.usage);
         break;
       case 'error':
         this.error ??= part.error;

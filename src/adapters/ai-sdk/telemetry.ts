@@ -33,6 +33,7 @@ import {
   refusedCalls,
   responseOfCallEnd,
   responseOfObjectStep,
+  toolChoiceOf,
   toolResults,
   unansweredCalls,
   type ApprovalAnswer,
@@ -86,6 +87,8 @@ interface RunState {
   readonly output: OutputSpec | undefined;
   /** The last attempt's `structuredOutputText` (the final answer apart from commentary), the text `output` parses. */
   structuredText: string | undefined;
+  /** The current step's `toolChoice` (the run's, or what `prepareStep` gave the step). */
+  toolChoice: unknown;
 }
 
 /** The part of the SDK's `Output` the adapter reads: the parser the SDK runs on the run's answer. */
@@ -146,14 +149,19 @@ function conversationIdOf(event: Event): string | undefined {
   return undefined;
 }
 
-function requestOf(event: Event): () => RequestParts {
+/** `toolChoice`: the step's (the model call's own event does not carry it). */
+function requestOf(event: Event, toolChoice: unknown): () => RequestParts {
   return () => {
     const settings: Record<string, unknown> = {};
     for (const key of ['temperature', 'topP', 'maxOutputTokens', 'seed']) if (typeof event[key] === 'number') settings[key] = event[key];
+    const choice = toolChoiceOf(toolChoice);
+    if (choice !== undefined) settings.tool_choice = choice;
     return {
       messages: chatMessages(event.instructions, event.messages),
       tools: offeredTools(event.tools),
       model: nonEmptyString(event.modelId),
+      // A step `prepareStep` gave another provider's model goes to that provider, not the run's.
+      provider: nonEmptyString(event.provider),
       settings,
     };
   };
@@ -332,11 +340,18 @@ export class AiSdkTelemetry {
         providerApproved: [],
         output: event.operationId === 'ai.generateText' ? outputSpec(event.output) : undefined,
         structuredText: undefined,
+        toolChoice: undefined,
       };
       this.#runs.set(callId, state);
       for (const answer of answers) this.#answer(state, answer, undefined);
       if (this.#programCalls.size > 0) for (const result of toolResults(event.messages).values()) this.#programAnswer(state, result);
     });
+  };
+
+  /** A step begins: its model calls ask for the tool choice it was given, which their own events do not say. */
+  readonly onStepStart = (event: Event): void => {
+    const state = this.#state(event);
+    if (state !== undefined) state.toolChoice = event.toolChoice;
   };
 
   readonly onLanguageModelCallStart = (event: Event): void => {
@@ -353,7 +368,7 @@ export class AiSdkTelemetry {
       if (pending?.attemptOpen === true) pending.attemptError(steered ? new SteeringInterrupted() : new StreamRetried(), steered);
       else if (steered) pending.settle();
       const call = pending !== undefined && !steered ? pending : state.run.newApiCall();
-      call.describe(requestOf(event));
+      call.describe(requestOf(event, state.toolChoice));
       state.call = call;
       state.callMessages = Array.isArray(event.messages) ? event.messages.length : 0;
     });

@@ -169,3 +169,13 @@ export function retryError(retry: Loose): ApiAttemptError {
   const then = attempt === undefined ? 'retried' : `retry ${attempt}${max === undefined ? '' : ` of ${max}`}${delay === undefined ? '' : ` in ${delay} ms`}`;
   return new ApiAttemptError(kind, `${what} (${then})`, status, true);
 }
+
+/**
+ * `system/model_fallback`: the CLI gave up on the model asked for (`trigger`: why, `overloaded`) and sends the
+ * request to `fallback_model` next. The attempt it gave up on failed; the message says no status.
+ */
+export function fallbackError(fallback: Loose): ApiAttemptError {
+  const kind = nonEmptyString(fallback.trigger) ?? 'api_error';
+  const to = nonEmptyString(fallback.fallback_model);
+  return new ApiAttemptError(kind, nonEmptyString(fallback.content) ?? (to === undefined ? 'switched to the fallback model' : `switched to ${to}`), undefined, true);
+}

@@ -31,6 +31,7 @@ import {
   rejectedByUser,
   resultOutcome,
   retryError,
+  fallbackError,
   toolResults,
   anthropicUsage,
   type Loose,
@@ -123,7 +124,13 @@ export class QueryTrace {
   #firstPromptId: string | undefined;
   #sessionId: string | undefined;
   #sessionTranscript: string | undefined;
+  /** The model the CLI asks for: the latest init message's (a query's `model`, or the one `setModel` switched to). */
   #initModel: string | undefined;
+  /**
+   * The model the CLI switched to when the one asked for was overloaded (`system/model_fallback`): it asks for it for
+   * the rest of the turn, and tries the one asked for again from the next turn on, whose init message it sends first.
+   */
+  #fallbackModel: string | undefined;
   #offeredTools: readonly string[] = [];
   #run: AgentRun | undefined;
   #resultSinceTurn = false;
@@ -216,11 +223,20 @@ export class QueryTrace {
         else if (m.compact_result === 'failed') this.#compactionFailed();
         return;
       case 'init':
-        this.#initModel ??= nonEmptyString(m.model);
+        // The CLI sends one as the query starts and before each later turn of a streaming-input conversation, naming the
+        // model its requests ask for: the query's `model`, or the one `setModel` switched to (a `/model` command).
+        this.#initModel = nonEmptyString(m.model) ?? this.#initModel;
+        this.#fallbackModel = undefined;
         if (Array.isArray(m.tools)) this.#offeredTools = m.tools.filter((name): name is string => typeof name === 'string');
         return;
       case 'api_retry':
         this.#failedAttempt(retryError(m));
+        return;
+      case 'model_fallback':
+        // The request the CLI gave up on for the model asked for was refused too (it says no `api_retry` for it); its
+        // next attempt, and the turn's later requests, ask for the fallback.
+        this.#failedAttempt(fallbackError(m));
+        this.#fallbackModel = nonEmptyString(m.fallback_model) ?? this.#fallbackModel;
         return;
       case 'task_started': {
         const agent = this.#agents.of(nonEmptyString(m.task_id), nonEmptyString(m.tool_use_id));
@@ -344,13 +360,18 @@ export class QueryTrace {
     return call;
   }
 
+  /** The model the CLI's next request asks for: the fallback it switched to in this turn, else the init message's. */
+  #askedModel(): string | undefined {
+    return this.#fallbackModel ?? this.#initModel;
+  }
+
   /**
    * The request a call sends: the conversation so far (a retry sends it again), the tools offered, and the model the
-   * query asked for (the init message's, what the CLI sends); the one that answered is the response's.
+   * CLI asks for (what it sends: see #askedModel); the one that answered is the response's.
    */
   #describe(call: ApiCall): void {
     const history = this.#history.length;
-    const model = this.#initModel;
+    const model = this.#askedModel();
     call.describe(() => ({ messages: this.#history.slice(0, history), tools: this.#offeredTools.map((name) => ({ name })), model }));
   }
 
@@ -400,7 +421,7 @@ export class QueryTrace {
       model: streaming.model,
       id: streaming.id,
     });
-    this.#tokens.add(streaming.model, this.#initModel, streaming.usage);
+    this.#tokens.add(streaming.model, this.#askedModel(), streaming.usage);
     this.#remember(blocks.chatMessage(), streaming.uuids);
     this.#turnPrompt = undefined;
     // The calls not started yet: the CLI took them up after the reply, or refused them before any hook.
@@ -625,7 +646,7 @@ export class QueryTrace {
       runId: sessionId,
       conversationId: sessionId,
       agentName: this.#options.agentName,
-      model: model ?? (answerToCome ? undefined : this.#initModel),
+      model: model ?? (answerToCome ? undefined : this.#askedModel()),
       provider: PROVIDER,
       userMessage: userMessage === undefined ? undefined : () => userMessage,
       // A later turn of the conversation, or a query that resumes one: not its first turn, and what came before as far as the stream showed it.

@@ -102,6 +102,8 @@ interface Shared {
   readonly pausedAgents: PausedSubagents;
   /** Turns of bare model calls waiting for the program's tool loop to go on. */
   readonly bareTurns: BareTurns;
+  /** The calls an interrupted run's models asked for that no tool ran, by session, for the `Command` resuming it. */
+  readonly interruptedCalls: Map<string, CallOfTool[]>;
 }
 const sharedByHooks = new WeakMap<HookRegistry, Shared>();
 
@@ -163,6 +165,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   readonly #pendingApprovals: Map<string, Asked[]>;
   readonly #ownAgents: Map<string, string>;
   readonly #pausedAgents: PausedSubagents;
+  readonly #interruptedCalls: Map<string, CallOfTool[]>;
   /** Decisions of a resuming `Command`, answered when the node that paused ends on resuming (`#resumeApprovals`). */
   readonly #awaitingDecisions = new WeakMap<AgentRun, { node: string; answer: () => void }>();
   /** Sub-agents that are agents of a graph (a node), not runs started from a tool. */
@@ -216,12 +219,13 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       set: () => undefined,
     });
     let shared = sharedByHooks.get(hooks);
-    if (shared === undefined) sharedByHooks.set(hooks, (shared = { sessions: new OpenSessions(), pendingApprovals: new Map(), ownAgents: new Map(), pausedAgents: new PausedSubagents(MAX_PENDING_APPROVALS), bareTurns: new BareTurns() }));
+    if (shared === undefined) sharedByHooks.set(hooks, (shared = { sessions: new OpenSessions(), pendingApprovals: new Map(), ownAgents: new Map(), pausedAgents: new PausedSubagents(MAX_PENDING_APPROVALS), bareTurns: new BareTurns(), interruptedCalls: new Map() }));
     this.#core = new AdapterCore(hooks, options, options.platform ?? 'langchain', shared.sessions);
     this.#holds = shared.holds ??= new SessionHolds(this.#core, MAX_HELD_SESSIONS);
     this.#pendingApprovals = shared.pendingApprovals;
     this.#ownAgents = shared.ownAgents;
     this.#pausedAgents = shared.pausedAgents;
+    this.#interruptedCalls = shared.interruptedCalls;
     this.#bare = shared.bareTurns;
   }
 
@@ -232,6 +236,8 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       this.#pausedAgents.closeAll();
       // A bare turn the program's loop never went on with ends before its session closes.
       this.#bare.endAll();
+      // The threads close: no `Command` resumes their interrupted runs through these hooks' sessions any more.
+      this.#interruptedCalls.clear();
       this.#holds.releaseAll('closed');
     });
   }
@@ -254,6 +260,25 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     const keep = run.ownsSession && run.sessionId !== run.runId;
     run.end(status, text, error, { keepSessionOpen: keep });
     if (keep) this.#holds.hold(run.sessionId, true);
+    const unclaimed = this.#unclaimedCalls.get(run);
+    if (keep && status === 'interrupted' && unclaimed !== undefined && unclaimed.length > 0) {
+      this.#interruptedCalls.delete(run.sessionId);
+      this.#interruptedCalls.set(run.sessionId, unclaimed);
+      if (this.#interruptedCalls.size > MAX_PENDING_APPROVALS) this.#interruptedCalls.delete(this.#interruptedCalls.keys().next().value!);
+    }
+  }
+
+  /**
+   * A `Command` resuming a thread goes on with the calls its interrupted run's models asked for and no tool ran: the
+   * run does not ask the model again (LangGraph's functional API replays the model's task from the checkpoint), and a
+   * tool it runs with a call's arguments (`tool.invoke(toolCall.args)`, the docs' `callTool` task) carries out that
+   * call. Any other run of the session starts a new turn: the interrupted run's calls are forgotten.
+   */
+  #resumeCalls(run: AgentRun, inputs: unknown): void {
+    const calls = this.#interruptedCalls.get(run.sessionId);
+    if (calls === undefined) return;
+    this.#interruptedCalls.delete(run.sessionId);
+    if (isResume(inputs)) this.#addUnclaimed(run, calls);
   }
 
   #guard(label: string, fn: () => void): void {
@@ -390,6 +415,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       });
       this.#remember(runId, { kind: 'chain', parent: parentRunId, root: parent?.root ?? runId, run, ownsRun: run !== undefined, runnable: !isGraphRun(chain) });
       if (run === undefined) return;
+      if (run.parent === undefined) this.#resumeCalls(run, inputs);
       if (link !== undefined && parent?.unnamedCall === true) this.#unnamedLinks.add(run);
       const own = run.parent === undefined ? this.#ownAgents.get(run.sessionId) : undefined;
       if (own !== undefined) this.#agentsOf(run).own = own;
@@ -528,6 +554,9 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     // The answers to OpenAI's hosted MCP approval requests go to the provider with these messages (a middleware's own
     // call, such as a summary of the conversation, carries the history, not answers).
     if (source === undefined) for (const answer of providerApprovalAnswersOf(messages)) run.providerApprovalAnswer(answer);
+    // A `ToolMessage` the program made itself for a call no tool ran (the functional API's human-in-the-loop how-to
+    // answers a call with the reviewer's feedback) reaches no graph node's state: the model's request carries it.
+    if (source === undefined && !bare) this.#answerUnrun(run, messages);
     const call = source !== undefined ? run.newApiCall() : this.#attemptOf(run, parentRunId ?? runId);
     const params = isRecord(extra?.invocation_params) ? extra.invocation_params : {};
     const model = nonEmptyString(metadata?.ls_model_name) ?? nonEmptyString(params.model) ?? nonEmptyString(params.model_name) ?? run.model;
@@ -651,10 +680,11 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   }
 
   /**
-   * A graph node's answers to calls no tool ran, in the `ToolMessage`s it put in the state: `ToolNode`'s error for a
-   * tool the agent does not have or arguments that fail the tool's schema, `toolCallLimitMiddleware`'s for a call over
-   * its limit (each a failed call with what the model was told), and `createAgent`'s for its `responseFormat` tool
-   * (the structured response, the call's result). Without it those calls would have no outcome.
+   * A graph node's answers to calls no tool ran, in the `ToolMessage`s it put in the state (or that a model's request
+   * carries, `handleChatModelStart`): `ToolNode`'s error for a tool the agent does not have or arguments that fail the
+   * tool's schema, `toolCallLimitMiddleware`'s for a call over its limit (each a failed call with what the model was
+   * told), and `createAgent`'s for its `responseFormat` tool (the structured response, the call's result). Without it
+   * those calls would have no outcome.
    */
   #answerUnrun(run: AgentRun, outputs: unknown): void {
     const unclaimed = this.#unclaimedCalls.get(run);

@@ -5,7 +5,7 @@
  */
 
 import type { ResponseParts } from '../core/run.ts';
-import type { ProviderUsage } from '../../formats/usage.ts';
+import { usageCostUsd, type ProviderUsage } from '../../formats/usage.ts';
 import {
   chatToolCall,
   hostedCallOfItem,
@@ -256,6 +256,31 @@ function answerMediaOf(message: Loose): AnswerMedium[] {
   return media;
 }
 
+/**
+ * What the call was charged, in USD, when the answer says: ChatOpenAI keeps the completion's usage as it came in
+ * `response_metadata.usage`, OpenRouter's `cost` with it. A streamed answer's message is its chunks merged, which adds
+ * up the numbers of every chunk that carried the usage: OpenRouter's usage chunk has a choice, so ChatOpenAI passes
+ * it on twice (as a delta, and as the usage it counts once in `usage_metadata`), and the merged cost is twice the
+ * charge. The counts taken once say how many times the usage was added; a count that does not divide says nothing.
+ */
+function chargedCostOf(message: Loose, metadata: Loose): number | undefined {
+  const merged = isRecord(metadata.usage) ? metadata.usage : undefined;
+  const cost = usageCostUsd(merged);
+  const counted = isRecord(message.usage_metadata) ? message.usage_metadata : undefined;
+  if (cost === undefined || merged === undefined || counted === undefined) return cost;
+  const pairs: Array<[unknown, unknown]> = [
+    [merged.total_tokens, counted.total_tokens],
+    [merged.prompt_tokens, counted.input_tokens],
+    [merged.completion_tokens, counted.output_tokens],
+  ];
+  for (const [sum, once] of pairs) {
+    if (typeof sum !== 'number' || typeof once !== 'number' || once <= 0) continue;
+    const times = sum / once;
+    return Number.isInteger(times) && times >= 1 ? cost / times : undefined;
+  }
+  return cost;
+}
+
 /** The first generation of an `LLMResult`. */
 export function responseOfResult(output: unknown): ResponseParts & { refused: Array<{ call: CallOfTool; error: string }> } {
   const result = isRecord(output) ? output : {};
@@ -267,6 +292,7 @@ export function responseOfResult(output: unknown): ResponseParts & { refused: Ar
   const info = isRecord(generation.generationInfo) ? generation.generationInfo : {};
   // A streamed ChatAnthropic answer keeps message_start's `model` and message_delta's `stop_reason` only here.
   const kwargs = message !== undefined && isRecord(message.additional_kwargs) ? message.additional_kwargs : {};
+  const costUsd = message === undefined ? undefined : chargedCostOf(message, metadata);
   return {
     text: message !== undefined ? contentText(message.content) : (nonEmptyString(generation.text) ?? ''),
     // The model asked for the calls it could not have parsed too: they are in its answer.
@@ -275,11 +301,19 @@ export function responseOfResult(output: unknown): ResponseParts & { refused: Ar
     reasoning: message !== undefined ? reasoningOf(message) : undefined,
     media: message !== undefined ? answerMediaOf(message) : undefined,
     usage: usageOf(message ?? {}, llmOutput),
-    finishReason: nonEmptyString(metadata.finish_reason) ?? nonEmptyString(metadata.stop_reason) ?? nonEmptyString(info.finish_reason) ?? nonEmptyString(kwargs.stop_reason),
+    // ChatGoogleGenerativeAI keeps Gemini's `finishReason` as the API spells it, in generationInfo (and so in
+    // response_metadata, unless the answer was streamed).
+    finishReason:
+      nonEmptyString(metadata.finish_reason) ??
+      nonEmptyString(metadata.stop_reason) ??
+      nonEmptyString(info.finish_reason) ??
+      nonEmptyString(info.finishReason) ??
+      nonEmptyString(kwargs.stop_reason),
     // The provider-reported (dated) model: in response_metadata, in generationInfo when the model streamed (streamEvents),
     // in additional_kwargs when ChatAnthropic streamed.
     model: nonEmptyString(metadata.model_name) ?? nonEmptyString(metadata.model) ?? nonEmptyString(info.model_name) ?? nonEmptyString(llmOutput.model_name) ?? nonEmptyString(kwargs.model),
     id: message !== undefined ? nonEmptyString(message.id) : undefined,
+    ...(costUsd === undefined ? {} : { costUsd }),
   };
 }
 

@@ -7,7 +7,7 @@
  * @module
  */
 
-import type { ProviderUsage } from '../../formats/usage.ts';
+import { chargedUsd, usageCostUsd, type ProviderUsage } from '../../formats/usage.ts';
 import { toJson } from '../../shared/json.ts';
 import type { ResponseParts } from '../core/run.ts';
 import { finishReasonOf } from '../ai-sdk/messages.ts';
@@ -366,6 +366,11 @@ export function streamedFinish(event: unknown): string | undefined {
   return firstChoiceFinish(event);
 }
 
+/** What a stream's Chat Completions chunk says the call was charged (OpenRouter's `usage.cost`, on the last chunk). */
+export function streamedCost(event: unknown): number | undefined {
+  return isRecord(event) ? usageCostUsd(event.usage) : undefined;
+}
+
 /** The finish reason of a Chat Completions completion or chunk: its first choice's, when it says one. */
 export function firstChoiceFinish(completion: unknown): string | undefined {
   const choices = isRecord(completion) ? completion.choices : undefined;
@@ -373,9 +378,20 @@ export function firstChoiceFinish(completion: unknown): string | undefined {
   return nonEmptyString(choice?.finish_reason);
 }
 
+/**
+ * What the call was charged, in USD, when the answer says (OpenRouter's `usage.cost`): a Chat Completions response
+ * keeps the raw completion in `providerData`, whose usage has it (the SDK's `Usage` does not); a streamed one's last
+ * chunk said it (`cost_usd`, set by the stream's observer).
+ */
+function chargedCost(response: Loose): number | undefined {
+  const provider = isRecord(response.providerData) ? response.providerData : undefined;
+  return chargedUsd(response.cost_usd) ?? usageCostUsd(provider?.usage);
+}
+
 /** A `ModelResponse` (or a streamed `response_done` response) as the trajectory needs it. */
 export function responseParts(response: Loose, requestedModel: string | undefined, tools?: unknown): ResponseParts {
   const output = response.output;
+  const costUsd = chargedCost(response);
   const toolCalls = functionCalls(output, tools);
   const hosted = Array.isArray(output) ? output.flatMap((item) => (isRecord(item) ? (hostedCallOf(item) ?? containerShellCallOf(item, output, tools) ?? []) : [])) : [];
   return {
@@ -386,6 +402,7 @@ export function responseParts(response: Loose, requestedModel: string | undefine
     model: reportedModel(response) ?? requestedModel,
     id: nonEmptyString(response.responseId) ?? nonEmptyString(response.id),
     finishReason: reportedFinish(response) ?? (toolCalls.length > 0 ? 'tool_calls' : 'stop'),
+    ...(costUsd === undefined ? {} : { costUsd }),
   };
 }
 

@@ -28,7 +28,7 @@ import { Runner, getCurrentSpan } from '@openai/agents';
 import { addToolFrameFinder, runInApiCall, runOutsideToolFrames, type ToolFrame } from '../core/context.ts';
 import type { ApiCall } from '../core/run.ts';
 import { resultText } from '../mcp/meta.ts';
-import { streamedFinish, streamedModel } from './items.ts';
+import { streamedCost, streamedFinish, streamedModel } from './items.ts';
 
 type Loose = Record<string, unknown>;
 type AnyFunction = (...args: any[]) => any;
@@ -486,9 +486,11 @@ function inApiCall<T>(stream: AsyncIterable<T>, call: ApiCall): AsyncIterable<T>
 
 async function* observedStream(stream: AsyncIterable<unknown>, attempts: readonly AttemptObserver[]): AsyncIterable<unknown> {
   let answered = false;
-  // A streamed Chat Completions (or aisdk()) response_done names no model and no finish reason: the chunks (parts) do.
+  // A streamed Chat Completions (or aisdk()) response_done names no model, no finish reason and no charge: the chunks
+  // (parts) do, the charge in the usage of the last (OpenRouter's `usage.cost`).
   let model: string | undefined;
   let finish: string | undefined;
+  let cost: number | undefined;
   try {
     for await (const event of stream) {
       const record = event as Loose | null;
@@ -497,11 +499,12 @@ async function* observedStream(stream: AsyncIterable<unknown>, attempts: readonl
         else if (record.type === 'model') {
           model ??= streamedModel(record.event);
           finish = streamedFinish(record.event) ?? finish;
+          cost = streamedCost(record.event) ?? cost;
         }
         if (record.type === 'response_done' && !answered) {
           answered = true;
           const done = (record.response ?? {}) as Loose;
-          const response = { ...done, ...(done.model === undefined && model !== undefined ? { model } : {}), ...(finish === undefined ? {} : { finish_reason: finish }) };
+          const response = { ...done, ...(done.model === undefined && model !== undefined ? { model } : {}), ...(finish === undefined ? {} : { finish_reason: finish }), ...(cost === undefined ? {} : { cost_usd: cost }) };
           for (const attempt of attempts) quietly(() => attempt.response(response));
         }
       }

@@ -22,11 +22,12 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 describe('docs/adapters/ai-sdk.md', () => {
-  it('has two programs, the ones run below, the chat route as a fragment (chat-route.test.ts serves that route) and the gateway call as one (gateway.test.ts runs it)', () => {
-    expect(snippets).toHaveLength(4);
+  it('has two programs, the ones run below, the chat route as a fragment (chat-route.test.ts serves that route), the gateway call as one (gateway.test.ts runs it) and the OpenRouter call (openrouter.test.ts runs it)', () => {
+    expect(snippets).toHaveLength(5);
     expect(snippets[1]).toContain('return result.toUIMessageStreamResponse();');
     expect(snippets[2]).toContain("model: 'anthropic/claude-sonnet-4.5',");
-    expect(snippets[3]).toContain("baseURL: 'http://localhost:11434/v1'");
+    expect(snippets[3]).toContain("model: openrouter('anthropic/claude-sonnet-4.5'),");
+    expect(snippets[4]).toContain("baseURL: 'http://localhost:11434/v1'");
   });
 
   const runs = [...SNIPPET_RUNTIMES.map((runtime) => ({ runtime, major: '4.x' })), { runtime: 'node' as const, major: '3.x' }];
@@ -69,8 +70,8 @@ describe('docs/adapters/ai-sdk.md', () => {
       api = new FakeProvider();
       api.reply('chat', { server: 'ollama', id: 'chatcmpl-ollama', model: 'llama3.2', text: 'Hello!', usage: { input: 26, output: 3 } });
       // The one change to the program: Ollama's address is the loopback server's.
-      const code = snippets[3]!.replace("'http://localhost:11434/v1'", `'${server.url}/v1'`);
-      expect(code).not.toBe(snippets[3]);
+      const code = snippets[4]!.replace("'http://localhost:11434/v1'", `'${server.url}/v1'`);
+      expect(code).not.toBe(snippets[4]);
       const result = await runSnippet(code, runtime, 'ai-sdk-ollama', userEnv({ AI_SDK_LOG_WARNINGS: 'false', NO_COLOR: '1' }));
       expect(result.status, `${result.stdout}\n${result.stderr}`).toBe(0);
       expect(result.stdout).toContain('Hello! 26 3');

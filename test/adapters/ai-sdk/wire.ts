@@ -38,9 +38,14 @@ export interface Turn {
   /**
    * Chat Completions as another server speaks it (`@ai-sdk/openai-compatible`'s users): Ollama (no usage details, no
    * usage in a stream unless asked; a streamed tool call whole in one chunk) or DeepSeek (`reasoning_content`, its
-   * cache counts as `prompt_cache_hit_tokens`/`prompt_cache_miss_tokens`, the usage on the stream's last chunk).
+   * cache counts as `prompt_cache_hit_tokens`/`prompt_cache_miss_tokens`, the usage on the stream's last chunk), or
+   * OpenRouter (openrouterBody).
    */
-  server?: 'ollama' | 'deepseek';
+  server?: 'ollama' | 'deepseek' | 'openrouter';
+  /** OpenRouter's: the upstream that served the call (its `provider`, e.g. `Anthropic`). */
+  provider?: string;
+  /** OpenRouter's: what the call was charged, in USD (`usage.cost`). */
+  cost?: number;
   usage: Usage;
 }
 
@@ -134,6 +139,15 @@ export class FakeProvider {
             : { error: { message, type: 'server_error', param: null, code: null } },
       ),
     }));
+    return this;
+  }
+
+  /**
+   * The next request is OpenAI's embeddings endpoint (`/v1/embeddings`): one vector per input, in order, and the
+   * tokens the inputs counted.
+   */
+  embeddings(model: string, vectors: number[][], tokens: number): this {
+    this.#replies.push(() => json({ object: 'list', data: vectors.map((embedding, index) => ({ object: 'embedding', index, embedding })), model, usage: { prompt_tokens: tokens, total_tokens: tokens } }));
     return this;
   }
 
@@ -306,7 +320,7 @@ function chatFinish(turn: Turn): string {
   return turn.finish ?? ((turn.toolCalls ?? []).length > 0 ? 'tool_calls' : 'stop');
 }
 
-const FINGERPRINT = { ollama: 'fp_ollama', deepseek: 'fp_deepseek_prod' } as const;
+const FINGERPRINT = { ollama: 'fp_ollama', deepseek: 'fp_deepseek_prod', openrouter: 'fp_openrouter' } as const;
 
 function chatBody(turn: Turn): Record<string, unknown> {
   const calls = (turn.toolCalls ?? []).map((call, index) => ({ ...(turn.server === 'ollama' ? { index } : {}), id: call.id, type: 'function', function: { name: call.name, arguments: JSON.stringify(call.args) } }));
@@ -347,6 +361,79 @@ function chatEvents(turn: Turn, withUsage: boolean): Array<{ data: unknown }> {
     frames.push(chunk([{ index: 0, delta: {}, logprobs: null, finish_reason: chatFinish(turn) }]));
     if (withUsage) frames.push(chunk([], usage));
   }
+  frames.push({ data: '[DONE]' });
+  return frames;
+}
+
+// ------------------------------------------------------------------ OpenRouter Chat Completions
+
+/**
+ * OpenRouter's usage, as its usage-accounting docs state it (always sent, streamed or not): OpenAI's counts
+ * (`prompt_tokens` holds the cache reads and writes), the cache writes beside the reads in `prompt_tokens_details`,
+ * and what the call was charged (`cost`, USD) with its breakdown (`cost_details`, the upstream's cost set only for
+ * BYOK).
+ */
+function openrouterUsage(turn: Turn): Record<string, unknown> {
+  const { usage } = turn;
+  return {
+    prompt_tokens: usage.input,
+    completion_tokens: usage.output,
+    total_tokens: usage.input + usage.output,
+    cost: turn.cost ?? 0,
+    is_byok: false,
+    prompt_tokens_details: { cached_tokens: usage.cached ?? 0, cache_write_tokens: usage.cacheWrite ?? 0, audio_tokens: 0, video_tokens: 0 },
+    cost_details: { upstream_inference_cost: null, upstream_inference_prompt_cost: 0, upstream_inference_completions_cost: 0 },
+    completion_tokens_details: { reasoning_tokens: usage.reasoning ?? 0, image_tokens: 0 },
+  };
+}
+
+/** The upstream's own stop reason OpenRouter passes along (`native_finish_reason`): Anthropic's, for these turns. */
+function nativeFinish(turn: Turn): string {
+  const finish = chatFinish(turn);
+  return finish === 'tool_calls' ? 'tool_use' : finish === 'stop' ? 'end_turn' : finish === 'length' ? 'max_tokens' : finish;
+}
+
+function reasoningDetails(text: string): Array<Record<string, unknown>> {
+  return [{ type: 'reasoning.text', text, signature: 'sig_test', format: 'anthropic-claude-v1', index: 0 }];
+}
+
+/**
+ * A completion as OpenRouter returns it: the `gen-` id, the upstream that served it (`provider`), the model that
+ * answered as OpenRouter names it (`model`), the reasoning as text and as details on the message, each call's
+ * `index`, and the upstream's stop reason beside OpenRouter's.
+ */
+function openrouterBody(turn: Turn): Record<string, unknown> {
+  const calls = (turn.toolCalls ?? []).map((call, index) => ({ id: call.id, index, type: 'function', function: { name: call.name, arguments: JSON.stringify(call.args) } }));
+  const reasoning = turn.reasoning === undefined ? {} : { reasoning: turn.reasoning, reasoning_details: reasoningDetails(turn.reasoning) };
+  return {
+    id: turn.id,
+    provider: turn.provider,
+    model: turn.model,
+    object: 'chat.completion',
+    created,
+    choices: [{ logprobs: null, finish_reason: chatFinish(turn), native_finish_reason: nativeFinish(turn), index: 0, message: { role: 'assistant', content: turn.text ?? '', refusal: null, ...reasoning, ...(calls.length > 0 ? { tool_calls: calls } : {}) } }],
+    usage: openrouterUsage(turn),
+  };
+}
+
+/**
+ * OpenRouter's stream: every chunk names the provider and the model; reasoning comes as `reasoning` deltas with their
+ * details; the finish chunk is followed by one more that carries the usage (and the cost) with an empty delta, as
+ * OpenRouter sends it whether the request asked for usage or not.
+ */
+function openrouterEvents(turn: Turn): Array<{ data: unknown }> {
+  const chunk = (delta: Record<string, unknown>, finish: string | null, extra: Record<string, unknown> = {}) => ({
+    data: { id: turn.id, provider: turn.provider, model: turn.model, object: 'chat.completion.chunk', created, choices: [{ index: 0, delta: { role: 'assistant', ...delta }, finish_reason: finish, native_finish_reason: finish === null ? null : nativeFinish(turn), logprobs: null }], ...extra },
+  });
+  const frames: Array<{ data: unknown }> = [];
+  for (const delta of halves(turn.reasoning ?? '')) frames.push(chunk({ content: '', reasoning: delta, reasoning_details: reasoningDetails(delta) }, null));
+  for (const delta of halves(turn.text ?? '')) frames.push(chunk({ content: delta }, null));
+  (turn.toolCalls ?? []).forEach((call, index) => {
+    frames.push(chunk({ content: null, tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] }, null));
+    for (const part of halves(JSON.stringify(call.args))) frames.push(chunk({ content: null, tool_calls: [{ index, type: 'function', function: { arguments: part } }] }, null));
+  });
+  frames.push(chunk({ content: '' }, chatFinish(turn)));
+  frames.push(chunk({ content: '' }, null, { usage: openrouterUsage(turn) }));
   frames.push({ data: '[DONE]' });
   return frames;
 }
@@ -486,10 +573,12 @@ function geminiEvents(turn: Turn): Array<{ data: unknown }> {
 // ------------------------------------------------------------------ dispatch
 
 function body(wire: Wire, turn: Turn): unknown {
+  if (wire === 'chat' && turn.server === 'openrouter') return openrouterBody(turn);
   return wire === 'responses' ? responsesBody(turn) : wire === 'chat' ? chatBody(turn) : wire === 'gemini' ? geminiBody(turn) : anthropicBody(turn);
 }
 
 function events(wire: Wire, turn: Turn, withChatUsage: boolean): Array<{ event?: string; data: unknown }> {
+  if (wire === 'chat' && turn.server === 'openrouter') return openrouterEvents(turn);
   return wire === 'responses' ? responsesEvents(turn) : wire === 'chat' ? chatEvents(turn, withChatUsage) : wire === 'gemini' ? geminiEvents(turn) : anthropicEvents(turn);
 }
 

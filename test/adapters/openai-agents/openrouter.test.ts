@@ -1,0 +1,100 @@
+// The Agents SDK through OpenRouter, as its docs write a program for another provider: an `openai` client pointed at
+// OpenRouter made the default (`setDefaultOpenAIClient`) with Chat Completions (`setOpenAIAPI('chat_completions')`)
+// and the model by name, or an `OpenAIChatCompletionsModel` on that client; against a loopback OpenRouter speaking its
+// own Chat Completions (the routed model, the upstream provider, `reasoning`, cache reads and writes, and the cost it
+// charged in `usage.cost`, in the stream's last chunk when streamed). The trajectory is held to what OpenRouter sent
+// and the SDK reports (openrouter-checks.ts), on memory and native.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import OpenAI from 'openai';
+import { Agent, OpenAIChatCompletionsModel, run, setDefaultOpenAIClient, setOpenAIAPI, type RunResult, type StreamedRunResult } from '@openai/agents';
+import { checkOpenRouterRun, loopbackOpenRouter, openrouterTurns, ANSWERED, ASKED, PROMPT, type LoopbackOpenRouter } from '../openrouter-checks.ts';
+import { sameOnNative } from '../same-on-native.ts';
+import { recordedPlugin } from '../support.ts';
+import { instrumentEachTest, useTracing, weatherTool } from './support.ts';
+
+let server: LoopbackOpenRouter;
+let client: OpenAI;
+beforeAll(async () => {
+  server = await loopbackOpenRouter();
+  // The program's setup, as the SDK's docs write it for another provider.
+  client = new OpenAI({ baseURL: server.url, apiKey: 'sk-or-v1-test-not-a-key' });
+  setDefaultOpenAIClient(client);
+  setOpenAIAPI('chat_completions');
+});
+afterAll(() => server.close());
+
+const instrument = instrumentEachTest();
+const getWeather = weatherTool();
+const TOOL = 'get_weather';
+
+/**
+ * What the SDK reported of each call (`rawResponses`, whose usage `result.state.usage` adds up). Its Chat Completions
+ * model reads `prompt_tokens_details.cached_tokens` only: OpenRouter's cache writes (`cache_write_tokens`, 900 in the
+ * first call) are not in its usage, nor so in the trajectory.
+ */
+function reportOf(result: RunResult<any, any> | StreamedRunResult<any, any>) {
+  const report = {
+    tokens: result.rawResponses.map((response) => [response.usage.inputTokens, response.usage.outputTokens] as const),
+    cached: result.rawResponses.map((response) => response.usage.inputTokensDetails.reduce((sum, details) => sum + (details.cached_tokens ?? 0), 0)),
+    reasoningTokens: result.rawResponses.map((response) => response.usage.outputTokensDetails.reduce((sum, details) => sum + (details.reasoning_tokens ?? 0), 0)),
+    provider: 'openai',
+  };
+  expect([report.cached, report.reasoningTokens]).toEqual([
+    [0, 1310],
+    [12, 0],
+  ]);
+  expect(result.state.usage).toMatchObject({ inputTokens: 2410, outputTokens: 67 });
+  return report;
+}
+
+describe('OpenAI Agents SDK through OpenRouter', () => {
+  it('run() on the default client with Chat Completions: steps, models, tokens, reasoning and the cost OpenRouter charged', async () => {
+    useTracing('tracing off');
+    const api = server.serve(false, TOOL);
+    const recorded = recordedPlugin('openrouter-agents');
+    instrument(recorded.hooks);
+
+    const agent = new Agent({ name: 'Weather Agent', instructions: 'You are a helpful weather assistant.', model: ASKED, tools: [getWeather] });
+    const result = await run(agent, PROMPT);
+
+    expect(result.finalOutput).toBe('It is sunny in Paris, 21°C.');
+    // The SDK keeps each completion as it came (`providerData`): OpenRouter's model, provider and cost are there.
+    expect(result.rawResponses.map((response) => [response.providerData?.model, response.providerData?.provider, response.providerData?.usage?.cost])).toEqual(
+      openrouterTurns().map((turn) => [ANSWERED, 'Anthropic', turn.cost]),
+    );
+    await checkOpenRouterRun(recorded, api, reportOf(result), { tool: TOOL });
+    await sameOnNative(recorded);
+  });
+
+  it('a streamed run: the same, the usage and the cost from the stream\'s last chunk', async () => {
+    useTracing('tracing on');
+    const api = server.serve(true, TOOL);
+    const recorded = recordedPlugin('openrouter-agents-stream');
+    instrument(recorded.hooks);
+
+    const agent = new Agent({ name: 'Weather Agent', instructions: 'You are a helpful weather assistant.', model: ASKED, tools: [getWeather] });
+    const result = await run(agent, PROMPT, { stream: true });
+    let streamed = '';
+    for await (const event of result) if (event.type === 'raw_model_stream_event' && event.data.type === 'output_text_delta') streamed += event.data.delta;
+    await result.completed;
+
+    expect(streamed).toBe('Let me look that up.It is sunny in Paris, 21°C.');
+    expect(api.requests.map((request) => request.body.stream)).toEqual([true, true]);
+    await checkOpenRouterRun(recorded, api, reportOf(result), { tool: TOOL });
+    await sameOnNative(recorded);
+  });
+
+  it('an OpenAIChatCompletionsModel on the OpenRouter client: each call costs what OpenRouter charged', async () => {
+    useTracing('tracing off');
+    const api = server.serve(false, TOOL);
+    const recorded = recordedPlugin('openrouter-agents-model');
+    instrument(recorded.hooks);
+
+    const agent = new Agent({ name: 'Weather Agent', instructions: 'You are a helpful weather assistant.', model: new OpenAIChatCompletionsModel(client, ASKED), tools: [getWeather] });
+    const result = await run(agent, PROMPT);
+
+    expect(result.finalOutput).toBe('It is sunny in Paris, 21°C.');
+    // The model object keeps the name asked for private (docs/adapters/openai-agents.md): the session names none.
+    await checkOpenRouterRun(recorded, api, reportOf(result), { tool: TOOL, sessionModel: false });
+  });
+});
