@@ -39,9 +39,12 @@ export interface Turn {
    * Chat Completions as another server speaks it (`@ai-sdk/openai-compatible`'s users): Ollama (no usage details, no
    * usage in a stream unless asked; a streamed tool call whole in one chunk) or DeepSeek (`reasoning_content`, its
    * cache counts as `prompt_cache_hit_tokens`/`prompt_cache_miss_tokens`, the usage on the stream's last chunk), or
-   * OpenRouter (openrouterBody).
+   * OpenRouter (openrouterBody), or Azure OpenAI (OpenAI's Chat Completions with Azure's content-filter verdicts: the
+   * prompt's in `prompt_filter_results`, each choice's in `content_filter_results`; a stream opens with a chunk of no
+   * choices that holds the prompt's; `finish: 'content_filter'` is an answer the filter cut, its category marked
+   * filtered).
    */
-  server?: 'ollama' | 'deepseek' | 'openrouter';
+  server?: 'ollama' | 'deepseek' | 'openrouter' | 'azure';
   /** OpenRouter's: the upstream that served the call (its `provider`, e.g. `Anthropic`). */
   provider?: string;
   /** OpenRouter's: what the call was charged, in USD (`usage.cost`). */
@@ -148,6 +151,20 @@ export class FakeProvider {
    */
   embeddings(model: string, vectors: number[][], tokens: number): this {
     this.#replies.push(() => json({ object: 'list', data: vectors.map((embedding, index) => ({ object: 'embedding', index, embedding })), model, usage: { prompt_tokens: tokens, total_tokens: tokens } }));
+    return this;
+  }
+
+  /**
+   * The next request is refused by Azure OpenAI's prompt filter: a 400 whose error is `code: 'content_filter'`, with
+   * the filter's verdicts in `innererror.content_filter_result` (the `violence` category filtered).
+   */
+  azurePromptFiltered(): this {
+    const message = "The response was filtered due to the prompt triggering Azure OpenAI's content management policy. Please modify your prompt and retry.";
+    this.#replies.push(() => ({
+      status: 400,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ error: { message, type: null, param: 'prompt', code: 'content_filter', status: 400, innererror: { code: 'ResponsibleAIPolicyViolation', content_filter_result: azureFilterResults('violence') } } }),
+    }));
     return this;
   }
 
@@ -320,18 +337,34 @@ function chatFinish(turn: Turn): string {
   return turn.finish ?? ((turn.toolCalls ?? []).length > 0 ? 'tool_calls' : 'stop');
 }
 
-const FINGERPRINT = { ollama: 'fp_ollama', deepseek: 'fp_deepseek_prod', openrouter: 'fp_openrouter' } as const;
+const FINGERPRINT = { ollama: 'fp_ollama', deepseek: 'fp_deepseek_prod', openrouter: 'fp_openrouter', azure: 'fp_azure' } as const;
+
+/** Azure's content-filter verdicts on a text: every category safe, but `filtered`, which the filter cut. */
+function azureFilterResults(filtered?: string): Record<string, unknown> {
+  const severity = (category: string) => (category === filtered ? { filtered: true, severity: 'medium' } : { filtered: false, severity: 'safe' });
+  return { hate: severity('hate'), self_harm: severity('self_harm'), sexual: severity('sexual'), violence: severity('violence') };
+}
+
+/** The prompt's verdicts, as Azure puts them beside the choices. */
+const AZURE_PROMPT_FILTER = [{ prompt_index: 0, content_filter_results: { ...azureFilterResults(), jailbreak: { filtered: false, detected: false } } }];
+
+/** A choice's verdicts: the filter cut a `content_filter` answer for violence; an answer of tool calls has none to judge. */
+function azureChoiceFilter(turn: Turn): Record<string, unknown> {
+  if (turn.server !== 'azure') return {};
+  return { content_filter_results: turn.text === undefined && turn.finish !== 'content_filter' ? {} : azureFilterResults(turn.finish === 'content_filter' ? 'violence' : undefined) };
+}
 
 function chatBody(turn: Turn): Record<string, unknown> {
   const calls = (turn.toolCalls ?? []).map((call, index) => ({ ...(turn.server === 'ollama' ? { index } : {}), id: call.id, type: 'function', function: { name: call.name, arguments: JSON.stringify(call.args) } }));
   const reasoning = turn.server === 'deepseek' && turn.reasoning !== undefined ? { reasoning_content: turn.reasoning } : {};
-  const refusal = turn.server === undefined ? { refusal: null } : {};
+  const refusal = turn.server === undefined || turn.server === 'azure' ? { refusal: null } : {};
   return {
     id: turn.id,
     object: 'chat.completion',
     created,
     model: turn.model,
-    choices: [{ index: 0, message: { role: 'assistant', content: turn.text ?? (turn.server === 'ollama' ? '' : null), ...reasoning, ...refusal, ...(calls.length > 0 ? { tool_calls: calls } : {}) }, logprobs: null, finish_reason: chatFinish(turn) }],
+    ...(turn.server === 'azure' ? { prompt_filter_results: AZURE_PROMPT_FILTER } : {}),
+    choices: [{ index: 0, message: { role: 'assistant', content: turn.text ?? (turn.server === 'ollama' ? '' : null), ...reasoning, ...refusal, ...(calls.length > 0 ? { tool_calls: calls } : {}) }, logprobs: null, finish_reason: chatFinish(turn), ...azureChoiceFilter(turn) }],
     usage: chatUsage(turn.usage, turn.server),
     system_fingerprint: turn.server === undefined ? 'fp_test' : FINGERPRINT[turn.server],
   };
@@ -343,9 +376,11 @@ function chatEvents(turn: Turn, withUsage: boolean): Array<{ data: unknown }> {
     data: { id: turn.id, object: 'chat.completion.chunk', created, model: turn.model, system_fingerprint: fingerprint, choices, ...extra },
   });
   const usage = withUsage ? { usage: chatUsage(turn.usage, turn.server) } : {};
-  const frames: Array<{ data: unknown }> = [chunk([{ index: 0, delta: { role: 'assistant', content: turn.server === 'deepseek' && turn.reasoning !== undefined ? null : '', ...(turn.server === undefined ? { refusal: null } : {}) }, logprobs: null, finish_reason: null }])];
+  const frames: Array<{ data: unknown }> = [chunk([{ index: 0, delta: { role: 'assistant', content: turn.server === 'deepseek' && turn.reasoning !== undefined ? null : '', ...(turn.server === undefined || turn.server === 'azure' ? { refusal: null } : {}) }, logprobs: null, finish_reason: null }])];
+  // Azure opens with the prompt's verdicts in a chunk of no choices, before it knows the id or the model.
+  if (turn.server === 'azure') frames.unshift({ data: { choices: [], created: 0, id: '', model: '', object: '', prompt_filter_results: AZURE_PROMPT_FILTER } });
   if (turn.server === 'deepseek') for (const delta of halves(turn.reasoning ?? '')) frames.push(chunk([{ index: 0, delta: { content: null, reasoning_content: delta }, logprobs: null, finish_reason: null }]));
-  for (const delta of halves(turn.text ?? '')) frames.push(chunk([{ index: 0, delta: { content: delta }, logprobs: null, finish_reason: null }]));
+  for (const delta of halves(turn.text ?? '')) frames.push(chunk([{ index: 0, delta: { content: delta }, logprobs: null, finish_reason: null, ...azureChoiceFilter({ ...turn, finish: undefined }) }]));
   (turn.toolCalls ?? []).forEach((call, index) => {
     if (turn.server === 'ollama') {
       // Ollama sends each call whole.
@@ -358,7 +393,7 @@ function chatEvents(turn: Turn, withUsage: boolean): Array<{ data: unknown }> {
   // DeepSeek puts the usage on the chunk that finishes; OpenAI and Ollama send it in a chunk of its own, with no choices.
   if (turn.server === 'deepseek') frames.push(chunk([{ index: 0, delta: { content: '' }, logprobs: null, finish_reason: chatFinish(turn) }], usage));
   else {
-    frames.push(chunk([{ index: 0, delta: {}, logprobs: null, finish_reason: chatFinish(turn) }]));
+    frames.push(chunk([{ index: 0, delta: {}, logprobs: null, finish_reason: chatFinish(turn), ...(turn.finish === 'content_filter' ? azureChoiceFilter(turn) : {}) }]));
     if (withUsage) frames.push(chunk([], usage));
   }
   frames.push({ data: '[DONE]' });
