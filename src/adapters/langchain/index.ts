@@ -138,6 +138,17 @@ const isSendTask = (metadata: Loose | undefined): boolean => {
 /** The name LangGraph gives a graph compiled without one. */
 const DEFAULT_GRAPH_NAME = 'LangGraph';
 /** A handoff out of a subgraph: a `Command` with `graph: Command.PARENT` ends the subgraph's run with this error. */
+/**
+ * The model a LangChain model run asked for: LangSmith's `ls_model_name`, or, for an Azure OpenAI deployment
+ * (AzureChatOpenAI, `ls_provider: 'azure'`), the deployment its serialized fields name. Azure serves the deployment
+ * the URL names and ignores the body's `model`, which `ls_model_name` repeats: LangChain's own default
+ * (`gpt-3.5-turbo`) unless the program set one.
+ */
+function askedModel(llm: unknown, metadata: Loose | undefined): string | undefined {
+  const deployment = metadata?.ls_provider === 'azure' && isRecord(llm) && isRecord(llm.kwargs) ? nonEmptyString(llm.kwargs.deployment_name) : undefined;
+  return deployment ?? nonEmptyString(metadata?.ls_model_name);
+}
+
 const isParentCommand = (error: unknown): boolean => isRecord(error) && error.name === 'ParentCommand';
 const RUN_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const isRunId = (value: unknown): value is string => typeof value === 'string' && RUN_ID.test(value);
@@ -491,7 +502,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     metadata?: Record<string, unknown>,
     runName?: string,
   ): void {
-    this.#guard('handleChatModelStart', () => this.#modelStart(runId, parentRunId, Array.isArray(messages) ? messages[0] : [], extraParams, metadata, runName));
+    this.#guard('handleChatModelStart', () => this.#modelStart(llm, runId, parentRunId, Array.isArray(messages) ? messages[0] : [], extraParams, metadata, runName));
   }
 
   /** A text-completion LLM run is one provider attempt, recorded like a chat-model run with its first prompt. */
@@ -505,10 +516,11 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     metadata?: Record<string, unknown>,
     runName?: string,
   ): void {
-    this.#guard('handleLLMStart', () => this.#modelStart(runId, parentRunId, Array.isArray(prompts) ? prompts.slice(0, 1) : [], extraParams, metadata, runName));
+    this.#guard('handleLLMStart', () => this.#modelStart(llm, runId, parentRunId, Array.isArray(prompts) ? prompts.slice(0, 1) : [], extraParams, metadata, runName));
   }
 
-  #modelStart(runId: string, givenParent: string | undefined, messages: unknown, extra: Loose | undefined, metadata: Loose | undefined, runName: string | undefined): void {
+  #modelStart(llm: unknown, runId: string, givenParent: string | undefined, messages: unknown, extra: Loose | undefined, metadata: Loose | undefined, runName: string | undefined): void {
+    const asked = askedModel(llm, metadata);
     // A middleware's own call LangChain told none of our runs about (its parent, if any, a run we never heard of).
     const unheardParent = nonEmptyString(metadata?.lc_source) !== undefined && (givenParent === undefined || !this.#nodes.has(givenParent));
     const caller = this.#callerRun;
@@ -530,7 +542,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       run = this.#core.startRun({
         runId,
         agentName: source,
-        model: nonEmptyString(metadata?.ls_model_name),
+        model: asked,
         provider: nonEmptyString(metadata?.ls_provider),
         parent: { run, toolCallId: `${run.ids.turn_id}:agent:${agents.started}` },
       });
@@ -540,7 +552,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       // A model called on its own is a turn of its own, unless it is the next call of a bare tool loop (`./bare.ts`).
       bare = true;
       run = this.#bare.size > 0 ? this.#bare.continued(chatMessages(messages)) : undefined;
-      run ??= this.#startTopRun({ runId, agentName: runName, model: nonEmptyString(metadata?.ls_model_name), provider: nonEmptyString(metadata?.ls_provider) });
+      run ??= this.#startTopRun({ runId, agentName: runName, model: asked, provider: nonEmptyString(metadata?.ls_provider) });
       if (run === undefined) return;
       ownsRun = true;
     }
@@ -549,7 +561,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     // node its RetryPolicy retried again from its beginning): the decisions never reached the middleware.
     this.#awaitingDecisions.delete(run);
     const provider = nonEmptyString(metadata?.ls_provider);
-    if (run.model === undefined) run.model = nonEmptyString(metadata?.ls_model_name);
+    if (run.model === undefined) run.model = asked;
     if (run.provider === undefined) run.provider = nonEmptyString(metadata?.ls_provider);
     // The answers to OpenAI's hosted MCP approval requests go to the provider with these messages (a middleware's own
     // call, such as a summary of the conversation, carries the history, not answers).
@@ -559,7 +571,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     if (source === undefined && !bare) this.#answerUnrun(run, messages);
     const call = source !== undefined ? run.newApiCall() : this.#attemptOf(run, parentRunId ?? runId);
     const params = isRecord(extra?.invocation_params) ? extra.invocation_params : {};
-    const model = nonEmptyString(metadata?.ls_model_name) ?? nonEmptyString(params.model) ?? nonEmptyString(params.model_name) ?? run.model;
+    const model = asked ?? nonEmptyString(params.model) ?? nonEmptyString(params.model_name) ?? run.model;
     call.attemptStart(() => ({ messages: chatMessages(messages), tools: offeredTools(params.tools), model, provider }));
     this.#remember(runId, { kind: 'llm', parent: parentRunId, root: parentNode?.root ?? runId, run, ownsRun, call, bareRequest: bare ? messages : undefined });
   }
