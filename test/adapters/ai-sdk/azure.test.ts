@@ -1,10 +1,11 @@
-// The AI SDK through Azure OpenAI, as @ai-sdk/azure's docs write the program (`createAzure({ resourceName, apiKey })`,
+// The AI SDK through Azure OpenAI, as @ai-sdk/azure's docs write the program (4.x and 3.x) (`createAzure({ resourceName, apiKey })`,
 // `azure('deployment')` on the Responses API, `azure.chat('deployment')` on Chat Completions, a tool loop under
 // `stopWhen`), against Azure's wire on a fake fetch (the provider's `fetch` option, so the URLs are the ones Azure is
 // reached at). The trajectory is held to what Azure sent and the SDK reports (azure-checks.ts), on memory and native:
 // the deployment asked and the model that answered, the counts, an answer the content filter cut, a prompt it refused.
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAzure } from '@ai-sdk/azure';
+import { createAzure as createAzure3 } from '@ai-sdk/azure-3';
 import { generateText, stepCountIs, streamText, tool } from 'ai';
 import * as z from 'zod';
 import { instrumentAiSdk } from '../../../src/adapters/ai-sdk/index.ts';
@@ -27,8 +28,14 @@ const weather = tool({
   execute: async ({ city }) => ({ city, forecast: 'sunny', tempC: 21 }),
 });
 
-/** The provider as its docs make it, on the fake wire. */
-const azureOn = (api: FakeProvider) => createAzure({ resourceName: RESOURCE, apiKey: 'azure-test-not-a-key', fetch: api.fetch });
+/**
+ * Both majors of the package: 4.x declares Node >= 22, so on Node 20 npm installs 3.x (test/support/ai-sdk-providers.ts
+ * says why), which speaks the older provider specification `ai` 7 adapts.
+ */
+const MAJORS = [
+  ['4.x', createAzure],
+  ['3.x', createAzure3],
+] as const;
 
 /** The URLs @ai-sdk/azure reaches a deployment at: the v1 API, the deployment named in the body. */
 const URLS = {
@@ -48,12 +55,15 @@ function reportOf(steps: readonly SdkStep[], api: 'responses' | 'chat') {
   };
 }
 
-describe('Azure OpenAI from the AI SDK', () => {
+describe.each(MAJORS)('Azure OpenAI from the AI SDK (@ai-sdk/azure %s)', (major, create) => {
+  /** The provider as its docs make it, on the fake wire. */
+  const azureOn = (api: FakeProvider) => create({ resourceName: RESOURCE, apiKey: 'azure-test-not-a-key', fetch: api.fetch });
+
   for (const api of ['responses', 'chat'] as const) {
     for (const stream of [false, true]) {
       it(`${stream ? 'streamText' : 'generateText'} on ${api === 'responses' ? "azure('deployment') (Responses)" : 'azure.chat(deployment)'}: the deployment asked, the model that answered, the counts`, async () => {
         const fake = serveWeather(stream, 'weather', api);
-        const recorded = recordedPlugin(`azure-${api}-${stream ? 'stream' : 'generate'}`);
+        const recorded = recordedPlugin(`azure-${major}-${api}-${stream ? 'stream' : 'generate'}`);
         uninstall = instrumentAiSdk(recorded.hooks);
 
         const azure = azureOn(fake);
@@ -82,7 +92,7 @@ describe('Azure OpenAI from the AI SDK', () => {
   for (const stream of [false, true]) {
     it(`${stream ? 'streamText' : 'generateText'} whose answer the content filter cut: finish content_filter, not stop`, async () => {
       const fake = new FakeProvider().reply('chat', filteredTurn(), { stream });
-      const recorded = recordedPlugin(`azure-filtered-${stream}`);
+      const recorded = recordedPlugin(`azure-${major}-filtered-${stream}`);
       uninstall = instrumentAiSdk(recorded.hooks);
 
       const model = azureOn(fake).chat(DEPLOYMENT);
@@ -106,7 +116,7 @@ describe('Azure OpenAI from the AI SDK', () => {
   for (const stream of [false, true]) {
     it(`${stream ? 'streamText' : 'generateText'} on a prompt the content filter refused: a failed call with Azure's error`, async () => {
       const fake = new FakeProvider().azurePromptFiltered();
-      const recorded = recordedPlugin(`azure-refused-${stream}`);
+      const recorded = recordedPlugin(`azure-${major}-refused-${stream}`);
       uninstall = instrumentAiSdk(recorded.hooks);
 
       const model = azureOn(fake)(DEPLOYMENT);
