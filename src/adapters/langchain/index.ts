@@ -137,7 +137,6 @@ const isSendTask = (metadata: Loose | undefined): boolean => {
 };
 /** The name LangGraph gives a graph compiled without one. */
 const DEFAULT_GRAPH_NAME = 'LangGraph';
-/** A handoff out of a subgraph: a `Command` with `graph: Command.PARENT` ends the subgraph's run with this error. */
 /**
  * The model a LangChain model run asked for: LangSmith's `ls_model_name`, or, for an Azure OpenAI deployment
  * (AzureChatOpenAI, `ls_provider: 'azure'`), the deployment its serialized fields name. Azure serves the deployment
@@ -148,7 +147,7 @@ function askedModel(llm: unknown, metadata: Loose | undefined): string | undefin
   const deployment = metadata?.ls_provider === 'azure' && isRecord(llm) && isRecord(llm.kwargs) ? nonEmptyString(llm.kwargs.deployment_name) : undefined;
   return deployment ?? nonEmptyString(metadata?.ls_model_name);
 }
-
+/** A handoff out of a subgraph: a `Command` with `graph: Command.PARENT` ends the subgraph's run with this error. */
 const isParentCommand = (error: unknown): boolean => isRecord(error) && error.name === 'ParentCommand';
 const RUN_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const isRunId = (value: unknown): value is string => typeof value === 'string' && RUN_ID.test(value);
