@@ -165,6 +165,17 @@ function checkTrip(backend: 'memory' | 'native', answer: Answer): Promise<void> 
     expect(new Set(spans.map((span) => span.traceId)).size, JSON.stringify(spans.map(brief))).toBe(1);
     const byId = new Map(spans.map((span) => [span.spanId, span]));
     expect(spans.filter((span) => span.parentSpanId === '')).toHaveLength(1);
+    // Only the sessions, the tool calls and the model calls: progress, the resource and the prompt make no span.
+    expect(spans.map((span) => span.name.replace(/mcp-trip-server-[0-9a-f-]{36}/, 'mcp-trip-server-<id>')).sort()).toEqual([
+      'openai.responses',
+      'openai.responses',
+      'openai.responses',
+      'plan_trip',
+      'plan_trip',
+      'trip-agent-session-user-42',
+      'trip-agent-session-user-42:sub:call_trip',
+      'trip-server-session-mcp-trip-server-<id>',
+    ]);
     const models = spans.filter((span) => span.name === 'openai.responses');
     expect(models).toHaveLength(3);
     const samplingSpan = models.find((span) => byId.get(span.parentSpanId)?.name === 'trip-agent-session-user-42:sub:call_trip')!;
