@@ -25,6 +25,7 @@ export const NATIVE_SHARED = [
   'test/adapters/ai-sdk/openrouter.test.ts',
   'test/adapters/langchain-openrouter.test.ts',
   'test/adapters/ai-sdk/bedrock.test.ts',
+  'test/adapters/langchain-bedrock.test.ts',
   'test/adapters/ai-sdk/openai-compatible.test.ts',
   'test/adapters/ai-sdk/gemini.test.ts',
   'test/adapters/claude-agent-sdk/tool-during-reply.test.ts',

@@ -26,6 +26,9 @@ const CHAT_SPELLING: ReadonlyMap<string, string> = new Map([
   ['model_context_window_exceeded', 'length'],
   ['tool_use', 'tool_calls'],
   ['refusal', 'content_filter'],
+  // Amazon Bedrock Converse `stopReason`: a guardrail, or the model's own content filter, withheld the answer.
+  ['guardrail_intervened', 'content_filter'],
+  ['content_filtered', 'content_filter'],
   // The AI SDK's unified reasons.
   ['tool-calls', 'tool_calls'],
   ['content-filter', 'content_filter'],

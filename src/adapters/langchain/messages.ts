@@ -292,6 +292,9 @@ export function responseOfResult(output: unknown): ResponseParts & { refused: Ar
   const info = isRecord(generation.generationInfo) ? generation.generationInfo : {};
   // A streamed ChatAnthropic answer keeps message_start's `model` and message_delta's `stop_reason` only here.
   const kwargs = message !== undefined && isRecord(message.additional_kwargs) ? message.additional_kwargs : {};
+  // ChatBedrockConverse keeps Converse's `stopReason` as Bedrock spells it: at the top when invoked, in the
+  // `messageStop` event's own object when streamed (the chunks' response_metadata merged).
+  const messageStop = isRecord(metadata.messageStop) ? metadata.messageStop : {};
   const costUsd = message === undefined ? undefined : chargedCostOf(message, metadata);
   return {
     text: message !== undefined ? contentText(message.content) : (nonEmptyString(generation.text) ?? ''),
@@ -308,7 +311,9 @@ export function responseOfResult(output: unknown): ResponseParts & { refused: Ar
       nonEmptyString(metadata.stop_reason) ??
       nonEmptyString(info.finish_reason) ??
       nonEmptyString(info.finishReason) ??
-      nonEmptyString(kwargs.stop_reason),
+      nonEmptyString(kwargs.stop_reason) ??
+      nonEmptyString(metadata.stopReason) ??
+      nonEmptyString(messageStop.stopReason),
     // The provider-reported (dated) model: in response_metadata, in generationInfo when the model streamed (streamEvents),
     // in additional_kwargs when ChatAnthropic streamed.
     model: nonEmptyString(metadata.model_name) ?? nonEmptyString(metadata.model) ?? nonEmptyString(info.model_name) ?? nonEmptyString(llmOutput.model_name) ?? nonEmptyString(kwargs.model),
