@@ -24,6 +24,8 @@ export const NATIVE_SHARED = [
   'test/adapters/ai-sdk/gateway.test.ts',
   'test/adapters/ai-sdk/openrouter.test.ts',
   'test/adapters/langchain-openrouter.test.ts',
+  'test/adapters/langchain-ollama.test.ts',
+  'test/adapters/ai-sdk/ollama.test.ts',
   'test/adapters/ai-sdk/openai-compatible.test.ts',
   'test/adapters/ai-sdk/gemini.test.ts',
   'test/adapters/claude-agent-sdk/tool-during-reply.test.ts',
