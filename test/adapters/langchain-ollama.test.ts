@@ -14,7 +14,7 @@ import * as z from 'zod';
 import { NemoRelayCallbackHandler } from '../../src/adapters/langchain/index.ts';
 import { loopbackApi } from '../support/doc-snippets.ts';
 import { FakeProvider, type Turn } from './ai-sdk/wire.ts';
-import { finishedRun, recordedPlugin, viewLines, type AtifDoc, type Recorded } from './support.ts';
+import { finishedRun, recordedPlugin, viewRows, type AtifDoc, type Recorded } from './support.ts';
 import { sameOnNative } from './same-on-native.ts';
 
 const MODEL = 'llama3.2';
@@ -62,13 +62,6 @@ const reported = (messages: BaseMessage[]): number[][] =>
     .map((u) => [u.input_tokens, u.output_tokens, u.total_tokens]);
 const recordedCounts = (doc: AtifDoc): number[][] => agentSteps(doc).map((step) => [step.metrics.prompt_tokens, step.metrics.completion_tokens, step.metrics.extra?.total_tokens]);
 const posts = (recorded: Recorded) => recorded.log.filter((e) => e.hook === 'post_api_request').map((e) => e.payload as Record<string, any>);
-/** A `view` row, from its kind on, without its duration. */
-const withoutDuration = (line: string): string =>
-  line
-    .replace(/^.*─ /, '')
-    .split('  ')
-    .filter((part) => !/^<?\d+(\.\d+)?(µs|ms|s)$/.test(part))
-    .join('  ');
 const handler = (recorded: Recorded) => ({ callbacks: [new NemoRelayCallbackHandler(recorded.hooks)] });
 
 describe('ChatOllama in createAgent, through the LangChain adapter', () => {
@@ -125,8 +118,7 @@ describe('ChatOllama in createAgent, through the LangChain adapter', () => {
       expect(recorded.log.filter((e) => e.hook === 'pre_api_request').map((e) => [e.payload.model, e.payload.provider])).toEqual(Array(2).fill([MODEL, 'ollama']));
       expect(posts(recorded).every((post) => post.api_duration < 60)).toBe(true);
       for (const of of ['atof', 'atif'] as const) {
-        const view = await viewLines(recorded, of);
-        expect(view.filter((line) => /─ (LLM|tool) /.test(line)).map(withoutDuration)).toEqual([
+        expect(await viewRows(recorded, of)).toEqual([
           `LLM ${of === 'atof' ? 'ollama ' : ''}${MODEL}  182 in / 31 out  → get_weather, get_weather`,
           'tool get_weather  {"city":"Paris"}',
           'tool get_weather  {"city":"Rome"}',
