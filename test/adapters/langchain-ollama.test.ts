@@ -1,6 +1,6 @@
 // Local models through Ollama's own API, as LangChain's docs write the program: `ChatOllama` from `@langchain/ollama`
-// in `createAgent` with tools, invoked and streamed; `bindTools`; `withStructuredOutput` (Ollama's `format`, a JSON
-// schema); `think: true`; a model that was never pulled. The client takes a `baseUrl`, so a loopback server speaks
+// in `createAgent` with tools, invoked and streamed, or named by a string (`'ollama:llama3.2'`); `bindTools`;
+// `withStructuredOutput` (Ollama's `format`, a JSON schema); `think: true`; a model that was never pulled. The client takes a `baseUrl`, so a loopback server speaks
 // Ollama's `POST /api/chat` (test/adapters/ai-sdk/wire.ts): an NDJSON stream (ChatOllama streams even for `invoke`),
 // tool calls without ids, `thinking`, `done_reason`, `prompt_eval_count`/`eval_count` and durations in nanoseconds.
 // Each trajectory is held to what the program got (the messages' `usage_metadata`, tool call ids, texts) and to the
@@ -16,6 +16,7 @@ import { loopbackApi } from '../support/doc-snippets.ts';
 import { FakeProvider, type Turn } from './ai-sdk/wire.ts';
 import { finishedRun, recordedPlugin, viewRows, type AtifDoc, type Recorded } from './support.ts';
 import { sameOnNative } from './same-on-native.ts';
+import { withProcessEnv } from '../support/process-env.ts';
 
 const MODEL = 'llama3.2';
 
@@ -128,6 +129,29 @@ describe('ChatOllama in createAgent, through the LangChain adapter', () => {
       await sameOnNative(recorded);
     });
   }
+});
+
+describe("createAgent({ model: 'ollama:llama3.2' }): LangChain builds ChatOllama, found through OLLAMA_BASE_URL", () => {
+  it('recorded as the ChatOllama the program builds itself: model, provider, calls, finish reasons, tokens', async () => {
+    serve(...LOOP);
+    withProcessEnv({ OLLAMA_BASE_URL: server!.url });
+    const agent = createAgent({ model: `ollama:${MODEL}`, tools: [getWeather] });
+    const recorded = recordedPlugin('lc-ollama-string');
+    const { messages } = await agent.invoke({ messages: [{ role: 'user', content: 'What is the weather in Paris and Rome?' }] }, handler(recorded));
+    expect(fake.requests.map((request) => [new URL(request.url).pathname, request.body.model])).toEqual(Array(2).fill(['/api/chat', MODEL]));
+    const answers = messages.filter((m) => AIMessage.isInstance(m)) as AIMessage[];
+    const { doc, agent: steps } = await finishedRun(recorded);
+    expect(steps.map((step) => step.message)).toEqual(['', 'It is sunny in Paris and in Rome.']);
+    expect(steps[0]!.tool_calls.map((call: AtifDoc) => call.tool_call_id)).toEqual(answers[0]!.tool_calls!.map((call) => call.id));
+    expect(recorded.log.filter((e) => e.hook === 'pre_api_request').map((e) => [e.payload.model, e.payload.provider])).toEqual(Array(2).fill([MODEL, 'ollama']));
+    expect(posts(recorded).map((post) => post.finish_reason)).toEqual(['tool_calls', 'stop']);
+    expect(recordedCounts(doc)).toEqual(reported(answers));
+    expect(reported(answers)).toEqual([
+      [182, 31, 213],
+      [251, 12, 263],
+    ]);
+    await sameOnNative(recorded);
+  });
 });
 
 describe('ChatOllama on its own, through the LangChain adapter', () => {
