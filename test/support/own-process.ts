@@ -26,6 +26,8 @@ export const NATIVE_SHARED = [
   'test/adapters/langchain-openrouter.test.ts',
   'test/adapters/ai-sdk/bedrock.test.ts',
   'test/adapters/langchain-bedrock.test.ts',
+  'test/adapters/langchain-ollama.test.ts',
+  'test/adapters/ai-sdk/ollama.test.ts',
   'test/adapters/ai-sdk/openai-compatible.test.ts',
   'test/adapters/ai-sdk/gemini.test.ts',
   'test/adapters/claude-agent-sdk/tool-during-reply.test.ts',

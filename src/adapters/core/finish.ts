@@ -48,3 +48,12 @@ export function chatFinishReason(reason: string | undefined, calledTools: boolea
   if (reason === 'STOP' && calledTools) return 'tool_calls';
   return geminiFinishReason(reason) ?? reason;
 }
+
+/**
+ * Ollama's `done_reason` (`/api/chat`) in the spelling `chatFinishReason` reads: Ollama says `stop` after an answer
+ * of tool calls as after a text, where its own OpenAI-compatible endpoint says `tool_calls`, and so does this. Its
+ * other reasons (`length`; `load` and `unload`, which end no generation) are kept.
+ */
+export function ollamaDoneReason(reason: string | undefined, calledTools: boolean): string | undefined {
+  return reason === 'stop' && calledTools ? 'tool_calls' : reason;
+}

@@ -6,6 +6,7 @@
 
 import type { ResponseParts } from '../core/run.ts';
 import { usageCostUsd, type ProviderUsage } from '../../formats/usage.ts';
+import { ollamaDoneReason } from '../core/finish.ts';
 import {
   chatToolCall,
   hostedCallOfItem,
@@ -296,10 +297,11 @@ export function responseOfResult(output: unknown): ResponseParts & { refused: Ar
   // `messageStop` event's own object when streamed (the chunks' response_metadata merged).
   const messageStop = isRecord(metadata.messageStop) ? metadata.messageStop : {};
   const costUsd = message === undefined ? undefined : chargedCostOf(message, metadata);
+  // The model asked for the calls it could not have parsed too: they are in its answer.
+  const toolCalls = message !== undefined ? [...toolCallsOf(message), ...invalidToolCallsOf(message).map((invalid) => invalid.call)] : [];
   return {
     text: message !== undefined ? contentText(message.content) : (nonEmptyString(generation.text) ?? ''),
-    // The model asked for the calls it could not have parsed too: they are in its answer.
-    toolCalls: message !== undefined ? [...toolCallsOf(message), ...invalidToolCallsOf(message).map((invalid) => invalid.call)] : [],
+    toolCalls,
     refused: message !== undefined ? invalidToolCallsOf(message) : [],
     reasoning: message !== undefined ? reasoningOf(message) : undefined,
     media: message !== undefined ? answerMediaOf(message) : undefined,
@@ -313,7 +315,9 @@ export function responseOfResult(output: unknown): ResponseParts & { refused: Ar
       nonEmptyString(info.finishReason) ??
       nonEmptyString(kwargs.stop_reason) ??
       nonEmptyString(metadata.stopReason) ??
-      nonEmptyString(messageStop.stopReason),
+      nonEmptyString(messageStop.stopReason) ??
+      // ChatOllama keeps the last object of Ollama's stream in response_metadata, its `done_reason` with it.
+      ollamaDoneReason(nonEmptyString(metadata.done_reason), toolCalls.length > 0),
     // The provider-reported (dated) model: in response_metadata, in generationInfo when the model streamed (streamEvents),
     // in additional_kwargs when ChatAnthropic streamed.
     model: nonEmptyString(metadata.model_name) ?? nonEmptyString(metadata.model) ?? nonEmptyString(info.model_name) ?? nonEmptyString(llmOutput.model_name) ?? nonEmptyString(kwargs.model),
