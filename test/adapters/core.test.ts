@@ -46,6 +46,9 @@ describe('finish reasons: one vocabulary, Chat Completions\' spelling', () => {
       ['tool_use', true, 'tool_calls'],
       ['refusal', false, 'content_filter'],
       ['pause_turn', false, 'pause_turn'],
+      // Amazon Bedrock Converse (ChatBedrockConverse keeps them as Bedrock spells them).
+      ['guardrail_intervened', false, 'content_filter'],
+      ['content_filtered', false, 'content_filter'],
       // The AI SDK's unified reasons.
       ['tool-calls', true, 'tool_calls'],
       ['content-filter', false, 'content_filter'],

@@ -14,7 +14,7 @@ import * as z from 'zod';
 import { NemoRelayCallbackHandler } from '../../src/adapters/langchain/index.ts';
 import { loopbackApi } from '../support/doc-snippets.ts';
 import { FakeProvider, type Turn } from './ai-sdk/wire.ts';
-import { finishedRun, recordedPlugin, viewLines, type AtifDoc, type Recorded } from './support.ts';
+import { finishedRun, recordedPlugin, viewRows, type AtifDoc, type Recorded } from './support.ts';
 import { sameOnNative } from './same-on-native.ts';
 
 const MODEL = 'gemini-2.5-flash';
@@ -65,13 +65,6 @@ const usageOf = (messages: BaseMessage[]): Usage[] => messages.map((m) => (m as 
 const reported = (messages: BaseMessage[]): number[][] => usageOf(messages).map((u) => [u.input_tokens, u.output_tokens, u.input_token_details?.cache_read ?? 0, u.total_tokens]);
 const recordedCounts = (doc: AtifDoc): number[][] =>
   agentSteps(doc).map((step) => [step.metrics.prompt_tokens, step.metrics.completion_tokens, step.metrics.cached_tokens ?? 0, step.metrics.extra?.total_tokens]);
-/** A `view` row, from its kind on, without its duration (`37.0ms`, `<1ms`, `785µs`). */
-const withoutDuration = (line: string): string =>
-  line
-    .replace(/^.*─ /, '')
-    .split('  ')
-    .filter((part) => !/^<?\d+(\.\d+)?(µs|ms|s)$/.test(part))
-    .join('  ');
 const posts = (recorded: Recorded) => recorded.log.filter((e) => e.hook === 'post_api_request').map((e) => e.payload as Record<string, any>);
 
 describe('ChatGoogleGenerativeAI in createAgent, through the LangChain adapter', () => {
@@ -139,8 +132,7 @@ describe('ChatGoogleGenerativeAI in createAgent, through the LangChain adapter',
       expect(recorded.log.filter((e) => e.hook === 'pre_api_request').map((e) => [e.payload.model, e.payload.provider])).toEqual(Array(2).fill([MODEL, 'google_genai']));
       // What view says of the ATOF and of the ATIF: the turn, both calls under the first answer, the counts.
       for (const of of ['atof', 'atif'] as const) {
-        const view = await viewLines(recorded, of);
-        expect(view.filter((line) => /─ (LLM|tool) /.test(line)).map(withoutDuration)).toEqual([
+        expect(await viewRows(recorded, of)).toEqual([
           `LLM ${of === 'atof' ? 'google_genai ' : ''}${MODEL}  120 in / 14 out  → get_weather, get_weather · Checking both.`,
           'tool get_weather  {"city":"Paris"}',
           'tool get_weather  {"city":"Rome"}',

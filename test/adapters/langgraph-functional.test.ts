@@ -20,7 +20,7 @@ import { validateAtif } from '../../src/formats/atif/validate.ts';
 import { repoRoot, runSnippet, SNIPPET_RUNTIMES, tsSnippets, userEnv } from '../support/doc-snippets.ts';
 import { providersOnLoopback } from '../support/provider-loopback.ts';
 import { chatCompletion, scriptedFetch, type WireReply } from '../support/provider-wire.ts';
-import { finishedRun, recordedPlugin, viewLines, type AtifDoc, type Recorded } from './support.ts';
+import { finishedRun, recordedPlugin, viewRows, type AtifDoc, type Recorded } from './support.ts';
 import { sameOnNative } from './same-on-native.ts';
 
 const GPT = 'gpt-4.1-2025-04-14';
@@ -81,12 +81,6 @@ async function answersOf(stream: AsyncIterable<unknown>, seen: unknown[] = [], k
   }
   return answers;
 }
-/** `view`'s LLM and tool rows, from their kind on, without durations. */
-const viewRows = async (recorded: Recorded, of: 'atif' | 'atof'): Promise<string[]> =>
-  (await viewLines(recorded, of))
-    .filter((line) => /─ (LLM|tool) /.test(line))
-    .map((line) => line.replace(/^.*─ /, '').split('  ').filter((part) => !/^<?\d+(\.\d+)?(µs|ms|s)$/.test(part)).join('  '));
-
 const TWO_CITIES: WireReply[] = [
   chatCompletion({ id: 'chatcmpl-f1', model: GPT, content: null, toolCalls: [{ id: 'call_paris', name: 'get_weather', args: { city: 'Paris' } }, { id: 'call_rome', name: 'get_weather', args: { city: 'Rome' } }], usage: { prompt_tokens: 90, completion_tokens: 30 } }),
   chatCompletion({ id: 'chatcmpl-f2', model: GPT, content: 'It is sunny in Paris and in Rome.', usage: { prompt_tokens: 150, completion_tokens: 12, cached: 64 } }),

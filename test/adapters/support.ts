@@ -262,3 +262,16 @@ export async function viewLines(recorded: Recorded, of: 'atif' | 'atof'): Promis
   expect(result.code, result.stderr).toBe(0);
   return result.stdout.split('\n');
 }
+
+/** `view`'s LLM and tool rows, from their kind on, without their durations (`37.0ms`, `<1ms`, `785µs`), which vary. */
+export async function viewRows(recorded: Recorded, of: 'atif' | 'atof'): Promise<string[]> {
+  return (await viewLines(recorded, of))
+    .filter((line) => /─ (LLM|tool) /.test(line))
+    .map((line) =>
+      line
+        .replace(/^.*─ /, '')
+        .split('  ')
+        .filter((part) => !/^<?\d+(\.\d+)?(µs|ms|s)$/.test(part))
+        .join('  '),
+    );
+}

@@ -21,11 +21,16 @@
 //     fake API.
 export const NATIVE_SHARED = [
   'test/adapters/ai-sdk/chat-route.test.ts',
+  'test/adapters/mcp/sampling-in-process.test.ts',
   'test/adapters/ai-sdk/gateway.test.ts',
   'test/adapters/ai-sdk/openrouter.test.ts',
   'test/adapters/langchain-openrouter.test.ts',
   'test/adapters/ai-sdk/azure.test.ts',
   'test/adapters/langchain-azure.test.ts',
+  'test/adapters/ai-sdk/bedrock.test.ts',
+  'test/adapters/langchain-bedrock.test.ts',
+  'test/adapters/langchain-ollama.test.ts',
+  'test/adapters/ai-sdk/ollama.test.ts',
   'test/adapters/ai-sdk/openai-compatible.test.ts',
   'test/adapters/ai-sdk/gemini.test.ts',
   'test/adapters/claude-agent-sdk/tool-during-reply.test.ts',

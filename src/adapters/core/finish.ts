@@ -26,6 +26,9 @@ const CHAT_SPELLING: ReadonlyMap<string, string> = new Map([
   ['model_context_window_exceeded', 'length'],
   ['tool_use', 'tool_calls'],
   ['refusal', 'content_filter'],
+  // Amazon Bedrock Converse `stopReason`: a guardrail, or the model's own content filter, withheld the answer.
+  ['guardrail_intervened', 'content_filter'],
+  ['content_filtered', 'content_filter'],
   // The AI SDK's unified reasons.
   ['tool-calls', 'tool_calls'],
   ['content-filter', 'content_filter'],
@@ -44,4 +47,13 @@ export function chatFinishReason(reason: string | undefined, calledTools: boolea
   if (spelled !== undefined) return spelled;
   if (reason === 'STOP' && calledTools) return 'tool_calls';
   return geminiFinishReason(reason) ?? reason;
+}
+
+/**
+ * Ollama's `done_reason` (`/api/chat`) in the spelling `chatFinishReason` reads: Ollama says `stop` after an answer
+ * of tool calls as after a text, where its own OpenAI-compatible endpoint says `tool_calls`, and so does this. Its
+ * other reasons (`length`; `load` and `unload`, which end no generation) are kept.
+ */
+export function ollamaDoneReason(reason: string | undefined, calledTools: boolean): string | undefined {
+  return reason === 'stop' && calledTools ? 'tool_calls' : reason;
 }

@@ -395,7 +395,9 @@ export function describeError(error: unknown): { type: string; message: string; 
   } catch {
     message = '[unprintable error]';
   }
-  const status = record.statusCode ?? record.status;
+  // `status_code`: the ollama client's ResponseError (ChatOllama's), which keeps the HTTP status only there; `$metadata`:
+  // the AWS SDK's service exceptions (Bedrock's through ChatBedrockConverse).
+  const status = record.statusCode ?? record.status ?? record.status_code ?? (record.$metadata as { httpStatusCode?: unknown } | undefined)?.httpStatusCode;
   const described: { type: string; message: string; statusCode?: number; retryable?: boolean } = { type, message };
   if (typeof status === 'number') described.statusCode = status;
   if (typeof record.isRetryable === 'boolean') described.retryable = record.isRetryable;

@@ -6,6 +6,7 @@
 
 import type { ResponseParts } from '../core/run.ts';
 import { usageCostUsd, type ProviderUsage } from '../../formats/usage.ts';
+import { ollamaDoneReason } from '../core/finish.ts';
 import {
   chatToolCall,
   hostedCallOfItem,
@@ -292,11 +293,15 @@ export function responseOfResult(output: unknown): ResponseParts & { refused: Ar
   const info = isRecord(generation.generationInfo) ? generation.generationInfo : {};
   // A streamed ChatAnthropic answer keeps message_start's `model` and message_delta's `stop_reason` only here.
   const kwargs = message !== undefined && isRecord(message.additional_kwargs) ? message.additional_kwargs : {};
+  // ChatBedrockConverse keeps Converse's `stopReason` as Bedrock spells it: at the top when invoked, in the
+  // `messageStop` event's own object when streamed (the chunks' response_metadata merged).
+  const messageStop = isRecord(metadata.messageStop) ? metadata.messageStop : {};
   const costUsd = message === undefined ? undefined : chargedCostOf(message, metadata);
+  // The model asked for the calls it could not have parsed too: they are in its answer.
+  const toolCalls = message !== undefined ? [...toolCallsOf(message), ...invalidToolCallsOf(message).map((invalid) => invalid.call)] : [];
   return {
     text: message !== undefined ? contentText(message.content) : (nonEmptyString(generation.text) ?? ''),
-    // The model asked for the calls it could not have parsed too: they are in its answer.
-    toolCalls: message !== undefined ? [...toolCallsOf(message), ...invalidToolCallsOf(message).map((invalid) => invalid.call)] : [],
+    toolCalls,
     refused: message !== undefined ? invalidToolCallsOf(message) : [],
     reasoning: message !== undefined ? reasoningOf(message) : undefined,
     media: message !== undefined ? answerMediaOf(message) : undefined,
@@ -308,7 +313,11 @@ export function responseOfResult(output: unknown): ResponseParts & { refused: Ar
       nonEmptyString(metadata.stop_reason) ??
       nonEmptyString(info.finish_reason) ??
       nonEmptyString(info.finishReason) ??
-      nonEmptyString(kwargs.stop_reason),
+      nonEmptyString(kwargs.stop_reason) ??
+      nonEmptyString(metadata.stopReason) ??
+      nonEmptyString(messageStop.stopReason) ??
+      // ChatOllama keeps the last object of Ollama's stream in response_metadata, its `done_reason` with it.
+      ollamaDoneReason(nonEmptyString(metadata.done_reason), toolCalls.length > 0),
     // The provider-reported (dated) model: in response_metadata, in generationInfo when the model streamed (streamEvents),
     // in additional_kwargs when ChatAnthropic streamed.
     model: nonEmptyString(metadata.model_name) ?? nonEmptyString(metadata.model) ?? nonEmptyString(info.model_name) ?? nonEmptyString(llmOutput.model_name) ?? nonEmptyString(kwargs.model),

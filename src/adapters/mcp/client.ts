@@ -26,9 +26,10 @@ import { consoleLogger, type Logger } from '../../shared/logger.ts';
 import { jsonEqual } from '../../shared/json.ts';
 import { isRecord } from '../../shared/record.ts';
 import type { TrajectoryRef } from '../../shared/trajectory-ref.ts';
-import { currentToolFrame } from '../core/context.ts';
+import { currentToolFrame, runInToolFrame, type ToolFrame } from '../core/context.ts';
 import { argumentsObject } from '../core/shapes.ts';
 import { Guard } from '../core/guard.ts';
+import { requestHandlersOf, wrapRequestHandlers } from './handlers.ts';
 import { CALLER_META_KEY, PROPAGATION_META_KEY, TRACEPARENT_META_KEY, asToolReturned, callerOf, trajectoryOf, withAdapterMeta, type McpCaller } from './meta.ts';
 import { currentMcpSession } from './server.ts';
 
@@ -186,6 +187,9 @@ export function instrumentMcpClient<C extends McpClientLike>(client: C, hooks: H
     }
   };
   Object.defineProperty(client, 'request', { value: request, configurable: true, writable: true });
+  // The server's requests (sampling, elicitation): every one goes through the handler the client set for its method.
+  const handlers = requestHandlersOf(client);
+  if (handlers !== undefined) wrapRequestHandlers(handlers, (_method, handler) => (message, extra) => linker.serverRequest(message, (plain) => handler(plain, extra)));
   Object.defineProperty(client, INSTRUMENTED, { value: true });
   return client;
 }
@@ -217,6 +221,12 @@ export class McpCallLinker {
   readonly #options: McpClientOptions;
   readonly #open: OpenToolCalls;
   readonly #guard: Guard;
+  /**
+   * The framework tool calls (their frames) whose linked requests are in
+   * flight, by the caller each request names: a server's request made while
+   * it serves one of them names that caller back.
+   */
+  readonly #serving = new Map<string, ToolFrame>();
 
   constructor(hooks: HookRegistry, options: McpClientOptions) {
     let table = tables.get(hooks);
@@ -239,6 +249,7 @@ export class McpCallLinker {
    */
   async link(params: Record<string, unknown>): Promise<McpCallLink | undefined> {
     if (callerOf(params._meta) !== undefined) return undefined;
+    const frame = currentToolFrame();
     const call = this.#guard.run('choosing the tool call of an MCP request', () => hostCallOf(params, this.#open, this.#options));
     if (call === undefined) return undefined;
     const claimed = call.key === undefined ? undefined : this.#open.get(call.key);
@@ -247,6 +258,9 @@ export class McpCallLinker {
     const context = await this.#hooks.traceContext(call.host);
     const meta = this.#guard.run('writing the MCP request trace context', () => metaWith(params._meta, call.host, context));
     if (meta !== undefined) this.#markSent(call.host, callerSessionId(call.host, context));
+    const named = callerOf(meta);
+    const serving = frame === undefined || named?.session_id === undefined || named.tool_call_id === undefined ? undefined : callKey(named.session_id, named.tool_call_id);
+    if (serving !== undefined) this.#serving.set(serving, frame!);
     return {
       params: meta === undefined ? params : { ...params, _meta: meta },
       answered: (result) => {
@@ -254,11 +268,31 @@ export class McpCallLinker {
         return this.#withoutAdded(result);
       },
       release: () => {
-        if (released || claimed === undefined) return;
+        if (released) return;
         released = true;
-        claimed.claimed -= 1;
+        if (serving !== undefined && this.#serving.get(serving) === frame) this.#serving.delete(serving);
+        if (claimed !== undefined) claimed.claimed -= 1;
       },
     };
+  }
+
+  /**
+   * A request the server sent this client (sampling, elicitation, …),
+   * answered by `answer`. When it names the caller of a call it serves (an
+   * instrumented server names it) and a framework tool of this client made
+   * that call, `answer` runs as code of that tool call: a model call it makes
+   * is the tool call's sub-agent, where the framework puts any run started
+   * inside its tool, not a turn of its own. `answer` gets the request without
+   * that name, as the server's program sent it.
+   */
+  serverRequest<T>(message: unknown, answer: (message: unknown) => T): T {
+    const params = isRecord(message) ? message.params : undefined;
+    const caller = this.#guard.run('reading the caller an MCP server request names', () => callerOf(isRecord(params) ? params._meta : undefined));
+    if (caller === undefined) return answer(message);
+    const frame = caller.session_id === undefined || caller.tool_call_id === undefined ? undefined : this.#serving.get(callKey(caller.session_id, caller.tool_call_id));
+    // The same removal as a result's: the request's params are a record with `_meta`, as a result is.
+    const plain = { ...(message as Record<string, unknown>), params: asToolReturned(params) };
+    return frame === undefined ? answer(plain) : runInToolFrame(frame, () => answer(plain));
   }
 
   /**

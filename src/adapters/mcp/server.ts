@@ -27,7 +27,8 @@ import { consoleLogger, safeLog, type Logger } from '../../shared/logger.ts';
 import { isRecord } from '../../shared/record.ts';
 import { Guard } from '../core/guard.ts';
 import { isAbortedSignal } from '../core/shapes.ts';
-import { CALLER_META_KEY, PROPAGATION_META_KEY, TRACEPARENT_META_KEY, TRAJECTORY_META_KEY, metaString, requestCallerOf, resultText, type McpCaller } from './meta.ts';
+import { requestHandlersOf, wrapRequestHandlers, type RequestHandler as Handler } from './handlers.ts';
+import { CALLER_META_KEY, PROPAGATION_META_KEY, TRACEPARENT_META_KEY, TRAJECTORY_META_KEY, metaString, requestCallerOf, resultText, withAdapterMeta, type McpCaller } from './meta.ts';
 
 /** The session an instrumented tool handler runs in. */
 export interface McpSession {
@@ -68,11 +69,11 @@ export interface McpServerOptions {
 interface LowLevelServer {
   _requestHandlers: Map<string, Handler>;
   _serverInfo?: { name?: unknown; version?: unknown };
+  /** How the server sends its client a request (`createMessage`, `elicitInput` and the rest go through it). */
+  request?: (request: unknown, ...rest: unknown[]) => unknown;
 }
-type Handler = (request: unknown, extra: unknown) => Promise<unknown>;
 
 const sessions = new AsyncLocalStorage<McpSession>();
-const WRAPPED = new WeakSet<Handler>();
 const INSTRUMENTED = new WeakSet<object>();
 
 /** Inside an instrumented tool handler: the session that handler's hooks should use; otherwise `undefined`. */
@@ -82,7 +83,7 @@ export function currentMcpSession(): McpSession | undefined {
 
 function lowLevelOf(server: unknown): LowLevelServer | undefined {
   for (const candidate of [isRecord(server) ? server.server : undefined, server]) {
-    if (isRecord(candidate) && candidate._requestHandlers instanceof Map) return candidate as unknown as LowLevelServer;
+    if (requestHandlersOf(candidate) !== undefined) return candidate as unknown as LowLevelServer;
   }
   return undefined;
 }
@@ -103,19 +104,32 @@ export function instrumentMcpServer<S extends object>(server: S, hooks: HookRegi
   if (INSTRUMENTED.has(low)) return server;
   INSTRUMENTED.add(low);
   const recorder = new CallRecorder(hooks, low, options);
-  const handlers = low._requestHandlers;
-  const set = handlers.set;
   // Tools registered later (McpServer installs its handler with the first tool): wrapped when set.
-  Object.defineProperty(handlers, 'set', {
-    configurable: true,
-    writable: true,
-    value: function (this: Map<string, Handler>, method: string, handler: Handler) {
-      return set.call(this, method, method === 'tools/call' ? recorder.wrap(handler) : handler);
-    },
-  });
-  const existing = handlers.get('tools/call');
-  if (existing !== undefined) set.call(handlers, 'tools/call', recorder.wrap(existing));
+  wrapRequestHandlers(low._requestHandlers, (method, handler) => (method === 'tools/call' ? recorder.wrap(handler) : undefined));
+  nameCallerInRequests(low);
   return server;
+}
+
+/**
+ * A request the server sends its client while a handler serves a call
+ * (sampling, elicitation: `server.server.createMessage(...)`, `elicitInput(...)`)
+ * names that call's caller in its `_meta` (`nemo-relay/caller`), as the
+ * call's result does: the client adapter runs its handler as code of the
+ * host's tool call that call does the work of (the sampling's model call is
+ * that tool call's, not a turn of its own), and removes the key. Only for a
+ * caller that named its session: the client adapter, which removes it; any
+ * other client would hand it to its program.
+ */
+function nameCallerInRequests(low: LowLevelServer): void {
+  const original = low.request;
+  if (typeof original !== 'function') return;
+  const request = function (this: unknown, message: unknown, ...rest: unknown[]): unknown {
+    const caller = sessions.getStore()?.caller;
+    if (caller?.session_id === undefined || !isRecord(message) || typeof message.method !== 'string') return original.call(this, message, ...rest);
+    const params = isRecord(message.params) ? message.params : {};
+    return original.call(this, { ...message, params: { ...params, _meta: withAdapterMeta(params._meta, { [CALLER_META_KEY]: caller }) } }, ...rest);
+  };
+  Object.defineProperty(low, 'request', { value: request, configurable: true, writable: true });
 }
 
 class CallRecorder {
@@ -132,10 +146,7 @@ class CallRecorder {
   }
 
   wrap(handler: Handler): Handler {
-    if (WRAPPED.has(handler)) return handler;
-    const wrapped: Handler = (request, extra) => this.#call(handler, request, extra);
-    WRAPPED.add(wrapped);
-    return wrapped;
+    return (request, extra) => this.#call(handler, request, extra);
   }
 
   #listening(): boolean {

@@ -49,6 +49,11 @@ type RequestId = string | number;
 
 const INSTRUMENTED = Symbol.for('nemo-relay-hooks.mcp.transport');
 
+/** A JSON-RPC request (a method and an id): one the server sends its client. */
+function isServerRequest(message: unknown): boolean {
+  return isRecord(message) && typeof message.method === 'string' && (typeof message.id === 'string' || typeof message.id === 'number');
+}
+
 /**
  * The one rule of both forms, on JSON-RPC messages: a `tools/call` going
  * out is tied to a host tool call and carries its `_meta`; the answer
@@ -86,11 +91,28 @@ class MessageLinks {
     if (id !== undefined) this.settle(id);
   }
 
-  /** `message` as the client gets it: the answer to a linked request without what the server added for the adapter. */
+  /**
+   * `message` as the client gets it: the answer to a linked request without
+   * what the server added for the adapter, a request of the server's without
+   * the caller it names (`McpCallLinker.serverRequest`).
+   */
   incoming(message: unknown): unknown {
+    if (isServerRequest(message)) return this.#linker.serverRequest(message, (plain) => plain);
     const id = responseId(message);
     const link = id === undefined ? undefined : this.settle(id);
     return link !== undefined && isRecord(message) && 'result' in message ? { ...message, result: link.answered(message.result) } : message;
+  }
+
+  /**
+   * Hands `message` to the client's handler (`receive`) as `incoming` gives
+   * it; a request of the server's is handled as code of the tool call whose
+   * request it serves, as `McpCallLinker.serverRequest` says (a transport
+   * object calls the client's handler: the fetch of an HTTP configuration
+   * only passes the message on, and the client handles it later).
+   */
+  receive(message: unknown, receive: (message: unknown) => void): void {
+    if (isServerRequest(message)) return this.#linker.serverRequest(message, receive);
+    receive(this.incoming(message));
   }
 
   settle(id: RequestId): McpCallLink | undefined {
@@ -141,7 +163,7 @@ function instrumentObject<T extends McpTransportLike>(transport: T, hooks: HookR
   const receiverOf = (target: Handler): Handler => {
     let receiver = receivers.get(target);
     if (receiver === undefined) {
-      receiver = (message, ...rest) => target.call(transport, links.incoming(message), ...rest);
+      receiver = (message, ...rest) => links.receive(message, (received) => target.call(transport, received, ...rest));
       receivers.set(target, receiver);
     }
     return receiver;

@@ -227,26 +227,35 @@ export function reportsFailure(tool: unknown): boolean {
 function wrapMcpServer(server: unknown): void {
   if (typeof server !== 'object' || server === null || wrappedServers.has(server)) return;
   wrappedServers.add(server);
-  for (const key of ['callTool', 'callToolResult'] as const) {
-    const call = (server as Loose)[key];
-    if (typeof call !== 'function') continue;
-    defineMethod(server, key, function callTool_(this: unknown, ...args: unknown[]): unknown {
-      const frame = frames.getStore();
-      if (frame === undefined || frame.size === 0) return call.apply(this, args);
-      let reporters: Array<(text: string) => void> | undefined;
-      for (const observer of frame.values()) {
-        const report = quietly(() => observer.reportingCall());
-        if (report !== undefined) (reporters ??= []).push(report);
-      }
-      const result: unknown = call.apply(this, args);
-      if (reporters === undefined || !(result instanceof Promise)) return result;
-      return result.then((value: unknown) => {
-        const text = quietly(() => mcpErrorText(value));
-        if (text !== undefined) for (const report of reporters!) quietly(() => report(text));
-        return value;
-      });
-    });
-  }
+  for (const key of ['callTool', 'callToolResult'] as const) reportFailures(server, key, mcpErrorText);
+}
+
+/**
+ * `target[key]`, wrapped in place for a tool whose answer can say it failed while the SDK takes it as an output: called
+ * in a call of a run that asks to know ({@link RunObserver.reportingCall}), its answer (or what its promise resolves
+ * to) is read by `failure`, and the text it finds is reported to those runs. The method is called as it was, its
+ * answer returned as it is.
+ */
+function reportFailures(target: object, key: string, failure: (value: unknown) => string | undefined): void {
+  const method = (target as Loose)[key];
+  if (typeof method !== 'function') return;
+  defineMethod(target, key, function reported_(this: unknown, ...args: unknown[]): unknown {
+    const frame = frames.getStore();
+    if (frame === undefined || frame.size === 0) return method.apply(this, args);
+    let reporters: Array<(text: string) => void> | undefined;
+    for (const observer of frame.values()) {
+      const report = quietly(() => observer.reportingCall());
+      if (report !== undefined) (reporters ??= []).push(report);
+    }
+    const answer: unknown = method.apply(this, args);
+    if (reporters === undefined) return answer;
+    const check = (value: unknown): unknown => {
+      const text = quietly(() => failure(value));
+      if (text !== undefined) for (const report of reporters!) quietly(() => report(text));
+      return value;
+    };
+    return answer instanceof Promise ? answer.then(check) : check(answer);
+  });
 }
 
 /** The text of an MCP result that says it failed (`isError`), given as `callToolResult` or `callTool` returns it; else undefined. */
@@ -300,27 +309,10 @@ function watchEditor(editor: unknown): void {
   if (typeof editor !== 'object' || editor === null || wrappedEditors.has(editor)) return;
   wrappedEditors.add(editor);
   for (const key of ['createFile', 'updateFile', 'deleteFile'] as const) {
-    const method = (editor as Loose)[key];
-    if (typeof method !== 'function') continue;
-    defineMethod(editor, key, function editorMethod_(this: unknown, ...args: unknown[]): unknown {
-      const frame = frames.getStore();
-      if (frame === undefined || frame.size === 0) return method.apply(this, args);
-      let reporters: Array<(text: string) => void> | undefined;
-      for (const observer of frame.values()) {
-        const report = quietly(() => observer.reportingCall());
-        if (report !== undefined) (reporters ??= []).push(report);
-      }
-      const answer: unknown = method.apply(this, args);
-      if (reporters === undefined) return answer;
-      const check = (value: unknown): unknown => {
-        const record = typeof value === 'object' && value !== null ? (value as Loose) : undefined;
-        if (record?.status === 'failed') {
-          const text = typeof record.output === 'string' && record.output !== '' ? record.output : `${key} failed`;
-          for (const report of reporters!) quietly(() => report(text));
-        }
-        return value;
-      };
-      return answer instanceof Promise ? answer.then(check) : check(answer);
+    reportFailures(editor, key, (value) => {
+      const record = typeof value === 'object' && value !== null ? (value as Loose) : undefined;
+      if (record?.status !== 'failed') return undefined;
+      return typeof record.output === 'string' && record.output !== '' ? record.output : `${key} failed`;
     });
   }
 }

@@ -22,13 +22,15 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 describe('docs/adapters/ai-sdk.md', () => {
-  it('has two programs, the ones run below, the chat route as a fragment (chat-route.test.ts serves that route), the gateway call as one (gateway.test.ts runs it), the OpenRouter call (openrouter.test.ts runs it) and the Azure OpenAI call (azure.test.ts runs it)', () => {
-    expect(snippets).toHaveLength(6);
+  it('has two programs, the ones run below, the chat route as a fragment (chat-route.test.ts serves that route), the gateway call as one (gateway.test.ts runs it), the OpenRouter call (openrouter.test.ts runs it), the Azure call (azure.test.ts runs it), the Ollama call (ollama.test.ts runs it) and the Bedrock call (bedrock.test.ts runs it)', () => {
+    expect(snippets).toHaveLength(8);
     expect(snippets[1]).toContain('return result.toUIMessageStreamResponse();');
     expect(snippets[2]).toContain("model: 'anthropic/claude-sonnet-4.5',");
     expect(snippets[3]).toContain("model: openrouter('anthropic/claude-sonnet-4.5'),");
     expect(snippets[4]).toContain("baseURL: 'http://localhost:11434/v1'");
     expect(snippets[5]).toContain("model: azure('weather-gpt4o'),");
+    expect(snippets[6]).toContain("model: ollama('qwen3'),");
+    expect(snippets[7]).toContain("model: bedrock('us.anthropic.claude-3-5-sonnet-20241022-v2:0'),");
   });
 
   const runs = [...SNIPPET_RUNTIMES.map((runtime) => ({ runtime, major: '4.x' })), { runtime: 'node' as const, major: '3.x' }];

@@ -2,8 +2,8 @@
 // `createAnthropic({ fetch })`, `createGoogleGenerativeAI({ fetch })`) that
 // answers with the providers' own wire formats: OpenAI Responses and Chat
 // Completions, Anthropic Messages, Gemini generateContent and
-// streamGenerateContent, each as JSON or as an SSE stream, plus their error
-// bodies. Every request is kept,
+// streamGenerateContent, each as JSON or as an SSE stream, and Ollama's own
+// `/api/chat`, as JSON or as an NDJSON stream, plus their error bodies. Every request is kept,
 // so a test can compare what the trajectory says was sent with what was.
 import { wallMs } from '../../support/doc-snippets.ts';
 import { paced } from '../../support/paced-wire.ts';
@@ -61,7 +61,7 @@ export interface Usage {
   reasoning?: number;
 }
 
-export type Wire = 'responses' | 'chat' | 'anthropic' | 'gemini';
+export type Wire = 'responses' | 'chat' | 'anthropic' | 'gemini' | 'ollama';
 
 /** `holdMs`: how long the answer takes, paced by test/support/paced-wire.ts. */
 type Reply = { status: number; headers: Record<string, string>; body: string | ReadableStream<Uint8Array>; holdMs?: number | undefined };
@@ -119,7 +119,7 @@ export class FakeProvider {
       if (options.hang === true) return sse(half, { hangUntil: signal });
       if (options.pause !== undefined) return sse(half, { hangUntil: signal, thenAfter: { pause: options.pause, frames: frames.slice(half.length) } });
       if (options.cut === 'reset') return sse(half, { reset: true });
-      return { ...sse(options.cut === undefined ? frames : [...half, { data: options.cut }]), holdMs: options.holdMs };
+      return { ...sse(options.cut === undefined ? frames : [...half, { data: options.cut }], { ndjson: wire === 'ollama' }), holdMs: options.holdMs };
     });
     return this;
   }
@@ -128,14 +128,17 @@ export class FakeProvider {
    * The next request fails with the provider's error body. OpenAI's and
    * Anthropic's retryable statuses carry `retry-after-ms`, as they send it;
    * Gemini sends no retry header (its body's `RetryInfo` says when), so the
-   * SDK waits its own backoff (2 s) before the retry.
+   * SDK waits its own backoff (2 s) before the retry. Ollama's body is
+   * `{"error": message}` alone, with no retry header.
    */
   fail(wire: Wire, status: number, message: string): this {
     this.#replies.push(() => ({
       status,
-      headers: { 'content-type': 'application/json', ...(wire === 'gemini' ? {} : { 'retry-after-ms': '5' }) },
+      headers: { 'content-type': 'application/json', ...(wire === 'gemini' || wire === 'ollama' ? {} : { 'retry-after-ms': '5' }) },
       body: JSON.stringify(
-        wire === 'anthropic'
+        wire === 'ollama'
+          ? { error: message }
+          : wire === 'anthropic'
           ? { type: 'error', error: { type: status === 529 ? 'overloaded_error' : 'api_error', message } }
           : wire === 'gemini'
             ? { error: { code: status, message, status: GOOGLE_STATUS[status] ?? 'INTERNAL', details: status === 429 ? [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '1s' }] : [] } }
@@ -193,21 +196,21 @@ function json(value: unknown): Reply {
 const GOOGLE_STATUS: Record<number, string> = { 400: 'INVALID_ARGUMENT', 403: 'PERMISSION_DENIED', 429: 'RESOURCE_EXHAUSTED', 500: 'INTERNAL', 503: 'UNAVAILABLE' };
 
 /**
- * An SSE body; with `hangUntil`, it stays open after the frames until that
+ * An SSE body (with `ndjson`, Ollama's stream: one JSON object a line); with `hangUntil`, it stays open after the frames until that
  * signal aborts; with `thenAfter`, it sends those frames and closes once
  * their pause settles (unless `hangUntil` aborted first); with `reset`,
  * it fails after the frames, as a body whose connection was reset does.
  */
 function sse(
   frames: Array<{ event?: string; data: unknown }>,
-  end: { hangUntil?: AbortSignal | undefined; thenAfter?: { pause: Promise<unknown>; frames: Array<{ event?: string; data: unknown }> }; reset?: boolean } = {},
+  end: { hangUntil?: AbortSignal | undefined; thenAfter?: { pause: Promise<unknown>; frames: Array<{ event?: string; data: unknown }> }; reset?: boolean; ndjson?: boolean } = {},
 ): Reply {
   const encoder = new TextEncoder();
   let done = false;
   const send = (controller: ReadableStreamDefaultController<Uint8Array>, some: Array<{ event?: string; data: unknown }>) => {
     for (const frame of some) {
       const data = typeof frame.data === 'string' ? frame.data : JSON.stringify(frame.data);
-      controller.enqueue(encoder.encode(`${frame.event === undefined ? '' : `event: ${frame.event}\n`}data: ${data}\n\n`));
+      controller.enqueue(encoder.encode(end.ndjson === true ? `${data}\n` : `${frame.event === undefined ? '' : `event: ${frame.event}\n`}data: ${data}\n\n`));
     }
   };
   const stream = new ReadableStream<Uint8Array>({
@@ -231,7 +234,7 @@ function sse(
       done = true;
     },
   });
-  return { status: 200, headers: { 'content-type': 'text/event-stream' }, body: stream };
+  return { status: 200, headers: { 'content-type': end.ndjson === true ? 'application/x-ndjson' : 'text/event-stream' }, body: stream };
 }
 
 const created = 1_764_000_000;
@@ -605,15 +608,60 @@ function geminiEvents(turn: Turn): Array<{ data: unknown }> {
   });
 }
 
+// ------------------------------------------------------------------ Ollama /api/chat
+
+/** Ollama's timings, in nanoseconds, as every final answer carries them. */
+const OLLAMA_DURATIONS = { total_duration: 1_830_412_250, load_duration: 21_902_125, prompt_eval_duration: 402_117_000, eval_duration: 1_380_006_000 };
+const ollamaCreated = '2026-12-05T18:00:00.000000Z';
+
+/**
+ * The whole answer's message: `thinking` when the request asked to think, `tool_calls` with no id (each call is its
+ * function's name and its arguments as an object).
+ */
+function ollamaMessage(turn: Turn): Record<string, unknown> {
+  return {
+    role: 'assistant',
+    content: turn.text ?? '',
+    ...(turn.reasoning === undefined ? {} : { thinking: turn.reasoning }),
+    ...(turn.toolCalls === undefined ? {} : { tool_calls: turn.toolCalls.map((call) => ({ function: { name: call.name, arguments: call.args } })) }),
+  };
+}
+
+/** The last object of an answer: `done`, why (`done_reason`: `stop` also after tool calls), the counts and timings. */
+function ollamaDone(turn: Turn): Record<string, unknown> {
+  return { done: true, done_reason: turn.finish ?? 'stop', ...OLLAMA_DURATIONS, prompt_eval_count: turn.usage.input, eval_count: turn.usage.output };
+}
+
+/** `"stream": false`: one object, the model name as the request gave it. */
+function ollamaBody(turn: Turn): Record<string, unknown> {
+  return { model: turn.model, created_at: ollamaCreated, message: ollamaMessage(turn), ...ollamaDone(turn) };
+}
+
+/**
+ * The NDJSON stream: the thinking and the text each in two pieces, the tool calls whole in one object, then the
+ * `done` object with an empty message.
+ */
+function ollamaEvents(turn: Turn): Array<{ data: unknown }> {
+  const frame = (message: Record<string, unknown>, last = false) => ({ data: { model: turn.model, created_at: ollamaCreated, message: { role: 'assistant', content: '', ...message }, ...(last ? ollamaDone(turn) : { done: false }) } });
+  return [
+    ...halves(turn.reasoning ?? '').map((thinking) => frame({ thinking })),
+    ...halves(turn.text ?? '').map((content) => frame({ content })),
+    ...(turn.toolCalls === undefined ? [] : [frame({ tool_calls: (ollamaMessage(turn) as { tool_calls: unknown[] }).tool_calls })]),
+    frame({}, true),
+  ];
+}
+
 // ------------------------------------------------------------------ dispatch
 
 function body(wire: Wire, turn: Turn): unknown {
   if (wire === 'chat' && turn.server === 'openrouter') return openrouterBody(turn);
+  if (wire === 'ollama') return ollamaBody(turn);
   return wire === 'responses' ? responsesBody(turn) : wire === 'chat' ? chatBody(turn) : wire === 'gemini' ? geminiBody(turn) : anthropicBody(turn);
 }
 
 function events(wire: Wire, turn: Turn, withChatUsage: boolean): Array<{ event?: string; data: unknown }> {
   if (wire === 'chat' && turn.server === 'openrouter') return openrouterEvents(turn);
+  if (wire === 'ollama') return ollamaEvents(turn);
   return wire === 'responses' ? responsesEvents(turn) : wire === 'chat' ? chatEvents(turn, withChatUsage) : wire === 'gemini' ? geminiEvents(turn) : anthropicEvents(turn);
 }
 
