@@ -6,13 +6,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAzure } from '@ai-sdk/azure';
 import { createAzure as createAzure3 } from '@ai-sdk/azure-3';
-import { generateText, stepCountIs, streamText, tool } from 'ai';
-import * as z from 'zod';
+import { generateText, stepCountIs, streamText } from 'ai';
 import { instrumentAiSdk } from '../../../src/adapters/ai-sdk/index.ts';
 import { checkAzureRun, checkFilteredAnswer, checkRefusedPrompt, filteredTurn, serveWeather, DEPLOYMENT, FILTERED_TEXT, PROMPT, RESOURCE } from '../azure-checks.ts';
 import { sameOnNative } from '../same-on-native.ts';
 import { recordedPlugin } from '../support.ts';
 import { FakeProvider } from './wire.ts';
+import { weather } from './weather-tool.ts';
 
 (globalThis as { AI_SDK_LOG_WARNINGS?: boolean }).AI_SDK_LOG_WARNINGS = false;
 
@@ -20,12 +20,6 @@ let uninstall: (() => void) | undefined;
 afterEach(() => {
   uninstall?.();
   uninstall = undefined;
-});
-
-const weather = tool({
-  description: 'Get the weather for a city',
-  inputSchema: z.object({ city: z.string() }),
-  execute: async ({ city }) => ({ city, forecast: 'sunny', tempC: 21 }),
 });
 
 /**

@@ -5,13 +5,13 @@
 // reports (bedrock-checks.ts), on memory and native; a throttled call retried, and a guardrail that intervened.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { bedrock } from '@ai-sdk/amazon-bedrock';
-import { generateText, stepCountIs, streamText, tool } from 'ai';
-import * as z from 'zod';
+import { generateText, stepCountIs, streamText } from 'ai';
 import { instrumentAiSdk } from '../../../src/adapters/ai-sdk/index.ts';
 import { checkBedrockRun, checkGuardrail, checkRefused, checkThrottledRetry, INFERENCE_PROFILE, PROMPT } from '../bedrock-checks.ts';
 import { ACCESS_DENIED, GUARDRAIL_TURN, loopbackBedrock, THROTTLED, weatherTurns, type LoopbackBedrock } from '../bedrock-wire.ts';
 import { sameOnNative } from '../same-on-native.ts';
 import { recordedPlugin } from '../support.ts';
+import { weather } from './weather-tool.ts';
 
 (globalThis as { AI_SDK_LOG_WARNINGS?: boolean }).AI_SDK_LOG_WARNINGS = false;
 
@@ -25,12 +25,6 @@ let uninstall: (() => void) | undefined;
 afterEach(() => {
   uninstall?.();
   uninstall = undefined;
-});
-
-const weather = tool({
-  description: 'Get the weather for a city',
-  inputSchema: z.object({ city: z.string() }),
-  execute: async ({ city }) => ({ city, forecast: 'sunny', tempC: 21 }),
 });
 
 type SdkStep = {

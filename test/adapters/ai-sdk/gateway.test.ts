@@ -6,14 +6,14 @@
 // what the gateway sent: tokens, one LLM call per request, the models, the finish reasons, reasoning, tool calls,
 // and the cost the gateway charged for each call.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createGateway, generateText, stepCountIs, streamText, tool, wrapLanguageModel } from 'ai';
-import * as z from 'zod';
+import { createGateway, generateText, stepCountIs, streamText, wrapLanguageModel } from 'ai';
 import { aiSdkMiddleware, instrumentAiSdk } from '../../../src/adapters/ai-sdk/index.ts';
 import { FILE_BACKENDS } from '../../contract/backends.ts';
 import { runComponents } from '../../support/component-run.ts';
 import { sameOnNative } from '../same-on-native.ts';
 import { expectNothingLost, expectRetriedFirstCall, expectTurnEndInAtif, finishedRun, onlyTrajectory, recordedPlugin, viewLines, type AtifDoc, type Recorded } from '../support.ts';
 import { startGateway, type GatewayTurn, type LoopbackGateway } from './gateway-wire.ts';
+import { weather } from './weather-tool.ts';
 
 (globalThis as { AI_SDK_LOG_WARNINGS?: boolean }).AI_SDK_LOG_WARNINGS = false;
 
@@ -38,12 +38,6 @@ afterEach(() => {
   uninstall?.();
   uninstall = undefined;
   gateway.requests.length = 0;
-});
-
-const weather = tool({
-  description: 'Get the weather for a city',
-  inputSchema: z.object({ city: z.string() }),
-  execute: async ({ city }) => ({ city, forecast: 'sunny', tempC: 21 }),
 });
 
 /** The two answers of the weather program, as Anthropic gave them through the gateway (the second read from the cache). */

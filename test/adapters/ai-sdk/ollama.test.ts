@@ -6,13 +6,13 @@
 // reasons, the tool call ids it made) and to the wire; the same hooks on native (where it loads) write the same files.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createOllama } from 'ollama-ai-provider-v2';
-import { APICallError, generateText, stepCountIs, streamText, tool } from 'ai';
-import * as z from 'zod';
+import { APICallError, generateText, stepCountIs, streamText } from 'ai';
 import { instrumentAiSdk } from '../../../src/adapters/ai-sdk/index.ts';
 import { loopbackApi } from '../../support/doc-snippets.ts';
 import { sameOnNative } from '../same-on-native.ts';
 import { finishedRun, recordedPlugin, viewRows, type AtifDoc, type Recorded } from '../support.ts';
 import { FakeProvider, type Turn } from './wire.ts';
+import { weather } from './weather-tool.ts';
 
 (globalThis as { AI_SDK_LOG_WARNINGS?: boolean }).AI_SDK_LOG_WARNINGS = false;
 
@@ -27,12 +27,6 @@ let uninstall: (() => void) | undefined;
 afterEach(() => {
   uninstall?.();
   uninstall = undefined;
-});
-
-const weather = tool({
-  description: 'Get the weather for a city',
-  inputSchema: z.object({ city: z.string() }),
-  execute: async ({ city }) => ({ city, forecast: 'sunny', tempC: 21 }),
 });
 
 /** A call without an id after some thinking, `done_reason` stop; then the answer. */

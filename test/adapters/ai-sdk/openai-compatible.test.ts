@@ -5,13 +5,13 @@
 // saw, what the SDK reports and what the server sent.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
-import { generateText, stepCountIs, streamText, tool } from 'ai';
-import * as z from 'zod';
+import { generateText, stepCountIs, streamText } from 'ai';
 import { instrumentAiSdk } from '../../../src/adapters/ai-sdk/index.ts';
 import { loopbackApi } from '../../support/doc-snippets.ts';
 import { sameOnNative } from '../same-on-native.ts';
 import { finishedRun, recordedPlugin, type AtifDoc, type Recorded } from '../support.ts';
 import { FakeProvider, type Turn } from './wire.ts';
+import { weather } from './weather-tool.ts';
 
 (globalThis as { AI_SDK_LOG_WARNINGS?: boolean }).AI_SDK_LOG_WARNINGS = false;
 
@@ -26,12 +26,6 @@ let uninstall: (() => void) | undefined;
 afterEach(() => {
   uninstall?.();
   uninstall = undefined;
-});
-
-const weather = tool({
-  description: 'Get the weather for a city',
-  inputSchema: z.object({ city: z.string() }),
-  execute: async ({ city }) => ({ city, forecast: 'sunny', tempC: 21 }),
 });
 
 type SdkStep = { usage: { inputTokens?: number; outputTokens?: number; inputTokenDetails: { cacheReadTokens?: number }; outputTokenDetails: { reasoningTokens?: number } }; response: { modelId: string }; finishReason: string };

@@ -7,12 +7,12 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { createOpenRouter } from '@openrouter/ai-sdk-provider';
-import { generateText, stepCountIs, streamText, tool, wrapLanguageModel } from 'ai';
-import * as z from 'zod';
+import { generateText, stepCountIs, streamText, wrapLanguageModel } from 'ai';
 import { aiSdkMiddleware, instrumentAiSdk } from '../../../src/adapters/ai-sdk/index.ts';
 import { checkOpenRouterRun, loopbackOpenRouter, openrouterTurns, ANSWERED, ASKED, PROMPT, type LoopbackOpenRouter } from '../openrouter-checks.ts';
 import { sameOnNative } from '../same-on-native.ts';
 import { finishedRun, recordedPlugin } from '../support.ts';
+import { weather } from './weather-tool.ts';
 
 (globalThis as { AI_SDK_LOG_WARNINGS?: boolean }).AI_SDK_LOG_WARNINGS = false;
 
@@ -26,12 +26,6 @@ let uninstall: (() => void) | undefined;
 afterEach(() => {
   uninstall?.();
   uninstall = undefined;
-});
-
-const weather = tool({
-  description: 'Get the weather for a city',
-  inputSchema: z.object({ city: z.string() }),
-  execute: async ({ city }) => ({ city, forecast: 'sunny', tempC: 21 }),
 });
 
 /** What the program reads of the charge: @openrouter/ai-sdk-provider's `providerMetadata.openrouter.usage.cost`. */

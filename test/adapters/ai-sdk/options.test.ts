@@ -14,6 +14,7 @@ import { instrumentAiSdk } from '../../../src/adapters/ai-sdk/index.ts';
 import { sameOnNative } from '../same-on-native.ts';
 import { expectNothingLost, expectTurnEndInAtif, finishedRun, onlyTrajectory, recordedPlugin, viewLines, type AtifDoc, type AtofEvent, type Recorded } from '../support.ts';
 import { FakeProvider, type Request } from './wire.ts';
+import { weather } from './weather-tool.ts';
 
 (globalThis as { AI_SDK_LOG_WARNINGS?: boolean }).AI_SDK_LOG_WARNINGS = false;
 
@@ -70,11 +71,6 @@ async function expectStepsAsSdk(recorded: Recorded, doc: AtifDoc, atof: AtofEven
   }
 }
 
-const weather = tool({
-  description: 'Get the weather for a city',
-  inputSchema: z.object({ city: z.string() }),
-  execute: async ({ city }) => ({ city, forecast: 'sunny', tempC: 21 }),
-});
 const time = tool({ description: 'The local time of a city', inputSchema: z.object({ city: z.string() }), execute: async () => '14:00' });
 
 describe('AI SDK: prepareStep', () => {
