@@ -42,9 +42,11 @@ export interface Turn {
    * OpenRouter (openrouterBody), or Azure OpenAI (OpenAI's Chat Completions with Azure's content-filter verdicts: the
    * prompt's in `prompt_filter_results`, each choice's in `content_filter_results`; a stream opens with a chunk of no
    * choices that holds the prompt's; `finish: 'content_filter'` is an answer the filter cut, its category marked
-   * filtered).
+   * filtered), or Groq (each response's `x_groq` with its request id; a stream's usage in the finishing chunk's
+   * `x_groq.usage`), or Mistral (a streamed tool call whole in one chunk, the usage on the finishing chunk, asked or
+   * not).
    */
-  server?: 'ollama' | 'deepseek' | 'openrouter' | 'azure';
+  server?: 'ollama' | 'deepseek' | 'openrouter' | 'azure' | 'groq' | 'mistral';
   /** OpenRouter's: the upstream that served the call (its `provider`, e.g. `Anthropic`). */
   provider?: string;
   /** OpenRouter's: what the call was charged, in USD (`usage.cost`). */
@@ -340,7 +342,7 @@ function chatFinish(turn: Turn): string {
   return turn.finish ?? ((turn.toolCalls ?? []).length > 0 ? 'tool_calls' : 'stop');
 }
 
-const FINGERPRINT = { ollama: 'fp_ollama', deepseek: 'fp_deepseek_prod', openrouter: 'fp_openrouter', azure: 'fp_azure' } as const;
+const FINGERPRINT = { ollama: 'fp_ollama', deepseek: 'fp_deepseek_prod', openrouter: 'fp_openrouter', azure: 'fp_azure', groq: 'fp_groq', mistral: 'fp_mistral' } as const;
 
 /** Azure's content-filter verdicts on a text: every category safe, but `filtered`, which the filter cut. */
 function azureFilterResults(filtered?: string): Record<string, unknown> {
@@ -370,6 +372,7 @@ function chatBody(turn: Turn): Record<string, unknown> {
     choices: [{ index: 0, message: { role: 'assistant', content: turn.text ?? (turn.server === 'ollama' ? '' : null), ...reasoning, ...refusal, ...(calls.length > 0 ? { tool_calls: calls } : {}) }, logprobs: null, finish_reason: chatFinish(turn), ...azureChoiceFilter(turn) }],
     usage: chatUsage(turn.usage, turn.server),
     system_fingerprint: turn.server === undefined ? 'fp_test' : FINGERPRINT[turn.server],
+    ...(turn.server === 'groq' ? { x_groq: { id: `req_${turn.id}` } } : {}),
   };
 }
 
@@ -385,8 +388,8 @@ function chatEvents(turn: Turn, withUsage: boolean): Array<{ data: unknown }> {
   if (turn.server === 'deepseek') for (const delta of halves(turn.reasoning ?? '')) frames.push(chunk([{ index: 0, delta: { content: null, reasoning_content: delta }, logprobs: null, finish_reason: null }]));
   for (const delta of halves(turn.text ?? '')) frames.push(chunk([{ index: 0, delta: { content: delta }, logprobs: null, finish_reason: null, ...azureChoiceFilter({ ...turn, finish: undefined }) }]));
   (turn.toolCalls ?? []).forEach((call, index) => {
-    if (turn.server === 'ollama') {
-      // Ollama sends each call whole.
+    if (turn.server === 'ollama' || turn.server === 'mistral') {
+      // Ollama and Mistral send each call whole.
       frames.push(chunk([{ index: 0, delta: { role: 'assistant', content: '', tool_calls: [{ id: call.id, index, type: 'function', function: { name: call.name, arguments: JSON.stringify(call.args) } }] }, finish_reason: null }]));
       return;
     }
@@ -395,7 +398,12 @@ function chatEvents(turn: Turn, withUsage: boolean): Array<{ data: unknown }> {
   });
   // DeepSeek puts the usage on the chunk that finishes; OpenAI and Ollama send it in a chunk of its own, with no choices.
   if (turn.server === 'deepseek') frames.push(chunk([{ index: 0, delta: { content: '' }, logprobs: null, finish_reason: chatFinish(turn) }], usage));
-  else {
+  else if (turn.server === 'mistral') frames.push(chunk([{ index: 0, delta: { content: '' }, finish_reason: chatFinish(turn) }], { usage: chatUsage(turn.usage, turn.server) }));
+  else if (turn.server === 'groq') {
+    // Groq's finishing chunk carries the usage in `x_groq`, beside the request id every chunk of its stream has.
+    frames.push(chunk([{ index: 0, delta: {}, logprobs: null, finish_reason: chatFinish(turn) }], { x_groq: { id: `req_${turn.id}`, usage: { queue_time: 0.01, ...chatUsage(turn.usage, 'ollama'), prompt_time: 0.02, completion_time: 0.05, total_time: 0.07 } } }));
+    if (withUsage) frames.push(chunk([], usage));
+  } else {
     frames.push(chunk([{ index: 0, delta: {}, logprobs: null, finish_reason: chatFinish(turn), ...(turn.finish === 'content_filter' ? azureChoiceFilter(turn) : {}) }]));
     if (withUsage) frames.push(chunk([], usage));
   }
