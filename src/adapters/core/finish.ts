@@ -24,6 +24,8 @@ const CHAT_SPELLING: ReadonlyMap<string, string> = new Map([
   ['stop_sequence', 'stop'],
   ['max_tokens', 'length'],
   ['model_context_window_exceeded', 'length'],
+  // Mistral's: the model's context window, not max_tokens, cut the answer.
+  ['model_length', 'length'],
   ['tool_use', 'tool_calls'],
   ['refusal', 'content_filter'],
   // Amazon Bedrock Converse `stopReason`: a guardrail, or the model's own content filter, withheld the answer.

@@ -194,10 +194,24 @@ export function offeredTools(tools: unknown): OfferedTool[] {
   return out;
 }
 
-/** `usage_metadata` (its `input_tokens` include the cache), else the legacy `llmOutput.tokenUsage`, tagged for the token table. */
+/**
+ * `usage_metadata` (its `input_tokens` include the cache), else the legacy `llmOutput.tokenUsage`, else what a
+ * streamed ChatGroq keeps (`groqStreamedUsage`), tagged for the token table.
+ */
 function usageOf(message: Loose, llmOutput: Loose): ProviderUsage | undefined {
-  const usage = isRecord(message.usage_metadata) ? message.usage_metadata : isRecord(llmOutput.tokenUsage) ? llmOutput.tokenUsage : isRecord(llmOutput.token_usage) ? llmOutput.token_usage : undefined;
+  const usage = isRecord(message.usage_metadata) ? message.usage_metadata : isRecord(llmOutput.tokenUsage) ? llmOutput.tokenUsage : isRecord(llmOutput.token_usage) ? llmOutput.token_usage : groqStreamedUsage(message);
   return usage === undefined ? undefined : { shape: 'langchain', usage };
+}
+
+/**
+ * A streamed ChatGroq answer sets no `usage_metadata`: it keeps the finishing chunk's `x_groq.usage` as LangChain's
+ * counts in `response_metadata.usage`, where the `usage` of the chunk `stream_options.include_usage` asks for merges
+ * in, its `total_tokens` summed into theirs; so the input and output counts alone.
+ */
+function groqStreamedUsage(message: Loose): Loose | undefined {
+  const metadata = isRecord(message.response_metadata) ? message.response_metadata : {};
+  if (metadata.model_provider !== 'groq' || !isRecord(metadata.usage) || typeof metadata.usage.input_tokens !== 'number') return undefined;
+  return { input_tokens: metadata.usage.input_tokens, output_tokens: metadata.usage.output_tokens };
 }
 
 /**
@@ -318,9 +332,15 @@ export function responseOfResult(output: unknown): ResponseParts & { refused: Ar
       nonEmptyString(messageStop.stopReason) ??
       // ChatOllama keeps the last object of Ollama's stream in response_metadata, its `done_reason` with it.
       ollamaDoneReason(nonEmptyString(metadata.done_reason), toolCalls.length > 0),
-    // The provider-reported (dated) model: in response_metadata, in generationInfo when the model streamed (streamEvents),
-    // in additional_kwargs when ChatAnthropic streamed.
-    model: nonEmptyString(metadata.model_name) ?? nonEmptyString(metadata.model) ?? nonEmptyString(info.model_name) ?? nonEmptyString(llmOutput.model_name) ?? nonEmptyString(kwargs.model),
+    // The provider-reported (dated) model: in response_metadata, in generationInfo when the model streamed (streamEvents;
+    // ChatMistralAI's `model`, which it keeps nowhere else), in additional_kwargs when ChatAnthropic streamed.
+    model:
+      nonEmptyString(metadata.model_name) ??
+      nonEmptyString(metadata.model) ??
+      nonEmptyString(info.model_name) ??
+      nonEmptyString(info.model) ??
+      nonEmptyString(llmOutput.model_name) ??
+      nonEmptyString(kwargs.model),
     id: message !== undefined ? nonEmptyString(message.id) : undefined,
     ...(costUsd === undefined ? {} : { costUsd }),
   };

@@ -1,0 +1,200 @@
+// LangChain chat models of other providers, as LangChain's docs write the program: `createAgent` with a tool and our
+// handler in `callbacks`, each model its real package against a loopback server speaking the provider's wire (Groq's
+// and Mistral's Chat Completions JSON and SSE, test/adapters/ai-sdk/wire.ts). Each package keeps the finish reason,
+// the model that answered and the usage under its own keys (ChatMistralAI: the Mistral SDK's camelCase
+// `finishReason` and `model` in generationInfo only); each trajectory is held to what the program got
+// (`usage_metadata`, the tool call ids, the texts) and to the wire, and a refused call keeps its HTTP status. The same
+// hooks on native write the same files.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ChatGroq } from '@langchain/groq';
+import { ChatMistralAI } from '@langchain/mistralai';
+import { tool } from '@langchain/core/tools';
+import { AIMessage, AIMessageChunk, type BaseMessage } from '@langchain/core/messages';
+import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
+import { createAgent } from 'langchain';
+import * as z from 'zod';
+import { NemoRelayCallbackHandler } from '../../src/adapters/langchain/index.ts';
+import { loopbackApi } from '../support/doc-snippets.ts';
+import { FakeProvider, type Turn } from './ai-sdk/wire.ts';
+import { finishedRun, recordedPlugin, viewRows, type AtifDoc, type Recorded } from './support.ts';
+import { sameOnNative } from './same-on-native.ts';
+
+let fake = new FakeProvider();
+let server: Awaited<ReturnType<typeof loopbackApi>> | undefined;
+beforeAll(async () => {
+  server = await loopbackApi((url, init) => fake.fetch(url, init));
+});
+afterAll(() => server?.close());
+
+/** The next requests get `turns`, as Chat Completions JSON or SSE. */
+function serve(server: 'groq' | 'mistral', stream: boolean, ...turns: Turn[]): void {
+  fake = new FakeProvider();
+  for (const turn of turns) fake.reply('chat', { ...turn, server }, { stream });
+}
+
+const getWeather = tool(async ({ city }) => `It is sunny in ${city}.`, {
+  name: 'get_weather',
+  description: 'Get the weather for a city',
+  schema: z.object({ city: z.string() }),
+});
+
+/** Two calls, then the answer. */
+const loop = (model: string): Turn[] => [
+  {
+    id: 'chatcmpl-1',
+    model,
+    toolCalls: [
+      { id: 'call_paris', name: 'get_weather', args: { city: 'Paris' } },
+      { id: 'call_rome', name: 'get_weather', args: { city: 'Rome' } },
+    ],
+    usage: { input: 182, output: 31 },
+  },
+  { id: 'chatcmpl-2', model, text: 'It is sunny in Paris and in Rome.', usage: { input: 251, output: 12 } },
+];
+
+type Usage = { input_tokens: number; output_tokens: number; total_tokens: number };
+const agentSteps = (doc: AtifDoc): AtifDoc[] => (doc.steps as AtifDoc[]).filter((step) => step.source === 'agent');
+/** The AI messages' usage_metadata: [input, output, total]. */
+const reported = (messages: BaseMessage[]): number[][] =>
+  messages
+    .map((m) => (m as AIMessage).usage_metadata as Usage | undefined)
+    .filter((usage) => usage !== undefined)
+    .map((u) => [u.input_tokens, u.output_tokens, u.total_tokens]);
+const recordedCounts = (doc: AtifDoc): number[][] => agentSteps(doc).map((step) => [step.metrics.prompt_tokens, step.metrics.completion_tokens, step.metrics.extra?.total_tokens]);
+const posts = (recorded: Recorded) => recorded.log.filter((e) => e.hook === 'post_api_request').map((e) => e.payload as Record<string, any>);
+const handler = (recorded: Recorded) => ({ callbacks: [new NemoRelayCallbackHandler(recorded.hooks)] });
+
+interface Provider {
+  name: string;
+  server: 'groq' | 'mistral';
+  /** Whether createAgent's call streams even when invoked (ChatMistralAI streams whenever it is given a signal). */
+  agentStreams: boolean;
+  /** What the adapter records as the provider. */
+  provider: string;
+  model: string;
+  /** The path the client posts to. */
+  path: string;
+  make(options?: { maxTokens?: number }): BaseChatModel;
+  /** The error the client throws for a refused call: its name and where it keeps the status. */
+  refused: (status: number) => Record<string, unknown>;
+}
+
+const PROVIDERS: Provider[] = [
+  {
+    name: 'ChatGroq (@langchain/groq, groq-sdk)',
+    server: 'groq',
+    agentStreams: false,
+    provider: 'groq',
+    model: 'llama-3.3-70b-versatile',
+    path: '/openai/v1/chat/completions',
+    make: (options = {}) => new ChatGroq({ model: 'llama-3.3-70b-versatile', apiKey: 'gsk-test-not-a-key', baseUrl: server!.url, maxRetries: 0, ...options }),
+    refused: (status) => ({ status }),
+  },
+  {
+    name: 'ChatMistralAI (@langchain/mistralai, @mistralai/mistralai)',
+    server: 'mistral',
+    agentStreams: true,
+    provider: 'mistral',
+    model: 'mistral-large-latest',
+    path: '/v1/chat/completions',
+    make: (options = {}) => new ChatMistralAI({ model: 'mistral-large-latest', apiKey: 'test-not-a-key', serverURL: server!.url, maxRetries: 0, ...options }),
+    refused: (status) => ({ statusCode: status }),
+  },
+];
+
+for (const p of PROVIDERS) {
+  describe(`${p.name} in createAgent, through the LangChain adapter`, () => {
+    for (const mode of ['invoke', 'stream'] as const) {
+      it(`${mode === 'invoke' ? 'agent.invoke' : 'agent.stream (streamMode "messages")'}: the calls and results, usage_metadata = the wire's counts, finish tool_calls then stop, the model that answered`, async () => {
+        const answered = `${p.model}-2025-01`;
+        serve(p.server, mode === 'stream' || p.agentStreams, ...loop(answered));
+        const agent = createAgent({ model: p.make(), tools: [getWeather], systemPrompt: 'You answer weather questions.' });
+        const recorded = recordedPlugin(`lc-${p.provider}-agent-${mode}`);
+        const input = { messages: [{ role: 'user', content: 'What is the weather in Paris and Rome?' }] };
+        let messages: BaseMessage[] = [];
+        if (mode === 'invoke') messages = (await agent.invoke(input, handler(recorded))).messages;
+        else {
+          let tokens = 0;
+          for await (const [kind, value] of await agent.stream(input, { ...handler(recorded), streamMode: ['messages', 'values'] })) {
+            if (kind === 'messages' && AIMessageChunk.isInstance((value as [BaseMessage, unknown])[0])) tokens += 1;
+            if (kind === 'values') messages = (value as { messages: BaseMessage[] }).messages;
+          }
+          expect(tokens).toBeGreaterThan(2);
+        }
+        expect(fake.requests.map((request) => [new URL(request.url).pathname, request.body.tools?.[0]?.function?.name])).toEqual(Array(2).fill([p.path, 'get_weather']));
+        const answers = messages.filter((m) => AIMessage.isInstance(m) || AIMessageChunk.isInstance(m)) as AIMessage[];
+        expect(answers.map((m) => m.text)).toEqual(['', 'It is sunny in Paris and in Rome.']);
+        expect(answers[0]!.tool_calls!.map((call) => call.id)).toEqual(['call_paris', 'call_rome']);
+
+        const { doc, agent: steps } = await finishedRun(recorded);
+        expect(steps.map((step) => step.message)).toEqual(answers.map((m) => m.text));
+        expect(steps[0]!.tool_calls.map((call: AtifDoc) => [call.tool_call_id, call.function_name, call.arguments])).toEqual([
+          ['call_paris', 'get_weather', { city: 'Paris' }],
+          ['call_rome', 'get_weather', { city: 'Rome' }],
+        ]);
+        expect(steps[0]!.observation.results.map((r: AtifDoc) => [r.source_call_id, r.content])).toEqual([
+          ['call_paris', 'It is sunny in Paris.'],
+          ['call_rome', 'It is sunny in Rome.'],
+        ]);
+        // Tokens: the wire's counts, which are usage_metadata where the package sets it. Streamed, ChatGroq sets none:
+        // it keeps `x_groq.usage` as LangChain's counts in response_metadata.usage, where the include_usage chunk's
+        // `usage` merges in beside them (its total summed into the first's).
+        expect(recordedCounts(doc)).toEqual([
+          [182, 31, 213],
+          [251, 12, 263],
+        ]);
+        if (p.server === 'groq' && mode === 'stream') {
+          expect(reported(answers)).toEqual([]);
+          expect(answers.map((m) => m.response_metadata.usage)).toMatchObject([
+            { input_tokens: 182, output_tokens: 31, total_tokens: 426 },
+            { input_tokens: 251, output_tokens: 12, total_tokens: 526 },
+          ]);
+        } else expect(recordedCounts(doc)).toEqual(reported(answers));
+        expect(posts(recorded).map((post) => post.finish_reason)).toEqual(['tool_calls', 'stop']);
+        expect(steps.map((step) => step.model_name)).toEqual([answered, answered]);
+        expect(recorded.log.filter((e) => e.hook === 'pre_api_request').map((e) => e.payload.provider)).toEqual([p.provider, p.provider]);
+        for (const of of ['atof', 'atif'] as const) {
+          expect(await viewRows(recorded, of)).toEqual([
+            `LLM ${of === 'atof' ? `${p.provider} ${p.model}` : answered}  182 in / 31 out  → get_weather, get_weather`,
+            'tool get_weather  {"city":"Paris"}',
+            'tool get_weather  {"city":"Rome"}',
+            `LLM ${of === 'atof' ? `${p.provider} ${p.model}` : answered}  251 in / 12 out  It is sunny in Paris and in Rome.`,
+          ]);
+        }
+        await sameOnNative(recorded);
+      });
+    }
+
+    // Mistral says `model_length` when the model's context window, not maxTokens, cut the answer.
+    for (const finish of p.server === 'mistral' ? ['length', 'model_length'] : ['length']) {
+      it(`model.invoke() cut (${finish}): finish length`, async () => {
+        serve(p.server, false, { id: 'chatcmpl-3', model: p.model, text: 'The weather in Paris is', finish, usage: { input: 18, output: 5 } });
+        const recorded = recordedPlugin(`lc-${p.provider}-${finish}`);
+        const answer = await p.make({ maxTokens: 5 }).invoke('What is the weather in Paris?', handler(recorded));
+        expect(answer.text).toBe('The weather in Paris is');
+        const { doc } = await finishedRun(recorded);
+        expect(recordedCounts(doc)).toEqual([[18, 5, 23]]);
+        expect(posts(recorded).map((post) => post.finish_reason)).toEqual(['length']);
+        await sameOnNative(recorded);
+      });
+    }
+
+    for (const status of [401, 429]) {
+      it(`a refused call (${status}): the failed call keeps the HTTP status, the turn failed with what the program caught`, async () => {
+        fake = new FakeProvider();
+        fake.fail('chat', status, status === 401 ? 'Invalid API Key' : 'Rate limit reached');
+        const recorded = recordedPlugin(`lc-${p.provider}-${status}`);
+        let caught: Error | undefined;
+        try {
+          await p.make().invoke('Hello?', handler(recorded));
+        } catch (error) {
+          caught = error as Error;
+        }
+        expect(caught).toMatchObject(p.refused(status));
+        expect(recorded.log.filter((e) => e.hook === 'api_request_error').map((e) => e.payload)).toMatchObject([{ status_code: status }]);
+        expect(recorded.log.find((e) => e.hook === 'on_session_end')!.payload).toMatchObject({ failed: true, error_message: caught!.message });
+        await sameOnNative(recorded);
+      });
+    }
+  });
+}
