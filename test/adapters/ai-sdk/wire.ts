@@ -43,10 +43,11 @@ export interface Turn {
    * prompt's in `prompt_filter_results`, each choice's in `content_filter_results`; a stream opens with a chunk of no
    * choices that holds the prompt's; `finish: 'content_filter'` is an answer the filter cut, its category marked
    * filtered), or Groq (each response's `x_groq` with its request id; a stream's usage in the finishing chunk's
-   * `x_groq.usage`), or Mistral (a streamed tool call whole in one chunk, the usage on the finishing chunk, asked or
-   * not).
+   * `x_groq.usage`; a streamed tool call whole in one chunk), or Mistral (the same whole calls, the usage on the
+   * finishing chunk, asked or not), or xAI (a stream's every chunk with the usage so far, the finishing one's whole,
+   * then a chunk of no choices).
    */
-  server?: 'ollama' | 'deepseek' | 'openrouter' | 'azure' | 'groq' | 'mistral';
+  server?: 'ollama' | 'deepseek' | 'openrouter' | 'azure' | 'groq' | 'mistral' | 'xai';
   /** OpenRouter's: the upstream that served the call (its `provider`, e.g. `Anthropic`). */
   provider?: string;
   /** OpenRouter's: what the call was charged, in USD (`usage.cost`). */
@@ -342,7 +343,7 @@ function chatFinish(turn: Turn): string {
   return turn.finish ?? ((turn.toolCalls ?? []).length > 0 ? 'tool_calls' : 'stop');
 }
 
-const FINGERPRINT = { ollama: 'fp_ollama', deepseek: 'fp_deepseek_prod', openrouter: 'fp_openrouter', azure: 'fp_azure', groq: 'fp_groq', mistral: 'fp_mistral' } as const;
+const FINGERPRINT = { ollama: 'fp_ollama', deepseek: 'fp_deepseek_prod', openrouter: 'fp_openrouter', azure: 'fp_azure', groq: 'fp_groq', mistral: 'fp_mistral', xai: 'fp_xai' } as const;
 
 /** Azure's content-filter verdicts on a text: every category safe, but `filtered`, which the filter cut. */
 function azureFilterResults(filtered?: string): Record<string, unknown> {
@@ -388,8 +389,8 @@ function chatEvents(turn: Turn, withUsage: boolean): Array<{ data: unknown }> {
   if (turn.server === 'deepseek') for (const delta of halves(turn.reasoning ?? '')) frames.push(chunk([{ index: 0, delta: { content: null, reasoning_content: delta }, logprobs: null, finish_reason: null }]));
   for (const delta of halves(turn.text ?? '')) frames.push(chunk([{ index: 0, delta: { content: delta }, logprobs: null, finish_reason: null, ...azureChoiceFilter({ ...turn, finish: undefined }) }]));
   (turn.toolCalls ?? []).forEach((call, index) => {
-    if (turn.server === 'ollama' || turn.server === 'mistral') {
-      // Ollama and Mistral send each call whole.
+    if (turn.server === 'ollama' || turn.server === 'mistral' || turn.server === 'groq') {
+      // Ollama, Mistral and Groq send each call whole.
       frames.push(chunk([{ index: 0, delta: { role: 'assistant', content: '', tool_calls: [{ id: call.id, index, type: 'function', function: { name: call.name, arguments: JSON.stringify(call.args) } }] }, finish_reason: null }]));
       return;
     }
@@ -403,6 +404,14 @@ function chatEvents(turn: Turn, withUsage: boolean): Array<{ data: unknown }> {
     // Groq's finishing chunk carries the usage in `x_groq`, beside the request id every chunk of its stream has.
     frames.push(chunk([{ index: 0, delta: {}, logprobs: null, finish_reason: chatFinish(turn) }], { x_groq: { id: `req_${turn.id}`, usage: { queue_time: 0.01, ...chatUsage(turn.usage, 'ollama'), prompt_time: 0.02, completion_time: 0.05, total_time: 0.07 } } }));
     if (withUsage) frames.push(chunk([], usage));
+  } else if (turn.server === 'xai') {
+    frames.push(chunk([{ index: 0, delta: {}, logprobs: null, finish_reason: chatFinish(turn) }]));
+    // xAI counts in every chunk: the prompt's tokens, and the output's so far (the finishing chunk's, all of them).
+    frames.forEach((frame, index) => {
+      const sofar = Math.round((turn.usage.output * (index + 1)) / frames.length);
+      Object.assign(frame.data as Record<string, unknown>, { usage: chatUsage({ ...turn.usage, output: sofar }, 'ollama') });
+    });
+    frames.push(chunk([], { usage: chatUsage(turn.usage, 'ollama') }));
   } else {
     frames.push(chunk([{ index: 0, delta: {}, logprobs: null, finish_reason: chatFinish(turn), ...(turn.finish === 'content_filter' ? azureChoiceFilter(turn) : {}) }]));
     if (withUsage) frames.push(chunk([], usage));
