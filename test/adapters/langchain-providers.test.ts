@@ -1,13 +1,15 @@
 // LangChain chat models of other providers, as LangChain's docs write the program: `createAgent` with a tool and our
-// handler in `callbacks`, each model its real package against a loopback server speaking the provider's wire (Groq's
-// and Mistral's Chat Completions JSON and SSE, test/adapters/ai-sdk/wire.ts). Each package keeps the finish reason,
-// the model that answered and the usage under its own keys (ChatMistralAI: the Mistral SDK's camelCase
-// `finishReason` and `model` in generationInfo only); each trajectory is held to what the program got
-// (`usage_metadata`, the tool call ids, the texts) and to the wire, and a refused call keeps its HTTP status. The same
-// hooks on native write the same files.
+// handler in `callbacks`, each model its real package against a loopback server speaking the provider's Chat
+// Completions JSON and SSE as that provider sends it (test/adapters/ai-sdk/wire.ts): ChatGroq (groq-sdk), ChatMistralAI
+// (the Mistral SDK, which hands LangChain camelCase fields), ChatDeepSeek and ChatXAI (both ChatOpenAI). Each package
+// keeps the finish reason, the model that answered, the usage and the provider under its own keys; each trajectory is
+// held to what the program got (`usage_metadata`, the tool call ids, the texts) and to the wire, and a refused call
+// keeps its HTTP status. The same hooks on native write the same files.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChatGroq } from '@langchain/groq';
 import { ChatMistralAI } from '@langchain/mistralai';
+import { ChatDeepSeek } from '@langchain/deepseek';
+import { ChatXAI } from '@langchain/xai';
 import { tool } from '@langchain/core/tools';
 import { AIMessage, AIMessageChunk, type BaseMessage } from '@langchain/core/messages';
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
@@ -26,8 +28,10 @@ beforeAll(async () => {
 });
 afterAll(() => server?.close());
 
+type Server = 'groq' | 'mistral' | 'deepseek' | 'xai';
+
 /** The next requests get `turns`, as Chat Completions JSON or SSE. */
-function serve(server: 'groq' | 'mistral', stream: boolean, ...turns: Turn[]): void {
+function serve(server: Server, stream: boolean, ...turns: Turn[]): void {
   fake = new FakeProvider();
   for (const turn of turns) fake.reply('chat', { ...turn, server }, { stream });
 }
@@ -66,7 +70,7 @@ const handler = (recorded: Recorded) => ({ callbacks: [new NemoRelayCallbackHand
 
 interface Provider {
   name: string;
-  server: 'groq' | 'mistral';
+  server: Server;
   /** Whether createAgent's call streams even when invoked (ChatMistralAI streams whenever it is given a signal). */
   agentStreams: boolean;
   /** What the adapter records as the provider. */
@@ -99,6 +103,26 @@ const PROVIDERS: Provider[] = [
     path: '/v1/chat/completions',
     make: (options = {}) => new ChatMistralAI({ model: 'mistral-large-latest', apiKey: 'test-not-a-key', serverURL: server!.url, maxRetries: 0, ...options }),
     refused: (status) => ({ statusCode: status }),
+  },
+  {
+    name: 'ChatDeepSeek (@langchain/deepseek, ChatOpenAI on Chat Completions)',
+    server: 'deepseek',
+    agentStreams: false,
+    provider: 'deepseek',
+    model: 'deepseek-chat',
+    path: '/chat/completions',
+    make: (options = {}) => new ChatDeepSeek({ model: 'deepseek-chat', apiKey: 'sk-test-not-a-key', configuration: { baseURL: server!.url }, maxRetries: 0, ...options }),
+    refused: (status) => ({ status }),
+  },
+  {
+    name: 'ChatXAI (@langchain/xai, ChatOpenAI on Chat Completions)',
+    server: 'xai',
+    agentStreams: false,
+    provider: 'xai',
+    model: 'grok-4',
+    path: '/v1/chat/completions',
+    make: (options = {}) => new ChatXAI({ model: 'grok-4', apiKey: 'xai-test-not-a-key', baseURL: `${server!.url}/v1`, maxRetries: 0, ...options }),
+    refused: (status) => ({ status }),
   },
 ];
 
@@ -139,17 +163,28 @@ for (const p of PROVIDERS) {
         // Tokens: the wire's counts, which are usage_metadata where the package sets it. Streamed, ChatGroq sets none:
         // it keeps `x_groq.usage` as LangChain's counts in response_metadata.usage, where the include_usage chunk's
         // `usage` merges in beside them (its total summed into the first's).
-        expect(recordedCounts(doc)).toEqual([
+        const wire = [
           [182, 31, 213],
           [251, 12, 263],
-        ]);
+        ];
         if (p.server === 'groq' && mode === 'stream') {
+          expect(recordedCounts(doc)).toEqual(wire);
           expect(reported(answers)).toEqual([]);
           expect(answers.map((m) => m.response_metadata.usage)).toMatchObject([
             { input_tokens: 182, output_tokens: 31, total_tokens: 426 },
             { input_tokens: 251, output_tokens: 12, total_tokens: 526 },
           ]);
-        } else expect(recordedCounts(doc)).toEqual(reported(answers));
+        } else if (p.server === 'xai' && mode === 'stream') {
+          // Streamed, ChatXAI gives the finishing chunk xAI's own usage as its usage_metadata and ChatOpenAI's usage
+          // chunk adds LangChain's: merged, the input and output counts are once and the total twice. The trajectory
+          // says what the program got (which total is true is not told apart from a total that counts more, as
+          // Gemini's thoughts).
+          expect(reported(answers)).toEqual(wire.map(([input, output, total]) => [input, output, total! * 2]));
+          expect(recordedCounts(doc)).toEqual(reported(answers));
+        } else {
+          expect(recordedCounts(doc)).toEqual(wire);
+          expect(reported(answers)).toEqual(wire);
+        }
         expect(posts(recorded).map((post) => post.finish_reason)).toEqual(['tool_calls', 'stop']);
         expect(steps.map((step) => step.model_name)).toEqual([answered, answered]);
         expect(recorded.log.filter((e) => e.hook === 'pre_api_request').map((e) => e.payload.provider)).toEqual([p.provider, p.provider]);

@@ -147,6 +147,17 @@ function askedModel(llm: unknown, metadata: Loose | undefined): string | undefin
   const deployment = metadata?.ls_provider === 'azure' && isRecord(llm) && isRecord(llm.kwargs) ? nonEmptyString(llm.kwargs.deployment_name) : undefined;
   return deployment ?? nonEmptyString(metadata?.ls_model_name);
 }
+/**
+ * The provider a LangChain model run names: LangSmith's `ls_provider`, but for a model class of another package built
+ * on ChatOpenAI that keeps its `'openai'` (ChatDeepSeek): that package, as its serialized id names it
+ * (`['langchain', 'chat_models', 'deepseek', 'ChatDeepSeek']`).
+ */
+function askedProvider(llm: unknown, metadata: Loose | undefined): string | undefined {
+  const named = nonEmptyString(metadata?.ls_provider);
+  const id = isRecord(llm) && Array.isArray(llm.id) ? llm.id : [];
+  const namespace = id.length === 4 && id[0] === 'langchain' && id[1] === 'chat_models' ? nonEmptyString(id[2]) : undefined;
+  return named === 'openai' && namespace !== undefined ? namespace : named;
+}
 /** A handoff out of a subgraph: a `Command` with `graph: Command.PARENT` ends the subgraph's run with this error. */
 const isParentCommand = (error: unknown): boolean => isRecord(error) && error.name === 'ParentCommand';
 const RUN_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -520,6 +531,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
 
   #modelStart(llm: unknown, runId: string, givenParent: string | undefined, messages: unknown, extra: Loose | undefined, metadata: Loose | undefined, runName: string | undefined): void {
     const asked = askedModel(llm, metadata);
+    const provider = askedProvider(llm, metadata);
     // A middleware's own call LangChain told none of our runs about (its parent, if any, a run we never heard of).
     const unheardParent = nonEmptyString(metadata?.lc_source) !== undefined && (givenParent === undefined || !this.#nodes.has(givenParent));
     const caller = this.#callerRun;
@@ -542,7 +554,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
         runId,
         agentName: source,
         model: asked,
-        provider: nonEmptyString(metadata?.ls_provider),
+        provider,
         parent: { run, toolCallId: `${run.ids.turn_id}:agent:${agents.started}` },
       });
       if (run === undefined) return;
@@ -551,7 +563,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       // A model called on its own is a turn of its own, unless it is the next call of a bare tool loop (`./bare.ts`).
       bare = true;
       run = this.#bare.size > 0 ? this.#bare.continued(chatMessages(messages)) : undefined;
-      run ??= this.#startTopRun({ runId, agentName: runName, model: asked, provider: nonEmptyString(metadata?.ls_provider) });
+      run ??= this.#startTopRun({ runId, agentName: runName, model: asked, provider });
       if (run === undefined) return;
       ownsRun = true;
     }
@@ -559,9 +571,8 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     // A resumed agent that calls its model before the node that paused ran again was started afresh (LangGraph runs a
     // node its RetryPolicy retried again from its beginning): the decisions never reached the middleware.
     this.#awaitingDecisions.delete(run);
-    const provider = nonEmptyString(metadata?.ls_provider);
     if (run.model === undefined) run.model = asked;
-    if (run.provider === undefined) run.provider = nonEmptyString(metadata?.ls_provider);
+    if (run.provider === undefined) run.provider = provider;
     // The answers to OpenAI's hosted MCP approval requests go to the provider with these messages (a middleware's own
     // call, such as a summary of the conversation, carries the history, not answers).
     if (source === undefined) for (const answer of providerApprovalAnswersOf(messages)) run.providerApprovalAnswer(answer);
