@@ -101,12 +101,12 @@ const sum = (...values: Array<number | undefined>): number | undefined => {
 };
 
 /**
- * The SDK's cache reads, or the hits the provider's own usage (`raw`) states where the SDK saw none: DeepSeek counts
- * them as `prompt_cache_hit_tokens` (part of `prompt_tokens`), which @ai-sdk/openai-compatible does not read and
- * reports as 0.
+ * A framework's cache reads, or the hits the provider's own Chat Completions usage (`wire`) states where the framework
+ * saw none: DeepSeek counts them as `prompt_cache_hit_tokens` (part of `prompt_tokens`), which neither
+ * @ai-sdk/openai-compatible (it reports 0) nor LangChain's ChatDeepSeek (its `usage_metadata` has no cache read) reads.
  */
-function cacheHits(sdk: number | undefined, usage: Loose): number | undefined {
-  return sdk === undefined || sdk === 0 ? (nested(usage, 'raw', 'prompt_cache_hit_tokens') ?? sdk) : sdk;
+export function cacheHits(framework: number | undefined, wire: unknown): number | undefined {
+  return framework === undefined || framework === 0 ? (count(wire, 'prompt_cache_hit_tokens') ?? framework) : framework;
 }
 
 /** What each shape states, field by field. */
@@ -153,13 +153,13 @@ const READERS: Record<UsageShape, (usage: Loose) => RawCounts> = {
     const output = field(u, 'outputTokens');
     if (isRecord(input) || isRecord(output)) {
       // A provider's LanguageModelV4Usage, as middleware sees it.
-      return { input: count(input, 'total'), output: count(output, 'total'), cacheRead: cacheHits(count(input, 'cacheRead'), u), cacheWrite: count(input, 'cacheWrite'), reasoning: count(output, 'reasoning') };
+      return { input: count(input, 'total'), output: count(output, 'total'), cacheRead: cacheHits(count(input, 'cacheRead'), field(u, 'raw')), cacheWrite: count(input, 'cacheWrite'), reasoning: count(output, 'reasoning') };
     }
     return {
       input: tokenCount(input),
       output: tokenCount(output),
       total: count(u, 'totalTokens'),
-      cacheRead: cacheHits(nested(u, 'inputTokenDetails', 'cacheReadTokens') ?? count(u, 'cachedInputTokens'), u),
+      cacheRead: cacheHits(nested(u, 'inputTokenDetails', 'cacheReadTokens') ?? count(u, 'cachedInputTokens'), field(u, 'raw')),
       cacheWrite: nested(u, 'inputTokenDetails', 'cacheWriteTokens'),
       reasoning: nested(u, 'outputTokenDetails', 'reasoningTokens') ?? count(u, 'reasoningTokens'),
     };

@@ -74,6 +74,10 @@ interface Node {
   readonly runnable?: boolean;
   /** A model call outside any run (LangChain's bare tool loop, `./bare.ts`): the messages it was sent. */
   readonly bareRequest?: unknown;
+  /** A model run's provider (`askedProvider`): how its package counts tokens. */
+  readonly provider?: string;
+  /** The chunks a model run streamed, as LangChain told them (`handleLLMNewToken`). */
+  chunks?: number;
   call?: ApiCall;
 }
 
@@ -583,7 +587,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     const params = isRecord(extra?.invocation_params) ? extra.invocation_params : {};
     const model = asked ?? nonEmptyString(params.model) ?? nonEmptyString(params.model_name) ?? run.model;
     call.attemptStart(() => ({ messages: chatMessages(messages), tools: offeredTools(params.tools), model, provider }));
-    this.#remember(runId, { kind: 'llm', parent: parentRunId, root: parentNode?.root ?? runId, run, ownsRun, call, bareRequest: bare ? messages : undefined });
+    this.#remember(runId, { kind: 'llm', parent: parentRunId, root: parentNode?.root ?? runId, run, ownsRun, call, bareRequest: bare ? messages : undefined, provider });
   }
 
   /** The API call a model run under `key` (its parent chain run) is an attempt of: the retry of a failed one, else a new call. */
@@ -597,12 +601,20 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     return call;
   }
 
+  /** A chunk of a model run's answer: counted, since a merged answer may hold a count each chunk repeated (`responseOfResult`). */
+  override handleLLMNewToken(_token: string, _index: unknown, runId: string): void {
+    this.#guard('handleLLMNewToken', () => {
+      const node = this.#nodes.get(runId);
+      if (node?.kind === 'llm') node.chunks = (node.chunks ?? 0) + 1;
+    });
+  }
+
   /** Ends the attempt with the model's response (text, tool calls and token counts). */
   override handleLLMEnd(output: unknown, runId: string, parentRunId?: string): void {
     this.#guard('handleLLMEnd', () => {
       const node = this.#take(runId);
       if (node?.call === undefined) return;
-      const response = responseOfResult(output);
+      const response = responseOfResult(output, { provider: node.provider, chunks: node.chunks });
       node.call.attemptEnd(response);
       if (node.run !== undefined && this.#failedCalls.get(node.run) === node.call) this.#failedCalls.delete(node.run);
       // Calls whose arguments did not parse never reach a tool: failed with the parser's error, apart from the calls a tool runs.
