@@ -330,9 +330,22 @@ function reasoningOf(message: Loose): string | undefined {
     if (part.type === 'reasoning' && typeof part.reasoning === 'string') text += part.reasoning;
     else if (part.type === 'thinking' && typeof part.thinking === 'string') text += part.thinking;
   }
-  return text === '' ? undefined : text;
+  return text === '' ? rawReasoningOf(message) : text;
 }
 
+/**
+ * The `reasoning` of OpenRouter's Chat Completions (`message.reasoning`, streamed as `delta.reasoning`), which
+ * ChatOpenAI does not read (only `reasoning_content`): there only when the program asked ChatOpenAI to keep the raw
+ * response (`__includeRawResponse: true`, in `additional_kwargs.__raw_response`). A streamed message's raw responses
+ * are its chunks' merged, their `reasoning` deltas joined in order.
+ */
+function rawReasoningOf(message: Loose): string | undefined {
+  const kwargs = isRecord(message.additional_kwargs) ? message.additional_kwargs : {};
+  const raw = isRecord(kwargs.__raw_response) ? kwargs.__raw_response : {};
+  const choice = Array.isArray(raw.choices) && isRecord(raw.choices[0]) ? raw.choices[0] : {};
+  const said = isRecord(choice.message) ? choice.message : isRecord(choice.delta) ? choice.delta : {};
+  return nonEmptyString(said.reasoning);
+}
 
 const MEDIA_BLOCKS = new Set(['image', 'audio', 'file']);
 
