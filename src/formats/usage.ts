@@ -109,6 +109,20 @@ export function cacheHits(framework: number | undefined, wire: unknown): number 
   return framework === undefined || framework === 0 ? (count(wire, 'prompt_cache_hit_tokens') ?? framework) : framework;
 }
 
+/**
+ * The reasoning tokens a Chat Completions usage counts apart from its `completion_tokens`: xAI's, whose total is
+ * prompt, completion and reasoning, where OpenAI's `completion_tokens` hold the reasoning and its total is prompt and
+ * completion. Undefined when the usage counts none apart.
+ */
+export function reasoningApart(wire: unknown): number | undefined {
+  const prompt = count(wire, 'prompt_tokens');
+  const completion = count(wire, 'completion_tokens');
+  const total = count(wire, 'total_tokens');
+  const reasoning = nested(wire, 'completion_tokens_details', 'reasoning_tokens');
+  if (prompt === undefined || completion === undefined || total === undefined || reasoning === undefined || reasoning === 0) return undefined;
+  return total === prompt + completion + reasoning ? reasoning : undefined;
+}
+
 /** What each shape states, field by field. */
 const READERS: Record<UsageShape, (usage: Loose) => RawCounts> = {
   openai_chat: (u) => ({

@@ -5,7 +5,7 @@
  */
 
 import type { ResponseParts } from '../core/run.ts';
-import { cacheHits, tokenCount, usageCostUsd, type ProviderUsage } from '../../formats/usage.ts';
+import { cacheHits, reasoningApart, tokenCount, usageCostUsd, type ProviderUsage } from '../../formats/usage.ts';
 import { ollamaDoneReason } from '../core/finish.ts';
 import {
   chatToolCall,
@@ -250,9 +250,10 @@ function geminiUsage(usage: Loose, chunks: number): Loose {
 
 /**
  * A ChatOpenAI-based model's `usage_metadata`, with what the wire's usage (`wire`, taken once) says that it does not:
- * DeepSeek's cache hits (`cacheHits`), and the call's total where LangChain's merge added up two: ChatXAI gives the
+ * DeepSeek's cache hits (`cacheHits`); the call's total where LangChain's merge added up two (ChatXAI gives the
  * finishing chunk of a stream xAI's usage as its `usage_metadata`, and ChatOpenAI's usage chunk adds its own, so the
- * merged `total_tokens` counts the call's twice.
+ * merged `total_tokens` counts the call's twice); and the reasoning in the output where the wire counts it apart
+ * (`reasoningApart`).
  */
 function withWireCounts(usage: Loose, wire: Loose | undefined): Loose {
   // Chat Completions' usage only (`prompt_tokens`): whether another kept in `response_metadata.usage` was added up over a stream's chunks is not told.
@@ -260,10 +261,13 @@ function withWireCounts(usage: Loose, wire: Loose | undefined): Loose {
   const details = isRecord(usage.input_token_details) ? usage.input_token_details : {};
   const hits = cacheHits(tokenCount(details.cache_read), wire);
   const total = tokenCount(wire.total_tokens);
+  const apart = reasoningApart(wire);
+  const output = tokenCount(usage.output_tokens);
   return {
     ...usage,
     ...(hits === undefined ? {} : { input_token_details: { ...details, cache_read: hits } }),
     ...(total === undefined ? {} : { total_tokens: total }),
+    ...(apart !== undefined && output === tokenCount(wire.completion_tokens) ? { output_tokens: output! + apart } : {}),
   };
 }
 

@@ -55,7 +55,7 @@ export interface Turn {
   usage: Usage;
 }
 
-/** The provider's own usage counts. OpenAI and Gemini: `input` includes `cached`. Anthropic: `input` excludes the cache. Gemini: `reasoning` (thoughts) is apart from `output`. */
+/** The provider's own usage counts. OpenAI and Gemini: `input` includes `cached`. Anthropic: `input` excludes the cache. Gemini and xAI: `reasoning` (thoughts) is apart from `output`. */
 export interface Usage {
   input: number;
   output: number;
@@ -326,6 +326,17 @@ function responsesEvents(turn: Turn): Array<{ event?: string; data: unknown }> {
 function chatUsage(usage: Usage, server?: Turn['server']): Record<string, unknown> {
   const counts = { prompt_tokens: usage.input, completion_tokens: usage.output, total_tokens: usage.input + usage.output };
   if (server === 'ollama') return counts;
+  if (server === 'xai') {
+    // xAI counts the reasoning apart from `completion_tokens` (in `completion_tokens_details`) and in `total_tokens`.
+    return {
+      prompt_tokens: usage.input,
+      completion_tokens: usage.output,
+      total_tokens: usage.input + usage.output + (usage.reasoning ?? 0),
+      prompt_tokens_details: { text_tokens: usage.input, audio_tokens: 0, image_tokens: 0, cached_tokens: usage.cached ?? 0 },
+      completion_tokens_details: { reasoning_tokens: usage.reasoning ?? 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+      num_sources_used: 0,
+    };
+  }
   if (server === 'deepseek') {
     // DeepSeek's `prompt_tokens` holds the cache hits; reasoning tokens (deepseek-reasoner) are part of `completion_tokens`.
     return { ...counts, prompt_cache_hit_tokens: usage.cached ?? 0, prompt_cache_miss_tokens: usage.input - (usage.cached ?? 0), completion_tokens_details: { reasoning_tokens: usage.reasoning ?? 0 } };
@@ -409,9 +420,9 @@ function chatEvents(turn: Turn, withUsage: boolean): Array<{ data: unknown }> {
     // xAI counts in every chunk: the prompt's tokens, and the output's so far (the finishing chunk's, all of them).
     frames.forEach((frame, index) => {
       const sofar = Math.round((turn.usage.output * (index + 1)) / frames.length);
-      Object.assign(frame.data as Record<string, unknown>, { usage: chatUsage({ ...turn.usage, output: sofar }, 'ollama') });
+      Object.assign(frame.data as Record<string, unknown>, { usage: chatUsage({ ...turn.usage, output: sofar }, 'xai') });
     });
-    frames.push(chunk([], { usage: chatUsage(turn.usage, 'ollama') }));
+    frames.push(chunk([], { usage: chatUsage(turn.usage, 'xai') }));
   } else {
     frames.push(chunk([{ index: 0, delta: {}, logprobs: null, finish_reason: chatFinish(turn), ...(turn.finish === 'content_filter' ? azureChoiceFilter(turn) : {}) }]));
     if (withUsage) frames.push(chunk([], usage));
