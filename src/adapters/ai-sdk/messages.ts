@@ -5,6 +5,7 @@
  */
 
 import type { ResponseParts } from '../core/run.ts';
+import { completionServedBy, gatewayServedBy } from '../core/upstream.ts';
 import { chargedUsd, usageCostUsd, type ProviderUsage } from '../../formats/usage.ts';
 import type { AnswerMedium, CallOfTool, ChatMessage, OfferedTool } from '../core/shapes.ts';
 import { assistantMessage, changedArgs, hostedCall, newProviderApprovalAnswers, providerApprovalCall, textOfParts, recordedText, recordedValue, type ProviderApprovalAnswer } from '../core/shapes.ts';
@@ -228,10 +229,22 @@ export function chargedCostUsd(providerMetadata: unknown, usage: unknown): numbe
   return (isRecord(gateway) ? chargedUsd(gateway.cost) : undefined) ?? (isRecord(openrouter) ? usageCostUsd(openrouter.usage) : undefined) ?? (isRecord(usage) ? usageCostUsd(usage.raw) : undefined);
 }
 
+/**
+ * The upstream a router says served the call, as the provider package hands it on: the AI Gateway's
+ * `providerMetadata.gateway.routing` (its final provider), @openrouter/ai-sdk-provider's
+ * `providerMetadata.openrouter.provider`, else the response body as the server sent it (`body`, which
+ * @ai-sdk/openai-compatible keeps for a `doGenerate` result only), where OpenRouter names it `provider`.
+ */
+export function servedByOf(providerMetadata: unknown, body?: unknown): string | undefined {
+  const { gateway, openrouter } = isRecord(providerMetadata) ? providerMetadata : {};
+  return (isRecord(gateway) ? gatewayServedBy(gateway.routing) : undefined) ?? (isRecord(openrouter) ? nonEmptyString(openrouter.provider) : undefined) ?? completionServedBy(body);
+}
+
 /** A model response from its content parts and what came with them. */
-export function responseOf(content: unknown, details: { usage: unknown; finishReason: unknown; model: unknown; id: unknown; providerMetadata?: unknown }): ResponseParts {
+export function responseOf(content: unknown, details: { usage: unknown; finishReason: unknown; model: unknown; id: unknown; providerMetadata?: unknown; body?: unknown }): ResponseParts {
   const parts = responseOfContent(Array.isArray(content) ? content : []);
   const costUsd = chargedCostUsd(details.providerMetadata, details.usage);
+  const servedBy = servedByOf(details.providerMetadata, details.body);
   return {
     text: parts.text,
     reasoning: parts.reasoning === '' ? undefined : parts.reasoning,
@@ -242,6 +255,7 @@ export function responseOf(content: unknown, details: { usage: unknown; finishRe
     model: nonEmptyString(details.model),
     id: nonEmptyString(details.id),
     ...(costUsd === undefined ? {} : { costUsd }),
+    ...(servedBy === undefined ? {} : { servedBy }),
   };
 }
 
