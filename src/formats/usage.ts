@@ -211,6 +211,15 @@ export function usageCostUsd(usage: unknown): number | undefined {
   return chargedUsd(field(usage, 'cost'));
 }
 
+/**
+ * The cache writes a Chat Completions usage states as OpenRouter sends them (`prompt_tokens_details.cache_write_tokens`,
+ * part of `prompt_tokens`), for a framework whose own usage leaves them out (the OpenAI Agents SDK reads only
+ * `cached_tokens`). OpenAI's own usage has none.
+ */
+export function chatCacheWrites(usage: unknown): number | undefined {
+  return nested(usage, 'prompt_tokens_details', 'cache_write_tokens');
+}
+
 /** True when the shape's input count already holds its cache reads and writes. */
 export function inputIncludesCache(shape: UsageShape): boolean {
   return shape !== 'anthropic_messages';
