@@ -27,20 +27,45 @@ const instrument = instrumentEachTest();
 const getWeather = weatherTool();
 const TOOL = 'get_weather';
 
+/** What the program reads of each answer as OpenRouter sent it: the upstream that served it and the cache writes. */
+interface RawFacts {
+  readonly servedBy: ReadonlyArray<string | undefined>;
+  readonly cacheWrites: ReadonlyArray<number | undefined>;
+}
+
+/** The raw completions a Chat Completions model keeps as each response's `providerData`. */
+function completionFacts(result: RunResult<any, any>): RawFacts {
+  return {
+    servedBy: result.rawResponses.map((response) => response.providerData?.provider),
+    cacheWrites: result.rawResponses.map((response) => response.providerData?.usage?.prompt_tokens_details?.cache_write_tokens),
+  };
+}
+
 /**
- * What the SDK reported of each call (`rawResponses`, whose usage `result.state.usage` adds up). Its Chat Completions
- * model reads `prompt_tokens_details.cached_tokens` only: OpenRouter's cache writes (`cache_write_tokens`, 900 in the
- * first call) are not in its usage, nor so in the trajectory.
+ * What the SDK reported of each call (`rawResponses`, whose usage `result.state.usage` adds up), and what the program
+ * reads of the answers as OpenRouter sent them. The SDK's Chat Completions model reads
+ * `prompt_tokens_details.cached_tokens` only: OpenRouter's cache writes (`cache_write_tokens`, 900 in the first call)
+ * are not in its usage, but in the raw answer, and so in the trajectory's `cached_tokens` (reads and writes, as for the
+ * AI SDK and LangChain).
  */
-function reportOf(result: RunResult<any, any> | StreamedRunResult<any, any>) {
+function reportOf(result: RunResult<any, any> | StreamedRunResult<any, any>, raw: RawFacts) {
+  const sdkCached = result.rawResponses.map((response) => response.usage.inputTokensDetails.reduce((sum, details) => sum + (details.cached_tokens ?? 0), 0));
+  const sdkWrites = result.rawResponses.map((response) => response.usage.inputTokensDetails.reduce((sum, details) => sum + (details.cache_write_tokens ?? 0), 0));
   const report = {
     tokens: result.rawResponses.map((response) => [response.usage.inputTokens, response.usage.outputTokens] as const),
-    cached: result.rawResponses.map((response) => response.usage.inputTokensDetails.reduce((sum, details) => sum + (details.cached_tokens ?? 0), 0)),
+    cached: sdkCached.map((reads, index) => reads + (raw.cacheWrites[index] ?? 0)),
     reasoningTokens: result.rawResponses.map((response) => response.usage.outputTokensDetails.reduce((sum, details) => sum + (details.reasoning_tokens ?? 0), 0)),
     provider: 'openai',
+    servedBy: raw.servedBy,
   };
-  expect([report.cached, report.reasoningTokens]).toEqual([
+  // The SDK's usage: the reads, no writes; the raw answers: the writes.
+  expect([sdkCached, sdkWrites, raw.cacheWrites]).toEqual([
     [0, 1310],
+    [0, 0],
+    [900, 0],
+  ]);
+  expect([report.cached, report.reasoningTokens]).toEqual([
+    [900, 1310],
     [12, 0],
   ]);
   expect(result.state.usage).toMatchObject({ inputTokens: 2410, outputTokens: 67 });
@@ -60,9 +85,9 @@ describe('OpenAI Agents SDK through OpenRouter', () => {
     expect(result.finalOutput).toBe('It is sunny in Paris, 21°C.');
     // The SDK keeps each completion as it came (`providerData`): OpenRouter's model, provider and cost are there.
     expect(result.rawResponses.map((response) => [response.providerData?.model, response.providerData?.provider, response.providerData?.usage?.cost])).toEqual(
-      openrouterTurns().map((turn) => [ANSWERED, 'Anthropic', turn.cost]),
+      openrouterTurns().map((turn) => [ANSWERED, turn.provider, turn.cost]),
     );
-    await checkOpenRouterRun(recorded, api, reportOf(result), { tool: TOOL });
+    await checkOpenRouterRun(recorded, api, reportOf(result, completionFacts(result)), { tool: TOOL });
     await sameOnNative(recorded);
   });
 
@@ -75,12 +100,23 @@ describe('OpenAI Agents SDK through OpenRouter', () => {
     const agent = new Agent({ name: 'Weather Agent', instructions: 'You are a helpful weather assistant.', model: ASKED, tools: [getWeather] });
     const result = await run(agent, PROMPT, { stream: true });
     let streamed = '';
-    for await (const event of result) if (event.type === 'raw_model_stream_event' && event.data.type === 'output_text_delta') streamed += event.data.delta;
+    // The upstream serving each call and its cache writes, as the program reads them from the raw chunks the SDK passes
+    // on (OpenRouter's `provider` on every chunk, its usage on the last): the streamed responses keep no completion.
+    const servedBy: string[] = [];
+    const cacheWrites: Array<number | undefined> = [];
+    for await (const event of result) {
+      if (event.type !== 'raw_model_stream_event') continue;
+      if (event.data.type === 'output_text_delta') streamed += event.data.delta;
+      const chunk = event.data.type === 'model' ? (event.data.event as { provider?: string; usage?: { prompt_tokens_details?: { cache_write_tokens?: number } } }) : undefined;
+      if (chunk?.usage === undefined) continue;
+      servedBy.push(chunk.provider!);
+      cacheWrites.push(chunk.usage.prompt_tokens_details?.cache_write_tokens);
+    }
     await result.completed;
 
     expect(streamed).toBe('Let me look that up.It is sunny in Paris, 21°C.');
     expect(api.requests.map((request) => request.body.stream)).toEqual([true, true]);
-    await checkOpenRouterRun(recorded, api, reportOf(result), { tool: TOOL });
+    await checkOpenRouterRun(recorded, api, reportOf(result, { servedBy, cacheWrites }), { tool: TOOL });
     await sameOnNative(recorded);
   });
 
@@ -95,6 +131,6 @@ describe('OpenAI Agents SDK through OpenRouter', () => {
 
     expect(result.finalOutput).toBe('It is sunny in Paris, 21°C.');
     // The model object keeps the name asked for private (docs/adapters/openai-agents.md): the session names none.
-    await checkOpenRouterRun(recorded, api, reportOf(result), { tool: TOOL, sessionModel: false });
+    await checkOpenRouterRun(recorded, api, reportOf(result, completionFacts(result)), { tool: TOOL, sessionModel: false });
   });
 });
