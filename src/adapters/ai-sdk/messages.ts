@@ -290,6 +290,9 @@ export function noteSentCall(sent: Map<string, unknown>, part: unknown): void {
 export function responseOfObjectStep(event: Record<string, unknown>): ResponseParts {
   const response = isRecord(event.response) ? event.response : {};
   const reasoning = typeof event.reasoning === 'string' ? event.reasoning : Array.isArray(event.reasoning) ? responseOfContent(event.reasoning).reasoning : '';
+  // The same router facts as a text call's: what the call was charged and who served it.
+  const costUsd = chargedCostUsd(event.providerMetadata, event.usage);
+  const servedBy = servedByOf(event.providerMetadata);
   return {
     text: asString(event.objectText) ?? '',
     reasoning: reasoning === '' ? undefined : reasoning,
@@ -298,6 +301,8 @@ export function responseOfObjectStep(event: Record<string, unknown>): ResponsePa
     finishReason: asString(event.finishReason),
     model: asString(response.modelId) ?? asString(event.modelId),
     id: asString(response.id),
+    ...(costUsd === undefined ? {} : { costUsd }),
+    ...(servedBy === undefined ? {} : { servedBy }),
   };
 }
 

@@ -6,7 +6,8 @@
 // what the gateway sent: tokens, one LLM call per request, the models, the finish reasons, reasoning, tool calls,
 // and the cost the gateway charged for each call.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createGateway, generateText, stepCountIs, streamText, wrapLanguageModel } from 'ai';
+import { createGateway, generateObject, generateText, stepCountIs, streamObject, streamText, wrapLanguageModel } from 'ai';
+import * as z from 'zod';
 import { aiSdkMiddleware, instrumentAiSdk } from '../../../src/adapters/ai-sdk/index.ts';
 import { FILE_BACKENDS } from '../../contract/backends.ts';
 import { runComponents } from '../../support/component-run.ts';
@@ -228,6 +229,34 @@ describe('a string model id through the AI Gateway', () => {
       const { doc } = await finishedRun(recorded);
       const agent = (doc.steps as Steps).filter((step) => step.source === 'agent');
       expect(agent.map((step) => [step.message, step.metrics.cost_usd, step.extra.llm_response.served_by])).toEqual([['Hello!', 0.000918, 'bedrock']]);
+    });
+  }
+
+  for (const mode of ['generate', 'stream'] as const) {
+    it(`${mode === 'generate' ? 'generateObject' : 'streamObject'}: the object's call costs what the gateway charged and names the upstream that served it`, async () => {
+      const [, answer] = turns();
+      const json = '{"city":"Paris","tempC":21}';
+      gateway.reply({ ...answer, text: json, fallbackFrom: 'vertex' }, { stream: mode === 'stream' });
+      const recorded = recordedPlugin(`gateway-object-${mode}`);
+      uninstall = instrumentAiSdk(recorded.hooks);
+
+      const schema = z.object({ city: z.string(), tempC: z.number() });
+      let object: unknown;
+      let gatewayMetadata: Record<string, any> | undefined;
+      if (mode === 'generate') {
+        const result = await generateObject({ model: MODEL, schema, prompt: 'Weather in Paris as JSON.' });
+        [object, gatewayMetadata] = [result.object, result.providerMetadata?.gateway];
+      } else {
+        const result = streamObject({ model: MODEL, schema, prompt: 'Weather in Paris as JSON.' });
+        for await (const partial of result.partialObjectStream) void partial;
+        [object, gatewayMetadata] = [await result.object, (await result.providerMetadata)?.gateway];
+      }
+
+      expect(object).toEqual({ city: 'Paris', tempC: 21 });
+      expect([gatewayMetadata?.cost, gatewayMetadata?.routing?.finalProvider]).toEqual(['0.0009180', 'bedrock']);
+      const { agent } = await finishedRun(recorded);
+      expect(agent.map((step) => [step.message, step.metrics.cost_usd, step.extra.llm_response.served_by])).toEqual([[json, 0.000918, 'bedrock']]);
+      await sameOnNative(recorded);
     });
   }
 
