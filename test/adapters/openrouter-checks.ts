@@ -122,6 +122,10 @@ export async function checkOpenRouterRun(recorded: Recorded, api: FakeProvider, 
   expect(answered.map((step) => step.metrics.extra?.completion_tokens_details?.reasoning_tokens)).toEqual(report.reasoningTokens);
   expect(doc.final_metrics).toMatchObject({ total_prompt_tokens: first.usage.input + second.usage.input, total_completion_tokens: first.usage.output + second.usage.output });
 
+  // The cost: what OpenRouter charged for each call (`usage.cost`), not a price book's estimate.
+  expect(answered.map((step) => step.metrics.cost_usd)).toEqual([first.cost, second.cost]);
+  expect(doc.final_metrics.total_cost_usd).toBeCloseTo(first.cost! + second.cost!, 12);
+
   // The upstream that served each call: OpenRouter's `provider`, where the framework lets the program read it, in the
   // LLM call's end (the ATIF step's `extra.llm_response`); the request's provider stays the one the program called.
   if (report.servedBy.some((name) => name !== undefined)) expect(report.servedBy).toEqual([first.provider, second.provider]);
@@ -130,10 +134,6 @@ export async function checkOpenRouterRun(recorded: Recorded, api: FakeProvider, 
   const ends = atof.filter((event) => event.category === 'llm' && event.scope_category === 'end');
   expect(ends.map((event) => event.data?.served_by)).toEqual(report.servedBy);
   expect(ends.map((event) => event.metadata?.provider)).toEqual([report.provider, report.provider]);
-
-  // The cost: what OpenRouter charged for each call (`usage.cost`), not a price book's estimate.
-  expect(answered.map((step) => step.metrics.cost_usd)).toEqual([first.cost, second.cost]);
-  expect(doc.final_metrics.total_cost_usd).toBeCloseTo(first.cost! + second.cost!, 12);
   for (const of of ['atif', 'atof'] as const) {
     const view = (await viewLines(recorded, of)).join('\n');
     expect(view, of).toContain('$0.0073');

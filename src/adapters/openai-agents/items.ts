@@ -11,7 +11,7 @@ import { chargedUsd, chatCacheWrites, tokenCount, tokenUsage, usageCostUsd, type
 import { toJson } from '../../shared/json.ts';
 import type { ResponseParts } from '../core/run.ts';
 import { completionServedBy } from '../core/upstream.ts';
-import { finishReasonOf } from '../ai-sdk/messages.ts';
+import { chargedCostUsd, finishReasonOf, servedByOf } from '../ai-sdk/messages.ts';
 import {
   chatToolCall,
   hostedCall,
@@ -387,9 +387,13 @@ export function streamedFinish(event: unknown): string | undefined {
   return firstChoiceFinish(event);
 }
 
-/** What a stream's Chat Completions chunk says the call was charged (OpenRouter's `usage.cost`, on the last chunk). */
+/**
+ * What a stream's event says the call was charged: a Chat Completions chunk's usage (OpenRouter's `usage.cost`, on the
+ * last chunk), or an `aisdk()` model's `finish` part, as the AI SDK provider package hands the charge on.
+ */
 export function streamedCost(event: unknown): number | undefined {
-  return isRecord(event) ? usageCostUsd(event.usage) : undefined;
+  if (!isRecord(event)) return undefined;
+  return event.type === 'finish' ? chargedCostUsd(event.providerMetadata, event.usage) : usageCostUsd(event.usage);
 }
 
 /** The cache writes a stream's Chat Completions chunk states (OpenRouter's, in the usage of the last chunk). */
@@ -397,8 +401,12 @@ export function streamedCacheWrites(event: unknown): number | undefined {
   return isRecord(event) ? chatCacheWrites(event.usage) : undefined;
 }
 
-/** The upstream a stream's Chat Completions chunk says serves the call (OpenRouter's `provider`, on every chunk). */
+/**
+ * The upstream a stream's event says serves the call: a Chat Completions chunk's (OpenRouter's `provider`, on every
+ * chunk), or an `aisdk()` model's `finish` part's provider metadata.
+ */
 export function streamedServedBy(event: unknown): string | undefined {
+  if (isRecord(event) && event.type === 'finish') return servedByOf(event.providerMetadata);
   return completionServedBy(event);
 }
 
@@ -411,12 +419,13 @@ export function firstChoiceFinish(completion: unknown): string | undefined {
 
 /**
  * What the call was charged, in USD, when the answer says (OpenRouter's `usage.cost`): a Chat Completions response
- * keeps the raw completion in `providerData`, whose usage has it (the SDK's `Usage` does not); a streamed one's last
- * chunk said it (`cost_usd`, set by the stream's observer).
+ * keeps the raw completion in `providerData`, whose usage has it (the SDK's `Usage` does not), an `aisdk()` model the
+ * AI SDK model's result, whose provider metadata has it; a streamed one's last chunk or `finish` part said it
+ * (`cost_usd`, set by the stream's observer).
  */
 function chargedCost(response: Loose): number | undefined {
   const provider = isRecord(response.providerData) ? response.providerData : undefined;
-  return chargedUsd(response.cost_usd) ?? usageCostUsd(provider?.usage);
+  return chargedUsd(response.cost_usd) ?? usageCostUsd(provider?.usage) ?? (provider === undefined ? undefined : chargedCostUsd(provider.providerMetadata, provider.usage));
 }
 
 /**
@@ -424,7 +433,11 @@ function chargedCost(response: Loose): number | undefined {
  * response keeps in `providerData`, or a streamed one's chunks (`served_by`, set by the stream's observer).
  */
 function servedBy(response: Loose): string | undefined {
-  return nonEmptyString(response.served_by) ?? completionServedBy(response.providerData);
+  const provider = isRecord(response.providerData) ? response.providerData : undefined;
+  if (provider === undefined) return nonEmptyString(response.served_by);
+  // An `aisdk()` model keeps the AI SDK model's result: its provider metadata, and the body as the server sent it.
+  const body = isRecord(provider.response) ? provider.response.body : undefined;
+  return nonEmptyString(response.served_by) ?? completionServedBy(provider) ?? servedByOf(provider.providerMetadata, body);
 }
 
 /** A `ModelResponse` (or a streamed `response_done` response) as the trajectory needs it. */

@@ -7,6 +7,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
 import { Agent, OpenAIChatCompletionsModel, run, setDefaultOpenAIClient, setOpenAIAPI, type RunResult, type StreamedRunResult } from '@openai/agents';
+import { aisdk } from '@openai/agents-extensions/ai-sdk';
+import { createOpenRouter } from '@openrouter/ai-sdk-provider';
 import { checkOpenRouterRun, loopbackOpenRouter, openrouterTurns, ANSWERED, ASKED, PROMPT, type LoopbackOpenRouter } from '../openrouter-checks.ts';
 import { sameOnNative } from '../same-on-native.ts';
 import { recordedPlugin } from '../support.ts';
@@ -133,4 +135,49 @@ describe('OpenAI Agents SDK through OpenRouter', () => {
     // The model object keeps the name asked for private (docs/adapters/openai-agents.md): the session names none.
     await checkOpenRouterRun(recorded, api, reportOf(result, completionFacts(result)), { tool: TOOL, sessionModel: false });
   });
+
+  for (const stream of [false, true]) {
+    it(`aisdk() on @openrouter/ai-sdk-provider${stream ? ', streamed' : ''}: each call's cost is what OpenRouter charged, and its upstream the one it says served it`, async () => {
+      useTracing('tracing off');
+      const api = server.serve(stream, TOOL);
+      const recorded = recordedPlugin(`openrouter-agents-aisdk${stream ? '-stream' : ''}`);
+      instrument(recorded.hooks);
+
+      // As the Agents SDK's docs write a model of the AI SDK: the provider package's model, given to aisdk().
+      const openrouter = createOpenRouter({ apiKey: 'sk-or-v1-test-not-a-key', baseURL: server.url });
+      const agent = new Agent({ name: 'Weather Agent', instructions: 'You are a helpful weather assistant.', model: aisdk(openrouter(ASKED)), tools: [getWeather] });
+      // What the program reads of each call: the AI SDK's provider metadata, in the result aisdk() keeps or the
+      // stream's `finish` parts.
+      const metadata: Array<Record<string, any> | undefined> = [];
+      let result: RunResult<any, any> | StreamedRunResult<any, any>;
+      if (!stream) {
+        result = await run(agent, PROMPT);
+        metadata.push(...result.rawResponses.map((response) => response.providerData?.providerMetadata?.openrouter));
+      } else {
+        const streamed = await run(agent, PROMPT, { stream: true });
+        for await (const event of streamed) {
+          const part = event.type === 'raw_model_stream_event' && event.data.type === 'model' ? (event.data.event as { type?: string; providerMetadata?: Record<string, any> }) : undefined;
+          if (part?.type === 'finish') metadata.push(part.providerMetadata?.openrouter);
+        }
+        await streamed.completed;
+        result = streamed;
+      }
+
+      expect(result.finalOutput).toBe('It is sunny in Paris, 21°C.');
+      const turns = openrouterTurns(TOOL);
+      expect(metadata.map((entry) => [entry?.provider, entry?.usage?.cost])).toEqual(turns.map((turn) => [turn.provider, turn.cost]));
+      // aisdk() hands the SDK the AI SDK's usage, cache writes with the reads.
+      const report = {
+        tokens: result.rawResponses.map((response) => [response.usage.inputTokens, response.usage.outputTokens] as const),
+        cached: result.rawResponses.map((response) => response.usage.inputTokensDetails.reduce((sum, details) => sum + (details.cached_tokens ?? 0) + (details.cache_write_tokens ?? 0), 0)),
+        reasoningTokens: result.rawResponses.map((response) => response.usage.outputTokensDetails.reduce((sum, details) => sum + (details.reasoning_tokens ?? 0), 0)),
+        provider: recorded.log.find((entry) => entry.hook === 'pre_api_request')!.payload.provider as string,
+        servedBy: metadata.map((entry) => entry?.provider),
+      };
+      expect(report.cached).toEqual([900, 1310]);
+      // aisdk() keeps the model it wraps private: the session names none.
+      await checkOpenRouterRun(recorded, api, report, { tool: TOOL, sessionModel: false });
+      await sameOnNative(recorded);
+    });
+  }
 });
