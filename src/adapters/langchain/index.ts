@@ -64,6 +64,11 @@ interface Node {
   readonly toolCallId?: string;
   /** A tool run no model's call named (one the program ran on its own): its `toolCallId` is its run id, new each time it runs. */
   readonly unnamedCall?: boolean;
+  /**
+   * A tool the program ran itself, outside any run (`await tool.invoke(args)`): nothing of it is recorded (no model
+   * asked for it), but an agent or a model the tool runs is a turn of its own, as it would be called from anywhere.
+   */
+  readonly outsideRun?: boolean;
   /** A graph node's task (its parent and checkpoint namespace): a RetryPolicy re-runs it as a new chain run with the same task. */
   readonly task?: string;
   /** A chain run's name (a graph node's): the node that paused for approval answers the decisions when it runs again. */
@@ -346,6 +351,11 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     return { name, toolCallId: handoff ?? `${run.ids.turn_id}:agent:${agents.started}`, task: sent ? userTextOfInputs(inputs) : undefined };
   }
 
+  /** True when `runId` is a tool the program ran on its own, outside any run (`Node.outsideRun`). */
+  #outsideAnyRun(runId: string | undefined): boolean {
+    return runId !== undefined && this.#nodes.get(runId)?.outsideRun === true;
+  }
+
   /** The agent run of the nearest ancestor that has one. */
   #runOf(parentRunId: string | undefined): AgentRun | undefined {
     return parentRunId === undefined ? undefined : this.#nodes.get(parentRunId)?.run;
@@ -366,8 +376,10 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   ): void {
     this.#guard('handleChainStart', () => {
       const declaredOrder = isRunId(arg7) && !isRunId(arg3);
-      const parentRunId = declaredOrder ? (arg7 as string) : isRunId(arg3) ? arg3 : undefined;
+      const givenParent = declaredOrder ? (arg7 as string) : isRunId(arg3) ? arg3 : undefined;
       const runName = nonEmptyString(declaredOrder ? arg6 : arg7) ?? nonEmptyString(isRecord(chain) && Array.isArray(chain.id) ? chain.id.at(-1) : undefined);
+      // A run inside a tool the program ran on its own (an agent the tool invokes) is a top-level run.
+      const parentRunId = this.#outsideAnyRun(givenParent) ? undefined : givenParent;
       const parent = parentRunId === undefined ? undefined : this.#nodes.get(parentRunId);
       if (parentRunId !== undefined && parent === undefined) return; // inside a run we are not recording
       const namespace = nonEmptyString(metadata?.langgraph_checkpoint_ns);
@@ -536,7 +548,9 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     const unheardParent = nonEmptyString(metadata?.lc_source) !== undefined && (givenParent === undefined || !this.#nodes.has(givenParent));
     const caller = this.#callerRun;
     this.#callerRun = undefined;
-    const parentRunId = unheardParent && caller !== undefined && this.#nodes.has(caller) ? caller : givenParent;
+    const heardParent = unheardParent && caller !== undefined && this.#nodes.has(caller) ? caller : givenParent;
+    // A model a tool the program ran on its own calls is a model called on its own.
+    const parentRunId = this.#outsideAnyRun(heardParent) ? undefined : heardParent;
     const parentNode = parentRunId === undefined ? undefined : this.#nodes.get(parentRunId);
     if (parentNode !== undefined && parentNode.run === undefined) return; // inside a run we are not recording
     let run = parentNode?.run;
@@ -659,7 +673,13 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       const given = nonEmptyString(toolCallId);
       // Outside any run: a call of a bare model call's answer the program runs in its loop (`./bare.ts`), else nothing.
       const run = parentRunId === undefined ? (given === undefined ? undefined : this.#bare.claim(given)) : this.#runOf(parentRunId);
-      if (run === undefined) return;
+      if (run === undefined) {
+        // A tool the program ran itself: what runs inside it is recorded as if the program had run it.
+        if (parentRunId === undefined || this.#outsideAnyRun(parentRunId)) {
+          this.#remember(runId, { kind: 'tool', parent: parentRunId, root: parentRunId === undefined ? runId : this.#nodes.get(parentRunId)!.root, run: undefined, ownsRun: false, outsideRun: true });
+        }
+        return;
+      }
       const name = runName ?? nonEmptyString(isRecord(tool) ? tool.name : undefined) ?? 'tool';
       const claimed = this.#claimCall(run, name, input, given);
       const id = claimed ?? runId;
