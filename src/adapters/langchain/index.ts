@@ -460,6 +460,9 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   /** The root chain run's end closes its turn (as interrupted when a graph interrupt paused it). */
   override handleChainEnd(outputs: unknown, runId: string): void {
     this.#guard('handleChainEnd', () => {
+      // `chain.batch(inputs, config, { returnExceptions: true })`: a RunnableSequence ends the run of an input that
+      // failed with the error as its output, which is what the program gets for that input. The run failed.
+      if (outputs instanceof Error) return this.#chainFailed(outputs, runId);
       const node = this.#take(runId);
       // The node that paused for approval ran again with the decisions: the middleware applied them.
       const awaiting = node?.run === undefined ? undefined : this.#awaitingDecisions.get(node.run);
@@ -478,39 +481,42 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
 
   /** A failed chain run: a graph interrupt becomes an approval request; a root run's failure ends its turn. */
   override handleChainError(error: unknown, runId: string): void {
-    this.#guard('handleChainError', () => {
-      const attempts = this.#attempts.get(runId);
-      const node = this.#take(runId);
-      if (node === undefined || node.run === undefined) return;
-      this.#refuseStructured(node.run, error);
-      // A node whose model call failed may be run again by its RetryPolicy (as the same task): the call waits for it,
-      // kept with the run's open nodes so that the run's end forgets it.
-      if (node.task !== undefined && attempts?.lastFailed === true && !attempts.call.settled) {
-        this.#attempts.set(node.task, attempts);
-        this.#roots.get(node.root)?.add(node.task);
-      }
-      const interrupt = isInterrupt(error);
-      // A graph node that interrupts (humanInTheLoopMiddleware) fails with GraphInterrupt; the graph itself then ends normally.
-      if (interrupt && !this.#interrupted.has(node.run)) {
-        this.#interrupted.add(node.run);
-        if (this.#firstSeen(error as Loose)) this.#askApprovals(node.run, (error as Loose).interrupts, node.name);
-      }
-      if (!node.ownsRun) return;
-      this.#interrupted.delete(node.run);
-      // A sub-agent whose node failed on a model call waits for the node's RetryPolicy (the same task run again).
-      const failedCall = this.#failedCalls.get(node.run);
-      if (node.run.parent !== undefined && node.task !== undefined && !interrupt && !isAbort(error) && !isParentCommand(error) && failedCall !== undefined && !failedCall.settled) {
-        this.#failedAgents.set(node.task, { run: node.run, error });
-        this.#roots.get(node.root)?.add(node.task);
-        return;
-      }
-      this.#endRoot(node, runId, 'interrupted');
-      // A handoff to the parent graph (a tool's `Command` with `graph: Command.PARENT`) ends the agent's run: it handed over, it did not fail.
-      if (isParentCommand(error) && node.run.parent !== undefined) return this.#endRun(node.run, 'completed');
-      // A sub-agent that asked for approval: its session stays open for the run that resumes it (one sub-agent, not two).
-      if (interrupt && node.run.parent !== undefined && this.#pendingApprovals.has(this.#approvalKey(node.run))) return this.#pause(node.run, error);
-      this.#endRun(node.run, interrupt || isAbort(error) ? 'interrupted' : 'failed', undefined, error);
-    });
+    this.#guard('handleChainError', () => this.#chainFailed(error, runId));
+  }
+
+  /** A chain run that failed (with `error`), whether LangChain said so or ended it with the error as its output. */
+  #chainFailed(error: unknown, runId: string): void {
+    const attempts = this.#attempts.get(runId);
+    const node = this.#take(runId);
+    if (node === undefined || node.run === undefined) return;
+    this.#refuseStructured(node.run, error);
+    // A node whose model call failed may be run again by its RetryPolicy (as the same task): the call waits for it,
+    // kept with the run's open nodes so that the run's end forgets it.
+    if (node.task !== undefined && attempts?.lastFailed === true && !attempts.call.settled) {
+      this.#attempts.set(node.task, attempts);
+      this.#roots.get(node.root)?.add(node.task);
+    }
+    const interrupt = isInterrupt(error);
+    // A graph node that interrupts (humanInTheLoopMiddleware) fails with GraphInterrupt; the graph itself then ends normally.
+    if (interrupt && !this.#interrupted.has(node.run)) {
+      this.#interrupted.add(node.run);
+      if (this.#firstSeen(error as Loose)) this.#askApprovals(node.run, (error as Loose).interrupts, node.name);
+    }
+    if (!node.ownsRun) return;
+    this.#interrupted.delete(node.run);
+    // A sub-agent whose node failed on a model call waits for the node's RetryPolicy (the same task run again).
+    const failedCall = this.#failedCalls.get(node.run);
+    if (node.run.parent !== undefined && node.task !== undefined && !interrupt && !isAbort(error) && !isParentCommand(error) && failedCall !== undefined && !failedCall.settled) {
+      this.#failedAgents.set(node.task, { run: node.run, error });
+      this.#roots.get(node.root)?.add(node.task);
+      return;
+    }
+    this.#endRoot(node, runId, 'interrupted');
+    // A handoff to the parent graph (a tool's `Command` with `graph: Command.PARENT`) ends the agent's run: it handed over, it did not fail.
+    if (isParentCommand(error) && node.run.parent !== undefined) return this.#endRun(node.run, 'completed');
+    // A sub-agent that asked for approval: its session stays open for the run that resumes it (one sub-agent, not two).
+    if (interrupt && node.run.parent !== undefined && this.#pendingApprovals.has(this.#approvalKey(node.run))) return this.#pause(node.run, error);
+    this.#endRun(node.run, interrupt || isAbort(error) ? 'interrupted' : 'failed', undefined, error);
   }
 
   /** A chat-model run is one provider attempt (a retry of the API call when the previous attempt under the same parent failed). */
