@@ -19,7 +19,7 @@ import { ToolNode, toolsCondition } from '@langchain/langgraph/prebuilt';
 import * as z from 'zod';
 import { NemoRelayCallbackHandler } from '../../src/adapters/langchain/index.ts';
 import { validateAtif } from '../../src/formats/atif/validate.ts';
-import { chatCompletion, chatCompletionEither, concurrentFetch, scriptedFetch, type ChatToolCall, type WireReply } from '../support/provider-wire.ts';
+import { chatCompletion, chatCompletionEither, concurrentFetch, openAiError, scriptedFetch, type ChatToolCall, type WireReply } from '../support/provider-wire.ts';
 import { expectNothingLost, expectTurnEndInAtif, finishedRun, recordedPlugin, type AtifDoc, type Recorded } from './support.ts';
 import { sameOnNative } from './same-on-native.ts';
 
@@ -249,7 +249,7 @@ describe('runnables the program composes', () => {
     concurrentFetch(TOPICS.map(([topic, text, [input, output]], index) => ({ when: ask(topic), wave: 'batch', reply: reply(`chatcmpl-b${index}`, text, [input, output]) })));
   /** Each trajectory of a batch by its user message: [answer, prompt tokens, completion tokens]. */
   const byUser = (docs: AtifDoc[]): Record<string, unknown[]> =>
-    Object.fromEntries(docs.map((doc) => [userSteps(doc).join('|'), agentSteps(doc).map((s) => [s.message, s.metrics.prompt_tokens, s.metrics.completion_tokens])]));
+    Object.fromEntries(docs.map((doc) => [userSteps(doc).join('|'), agentSteps(doc).map((s) => [s.message, s.metrics?.prompt_tokens, s.metrics?.completion_tokens])]));
 
   it('prompt | model | parser batched: each input is a turn and a session of its own, with its own answer and tokens', async () => {
     const { fetch, maxInFlight } = batchApi((topic) => `Tell me about ${topic}`);
@@ -261,6 +261,32 @@ describe('runnables the program composes', () => {
     const docs = await allTrajectories(recorded);
     expect(docs).toHaveLength(3);
     expect(byUser(docs)).toEqual(Object.fromEntries(TOPICS.map(([topic, text, [input, output]]) => [`Tell me about ${topic}`, [[text, input, output]]])));
+    await sameOnNative(recorded);
+  });
+
+  it('prompt | model | parser batched with returnExceptions, one input’s call refused: that turn failed with what the program got for it, the others completed', async () => {
+    const { fetch } = concurrentFetch([
+      { when: 'Tell me about cats', wave: 'batch', reply: reply('chatcmpl-ok', 'Cats sleep most of the day.', [24, 7]) },
+      { when: 'Tell me about dogs', wave: 'batch', reply: openAiError(400, 'invalid_request_error', 'Invalid prompt: dogs') },
+    ]);
+    const recorded = recordedPlugin('lc-shapes-sequence-batch-exceptions');
+    const chain = prompt.pipe(openai(fetch)).pipe(new StringOutputParser());
+    const results = await chain.batch([{ topic: 'cats' }, { topic: 'dogs' }], { callbacks: [new NemoRelayCallbackHandler(recorded.hooks)] }, { returnExceptions: true });
+    expect(results[0]).toBe('Cats sleep most of the day.');
+    // LangChain hands the parser the model's error as its input: the program gets what the parser made of it.
+    const got = results[1] as unknown as Error;
+    expect(got).toBeInstanceOf(Error);
+    const ends = hooksOf(recorded, 'on_session_end').map((p) => [p.completed, p.failed, p.error_type ?? null, p.error_message ?? null]);
+    expect(ends.sort((a, b) => Number(a[1]) - Number(b[1]))).toEqual([
+      [true, false, null, null],
+      [false, true, got.name, got.message],
+    ]);
+    expect(hooksOf(recorded, 'api_request_error').map((p) => [p.error.type, p.error.message])).toEqual([['BadRequestError', '400 Invalid prompt: dogs']]);
+    const docs = await allTrajectories(recorded);
+    expect(byUser(docs)['Tell me about cats']).toEqual([['Cats sleep most of the day.', 24, 7]]);
+    const failed = docs.find((doc) => userSteps(doc)[0] === 'Tell me about dogs')!;
+    expect(agentSteps(failed).map((step) => step.extra.invocation.status)).toEqual(['failed']);
+    expect(failed.notes).toBe(`The turn that ends at step 2 failed: ${got.name}: ${got.message}`);
     await sameOnNative(recorded);
   });
 
