@@ -155,6 +155,25 @@ describe('a valid structured answer on ChatOpenAI', () => {
     await expectTurnEndInAtif(recorded, doc, { status: 'failed', error: { name: '$ZodError', message: error!.message } });
     await sameOnNative(recorded);
   });
+
+  it('the same answer streamed (`.stream()`): the openai client does not parse a stream, so the call keeps the answer and its tokens; the turn failed with the parser’s error', async () => {
+    const text = '{"city":"Paris","temperature_c":"warm"}';
+    const { fetch, requests } = scriptedFetch([chatCompletionEither({ id: 'chatcmpl-b1', model: GPT, content: text, usage: { prompt_tokens: 52, completion_tokens: 14 } })]);
+    const recorded = recordedPlugin('lc-shapes-wso-streamed-bad');
+    let error: Error | undefined;
+    try {
+      for await (const _ of await openai(fetch).withStructuredOutput(WeatherReport).stream('What is the weather in Paris?', { callbacks: [new NemoRelayCallbackHandler(recorded.hooks)] })) void _;
+    } catch (thrown) {
+      error = thrown as Error;
+    }
+    expect(requests[0]!.body.stream).toBe(true);
+    expect(error?.message).toMatch(/^Failed to parse\. Text: /);
+    const { doc } = await finishedRun(recorded);
+    expect(answers(doc)).toEqual([[text, GPT, 52, 14]]);
+    expect(hooksOf(recorded, 'post_api_request').map((p) => p.finish_reason)).toEqual(['stop']);
+    await expectTurnEndInAtif(recorded, doc, { status: 'failed', error: { name: 'OutputParserException', message: error!.message } });
+    await sameOnNative(recorded);
+  });
 });
 
 describe('a tool the program invokes itself, outside any run', () => {
@@ -238,6 +257,24 @@ describe('runnables the program composes', () => {
     expect(hooksOf(recorded, 'post_llm_call').map((p) => p.assistant_response)).toEqual([text]);
     expect(hooksOf(recorded, 'post_api_request').map((p) => p.finish_reason)).toEqual(['stop']);
     await sameOnNative(recorded);
+  });
+
+  it('prompt | model | parser streamed and left by the consumer (known limit): LangChain tells callbacks nothing, so the turn has no end and the call is closed unfinished at shutdown', async () => {
+    const { fetch } = scriptedFetch([chatCompletionEither({ id: 'chatcmpl-c1', model: GPT, content: 'Cats sleep most of the day.', usage: { prompt_tokens: 24, completion_tokens: 7 } })]);
+    const recorded = recordedPlugin('lc-shapes-sequence-left');
+    const chain = RunnableSequence.from([prompt, openai(fetch), new StringOutputParser()]);
+    let read = '';
+    for await (const piece of await chain.stream({ topic: 'cats' }, { callbacks: [new NemoRelayCallbackHandler(recorded.hooks)] })) {
+      read += piece;
+      if (read !== '') break;
+    }
+    expect(read).toBe('Cats sleep mos'); // the first of the two content chunks the fake sends
+    // A plain runnable's stream ends no run when its consumer returns (a graph's does: langchain-programs.test.ts).
+    expect(hooksOf(recorded, 'on_session_end')).toEqual([]);
+    const { atif, counters } = await recorded.finish();
+    expect(counters.abandonedSpans).toBe(1);
+    expect(atif).toHaveLength(1);
+    expect(agentSteps(atif[0]!).map((step) => [step.extra.invocation.status, JSON.parse(step.message).error.message])).toEqual([['failed', 'the session closed before the API request finished']]);
   });
 
   const TOPICS = [
