@@ -3,7 +3,8 @@
 // answers with the providers' own wire formats: OpenAI Responses and Chat
 // Completions, Anthropic Messages, Gemini generateContent and
 // streamGenerateContent, each as JSON or as an SSE stream, and Ollama's own
-// `/api/chat`, as JSON or as an NDJSON stream, plus their error bodies. Every request is kept,
+// `/api/chat`, as JSON or as an NDJSON stream, and Cohere's v2 `/chat`, as JSON or as its stream of typed events,
+// plus their error bodies. Every request is kept,
 // so a test can compare what the trajectory says was sent with what was.
 import { wallMs } from '../../support/doc-snippets.ts';
 import { paced } from '../../support/paced-wire.ts';
@@ -68,7 +69,7 @@ export interface Usage {
   reasoning?: number;
 }
 
-export type Wire = 'responses' | 'chat' | 'anthropic' | 'gemini' | 'ollama';
+export type Wire = 'responses' | 'chat' | 'anthropic' | 'gemini' | 'ollama' | 'cohere';
 
 /** `holdMs`: how long the answer takes, paced by test/support/paced-wire.ts. */
 type Reply = { status: number; headers: Record<string, string>; body: string | ReadableStream<Uint8Array>; holdMs?: number | undefined };
@@ -145,6 +146,8 @@ export class FakeProvider {
       body: JSON.stringify(
         server !== undefined && SERVER_ERRORS[server] !== undefined
           ? SERVER_ERRORS[server]!(status, message)
+          : wire === 'cohere'
+          ? { id: 'b7a4c1e0-9f3d-4e2a-8c55-3d1f0e6a9b21', message }
           : wire === 'ollama'
           ? { error: message }
           : wire === 'anthropic'
@@ -708,17 +711,78 @@ function ollamaEvents(turn: Turn): Array<{ data: unknown }> {
   ];
 }
 
+// ------------------------------------------------------------------ Cohere v2 /chat
+
+/** The tokens Cohere's prompt template adds to what is billed (`tokens` counts them, `billed_units` does not). */
+const COHERE_TEMPLATE_TOKENS = 64;
+
+/** `usage`: what the model processed (`tokens`) and what is billed (`billed_units`, the prompt without Cohere's template). */
+function cohereUsage(usage: Usage): Record<string, unknown> {
+  return { billed_units: { input_tokens: usage.input - COHERE_TEMPLATE_TOKENS, output_tokens: usage.output }, tokens: { input_tokens: usage.input, output_tokens: usage.output } };
+}
+
+function cohereFinish(turn: Turn): string {
+  return turn.finish ?? ((turn.toolCalls ?? []).length > 0 ? 'TOOL_CALL' : 'COMPLETE');
+}
+
+/**
+ * A v2 chat response: the `id`, the message's content parts (thinking, then text), and on a turn of tool calls the
+ * words before them as `tool_plan` (the turn's text) with no content, the calls' ids as Cohere makes them
+ * (`<tool>_<random>`), `finish_reason` in capitals.
+ */
+function cohereBody(turn: Turn): Record<string, unknown> {
+  const calls = (turn.toolCalls ?? []).map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: JSON.stringify(call.args) } }));
+  const content = [...(turn.reasoning === undefined ? [] : [{ type: 'thinking', thinking: turn.reasoning }]), ...(turn.text === undefined || calls.length > 0 ? [] : [{ type: 'text', text: turn.text }])];
+  const message = calls.length > 0 ? { role: 'assistant', ...(content.length > 0 ? { content } : {}), tool_plan: turn.text, tool_calls: calls } : { role: 'assistant', content };
+  return { id: turn.id, message, finish_reason: cohereFinish(turn), usage: cohereUsage(turn.usage) };
+}
+
+/**
+ * The v2 stream (each frame named by its `type`): `message-start`, the thinking and text as content blocks, the tool
+ * plan in `tool-plan-delta`s, each call as `tool-call-start` (no arguments yet), `tool-call-delta`s and
+ * `tool-call-end`, then `message-end` with the finish reason and the usage.
+ */
+function cohereEvents(turn: Turn): Array<{ event: string; data: unknown }> {
+  const frames: Array<{ event: string; data: unknown }> = [];
+  const push = (type: string, data: Record<string, unknown>) => frames.push({ event: type, data: { type, ...data } });
+  push('message-start', { id: turn.id, delta: { message: { role: 'assistant', content: [], tool_plan: '', tool_calls: [], citations: [] } } });
+  let index = 0;
+  if (turn.reasoning !== undefined) {
+    push('content-start', { index, delta: { message: { content: { type: 'thinking', thinking: '' } } } });
+    for (const thinking of halves(turn.reasoning)) push('content-delta', { index, delta: { message: { content: { thinking } } } });
+    push('content-end', { index });
+    index += 1;
+  }
+  const calls = turn.toolCalls ?? [];
+  if (calls.length > 0) {
+    for (const tool_plan of halves(turn.text ?? '')) push('tool-plan-delta', { delta: { message: { tool_plan } } });
+    calls.forEach((call, at) => {
+      push('tool-call-start', { index: at, delta: { message: { tool_calls: { id: call.id, type: 'function', function: { name: call.name, arguments: '' } } } } });
+      for (const part of halves(JSON.stringify(call.args))) push('tool-call-delta', { index: at, delta: { message: { tool_calls: { function: { arguments: part } } } } });
+      push('tool-call-end', { index: at });
+    });
+  } else if (turn.text !== undefined) {
+    push('content-start', { index, delta: { message: { content: { type: 'text', text: '' } } } });
+    for (const text of halves(turn.text)) push('content-delta', { index, delta: { message: { content: { text } } } });
+    push('content-end', { index });
+  }
+  push('message-end', { delta: { finish_reason: cohereFinish(turn), usage: cohereUsage(turn.usage) } });
+  return frames;
+}
+
 // ------------------------------------------------------------------ dispatch
 
 function body(wire: Wire, turn: Turn): unknown {
   if (wire === 'chat' && turn.server === 'openrouter') return openrouterBody(turn);
   if (wire === 'ollama') return ollamaBody(turn);
+  if (wire === 'cohere') return cohereBody(turn);
   return wire === 'responses' ? responsesBody(turn) : wire === 'chat' ? chatBody(turn) : wire === 'gemini' ? geminiBody(turn) : anthropicBody(turn);
 }
 
 function events(wire: Wire, turn: Turn, withChatUsage: boolean): Array<{ event?: string; data: unknown }> {
   if (wire === 'chat' && turn.server === 'openrouter') return openrouterEvents(turn);
   if (wire === 'ollama') return ollamaEvents(turn);
+  if (wire === 'cohere') return cohereEvents(turn);
   return wire === 'responses' ? responsesEvents(turn) : wire === 'chat' ? chatEvents(turn, withChatUsage) : wire === 'gemini' ? geminiEvents(turn) : anthropicEvents(turn);
 }
 
