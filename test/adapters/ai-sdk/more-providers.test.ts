@@ -1,20 +1,22 @@
-// Groq, Mistral, DeepSeek and xAI through the AI SDK adapter, each program as its provider's AI SDK docs page writes
-// it (`createGroq`, `createMistral`, `createDeepSeek`, `createXai` with a `fetch`; generateText and streamText with the
+// Groq, Mistral, DeepSeek, xAI and Cohere through the AI SDK adapter, each program as its provider's AI SDK docs page
+// writes it (`createGroq`, `createMistral`, `createDeepSeek`, `createXai`, `createCohere` with a `fetch`; generateText and streamText with the
 // weather tool and `stopWhen`), driving the real provider package over a fake fetch that speaks that provider's own
 // wire (wire.ts): Groq's Chat Completions (`reasoning`, the stream's usage in `x_groq.usage`, calls whole), Mistral's
 // chat API (Magistral's `thinking` chunks, 9-character call ids, `num_cached_tokens`, `model_length`), DeepSeek's
 // (`reasoning_content`, `prompt_cache_hit_tokens`, the usage on the finishing chunk) and xAI's Responses API
-// (reasoning summaries, cached and reasoning tokens, what the call cost as `cost_in_usd_ticks`). Each trajectory is
+// (reasoning summaries, cached and reasoning tokens, what the call cost as `cost_in_usd_ticks`) and Cohere's v2 chat
+// (`thinking` content, a `tool_plan` before the calls, `tokens` beside `billed_units`, events named by type). Each trajectory is
 // held to what the SDK reported to the program (steps, their usage, `totalUsage`, finish reasons, `response.modelId`,
 // the provider's name, reasoning text, tool call ids, the charge in `providerMetadata`) and to the wire; a 429 is the
 // refused attempt with its status, retried under the same call.
 import { afterEach, describe, expect, it } from 'vitest';
+import { createCohere } from '@ai-sdk/cohere';
 import { createDeepSeek } from '@ai-sdk/deepseek';
 import { createGroq } from '@ai-sdk/groq';
 import { createMistral } from '@ai-sdk/mistral';
 import { createXai } from '@ai-sdk/xai';
-import { APICallError, generateText, stepCountIs, streamText, type LanguageModel } from 'ai';
-import { instrumentAiSdk } from '../../../src/adapters/ai-sdk/index.ts';
+import { APICallError, generateText, stepCountIs, streamText, wrapLanguageModel, type LanguageModel } from 'ai';
+import { aiSdkMiddleware, instrumentAiSdk } from '../../../src/adapters/ai-sdk/index.ts';
 import { sameOnNative } from '../same-on-native.ts';
 import { expectRetriedFirstCall, finishedRun, recordedPlugin, type AtifDoc, type Recorded } from '../support.ts';
 import { FakeProvider, type Turn, type Wire } from './wire.ts';
@@ -43,7 +45,7 @@ type SdkStep = {
 
 interface Provider {
   name: string;
-  server: NonNullable<Turn['server']>;
+  server: NonNullable<Turn['server']> | 'cohere';
   wire: Wire;
   /** The provider name the SDK's steps carry (`step.model.provider`). */
   provider: string;
@@ -54,7 +56,11 @@ interface Provider {
   answered: string;
   make(fake: FakeProvider): LanguageModel;
   /** The program's `providerOptions`, as the provider's docs turn reasoning on. */
-  providerOptions?: Record<string, Record<string, string>>;
+  providerOptions?: Record<string, Record<string, string | { type: string; tokenBudget: number }>>;
+  /** The first answer's words before its call, as the SDK's step has them (Cohere's `tool_plan` is not passed on). */
+  firstText: string;
+  /** What the provider package reads of the usage beyond the counts: the cache reads, the reasoning tokens. */
+  reads: { cache: boolean; reasoning: boolean };
   /** Ids of the weather call the model makes (Mistral's are 9 characters). */
   callId: string;
   /** What the provider's answers cost, in USD, as it states it (xAI). */
@@ -72,6 +78,8 @@ const PROVIDERS: Provider[] = [
     answered: 'qwen/qwen3-32b',
     make: (fake) => createGroq({ apiKey: 'gsk-test-not-a-key', fetch: fake.fetch as typeof fetch })('qwen/qwen3-32b'),
     providerOptions: { groq: { reasoningFormat: 'parsed' } },
+    firstText: 'Let me look that up.',
+    reads: { cache: true, reasoning: true },
     callId: 'call_kx2t9m4q',
   },
   {
@@ -83,6 +91,9 @@ const PROVIDERS: Provider[] = [
     model: 'magistral-medium-latest',
     answered: 'magistral-medium-2509',
     make: (fake) => createMistral({ apiKey: 'test-not-a-key', fetch: fake.fetch as typeof fetch })('magistral-medium-latest'),
+    firstText: 'Let me look that up.',
+    // @ai-sdk/mistral reads the cache (`num_cached_tokens`), not the reasoning tokens.
+    reads: { cache: true, reasoning: false },
     callId: 'D681PevKs',
   },
   {
@@ -94,6 +105,8 @@ const PROVIDERS: Provider[] = [
     model: 'deepseek-reasoner',
     answered: 'deepseek-reasoner',
     make: (fake) => createDeepSeek({ apiKey: 'sk-test-not-a-key', fetch: fake.fetch as typeof fetch })('deepseek-reasoner'),
+    firstText: 'Let me look that up.',
+    reads: { cache: true, reasoning: true },
     callId: 'call_00_pG5dx9Rk2Yb1',
   },
   {
@@ -105,16 +118,36 @@ const PROVIDERS: Provider[] = [
     model: 'grok-4',
     answered: 'grok-4-0709',
     make: (fake) => createXai({ apiKey: 'xai-test-not-a-key', fetch: fake.fetch as typeof fetch })('grok-4'),
+    firstText: 'Let me look that up.',
+    reads: { cache: true, reasoning: true },
     callId: 'call_51938461',
     cost: [0.0018948, 0.0009321],
+  },
+  {
+    name: '@ai-sdk/cohere',
+    server: 'cohere',
+    wire: 'cohere',
+    provider: 'cohere.chat',
+    url: 'https://api.cohere.com/v2/chat',
+    model: 'command-a-reasoning-08-2025',
+    // Cohere's answer names no model: the SDK's step says the one asked for.
+    answered: 'command-a-reasoning-08-2025',
+    make: (fake) => createCohere({ apiKey: 'co-test-not-a-key', fetch: fake.fetch as typeof fetch })('command-a-reasoning-08-2025'),
+    providerOptions: { cohere: { thinking: { type: 'enabled', tokenBudget: 1024 } } },
+    // The words before the call are Cohere's `tool_plan`, which @ai-sdk/cohere does not pass on.
+    firstText: '',
+    // @ai-sdk/cohere reads `tokens` (what the model processed), neither a cache nor reasoning tokens.
+    reads: { cache: false, reasoning: false },
+    callId: 'weather_4k2x9q7m3n1p',
   },
 ];
 
 /** The weather program's two answers: reasoning, a line and the call; then the answer, partly read from the cache. */
 function turns(p: Provider): [Turn, Turn] {
+  const server = p.server === 'cohere' ? undefined : p.server;
   return [
-    { server: p.server, id: `${p.server}-resp-1`, model: p.answered, reasoning: 'The user wants Paris weather; call the tool.', text: 'Let me look that up.', toolCalls: [{ id: p.callId, name: 'weather', args: { city: 'Paris' } }], usage: { input: 180, output: 64, reasoning: 24 }, cost: p.cost?.[0] },
-    { server: p.server, id: `${p.server}-resp-2`, model: p.answered, text: 'It is sunny in Paris, 21°C.', usage: { input: 260, cached: 128, output: 15 }, cost: p.cost?.[1] },
+    { server, id: `${p.server}-resp-1`, model: p.answered, reasoning: 'The user wants Paris weather; call the tool.', text: 'Let me look that up.', toolCalls: [{ id: p.callId, name: 'weather', args: { city: 'Paris' } }], usage: { input: 180, output: 64, reasoning: 24 }, cost: p.cost?.[0] },
+    { server, id: `${p.server}-resp-2`, model: p.answered, text: 'It is sunny in Paris, 21°C.', usage: { input: 260, cached: 128, output: 15 }, cost: p.cost?.[1] },
   ];
 }
 
@@ -126,7 +159,7 @@ async function checkRun(p: Provider, fake: FakeProvider, recorded: Recorded, ste
   expect(fake.requests.map((request) => request.url)).toEqual([p.url, p.url]);
   expect(doc.steps[0]).toMatchObject({ source: 'user', message: 'What is the weather in Paris?' });
   // The texts, reasoning and calls the SDK's steps hold.
-  expect(steps.map((step) => step.text)).toEqual(['Let me look that up.', 'It is sunny in Paris, 21°C.']);
+  expect(steps.map((step) => step.text)).toEqual([p.firstText, 'It is sunny in Paris, 21°C.']);
   expect(agent.map((step) => step.message)).toEqual(steps.map((step) => step.text));
   expect(steps.map((step) => step.reasoningText)).toEqual(['The user wants Paris weather; call the tool.', undefined]);
   expect(agent.map((step) => step.reasoning_content)).toEqual(steps.map((step) => step.reasoningText));
@@ -178,25 +211,17 @@ for (const p of PROVIDERS) {
           const result = streamText(program);
           let streamed = '';
           for await (const delta of result.textStream) streamed += delta;
-          expect(streamed).toBe('Let me look that up.It is sunny in Paris, 21°C.');
+          expect(streamed).toBe(`${p.firstText}It is sunny in Paris, 21°C.`);
           steps = (await result.steps) as unknown as SdkStep[];
           totalUsage = await result.totalUsage;
         }
         const doc = await checkRun(p, fake, recorded, steps, totalUsage);
         // What each provider reports beyond the counts.
         const usage = steps.map((step) => step.usage);
-        if (p.server === 'mistral') {
-          // @ai-sdk/mistral reads the cache (`num_cached_tokens`) but not the reasoning tokens.
-          expect(usage.map((u) => [u.inputTokenDetails.cacheReadTokens, u.outputTokenDetails.reasoningTokens])).toEqual([
-            [undefined, undefined],
-            [128, undefined],
-          ]);
-        } else {
-          expect(usage.map((u) => [u.inputTokenDetails.cacheReadTokens ?? 0, u.outputTokenDetails.reasoningTokens ?? 0])).toEqual([
-            [0, 24],
-            [128, 0],
-          ]);
-        }
+        expect(usage.map((u) => [u.inputTokenDetails.cacheReadTokens ?? 0, u.outputTokenDetails.reasoningTokens ?? 0])).toEqual([
+          [0, p.reads.reasoning ? 24 : 0],
+          [p.reads.cache ? 128 : 0, 0],
+        ]);
         if (p.cost !== undefined) {
           // xAI states what each call cost (`cost_in_usd_ticks`, 10^10 a dollar); the SDK hands it on as
           // `providerMetadata.xai.costInUsdTicks`. The trajectory says what was charged.
@@ -211,7 +236,7 @@ for (const p of PROVIDERS) {
 
     it('a 429: the refused attempt with its status and message, retried under the same call, then the answer', async () => {
       const fake = new FakeProvider();
-      fake.fail(p.wire, 429, 'Rate limit reached for requests', p.server).reply(p.wire, { server: p.server, id: `${p.server}-resp-9`, model: p.answered, text: 'Hello!', usage: { input: 12, output: 3 } });
+      fake.fail(p.wire, 429, 'Rate limit reached for requests', p.server === 'cohere' ? undefined : p.server).reply(p.wire, { server: p.server === 'cohere' ? undefined : p.server, id: `${p.server}-resp-9`, model: p.answered, text: 'Hello!', usage: { input: 12, output: 3 } });
       const recorded = recordedPlugin(`ai-${p.server}-429`);
       uninstall = instrumentAiSdk(recorded.hooks);
       const result = await generateText({ model: p.make(fake), prompt: 'Hello?' });
@@ -234,7 +259,7 @@ for (const p of PROVIDERS) {
 
     it('a 429 with no retries left: the call fails with the status the program caught', async () => {
       const fake = new FakeProvider();
-      fake.fail(p.wire, 429, 'Rate limit reached for requests', p.server);
+      fake.fail(p.wire, 429, 'Rate limit reached for requests', p.server === 'cohere' ? undefined : p.server);
       const recorded = recordedPlugin(`ai-${p.server}-429-final`);
       uninstall = instrumentAiSdk(recorded.hooks);
       let caught: unknown;
@@ -276,6 +301,35 @@ describe("@ai-sdk/mistral: Mistral's model_length finish", () => {
       expect(posts(recorded).map((post) => post.finish_reason)).toEqual(['length']);
       const { agent } = await finishedRun(recorded);
       expect(agent.map((step) => [step.message, step.model_name, step.metrics.prompt_tokens, step.metrics.completion_tokens])).toEqual([['The history of Paris begins', 'mistral-small-2506', 32000, 768]]);
+      await sameOnNative(recorded);
+    });
+  }
+});
+
+describe("@ai-sdk/xai's charge under aiSdkMiddleware", () => {
+  for (const mode of ['generateText', 'streamText'] as const) {
+    it(`${mode} of a wrapped grok model: the step costs what xAI charged, as the SDK handed it on`, async () => {
+      const fake = new FakeProvider();
+      fake.reply('responses', { server: 'xai', id: 'xai-mw-1', model: 'grok-4-0709', reasoning: 'A greeting.', text: 'Hello there!', usage: { input: 30, cached: 8, output: 26, reasoning: 20 }, cost: 0.0001236 }, { stream: mode === 'streamText' });
+      const recorded = recordedPlugin(`ai-xai-mw-${mode}`);
+      const model = wrapLanguageModel({ model: createXai({ apiKey: 'xai-test-not-a-key', fetch: fake.fetch as typeof fetch })('grok-4'), middleware: aiSdkMiddleware(recorded.hooks, { sessionId: 'xai-mw' }) });
+      let ticks: unknown;
+      let usage: SdkUsage;
+      if (mode === 'generateText') {
+        const result = await generateText({ model, prompt: 'Say hello' });
+        ticks = result.providerMetadata?.xai?.costInUsdTicks;
+        usage = result.usage;
+      } else {
+        const result = streamText({ model, prompt: 'Say hello' });
+        await result.consumeStream();
+        ticks = (await result.providerMetadata)?.xai?.costInUsdTicks;
+        usage = await result.usage;
+      }
+      expect(ticks).toBe(1_236_000);
+      const { agent } = await finishedRun(recorded);
+      expect(agent.map((step) => [step.message, step.model_name, step.reasoning_content, step.metrics.prompt_tokens, step.metrics.completion_tokens, step.metrics.cached_tokens, step.metrics.cost_usd])).toEqual([
+        ['Hello there!', 'grok-4-0709', 'A greeting.', usage.inputTokens, usage.outputTokens, usage.inputTokenDetails.cacheReadTokens, 0.0001236],
+      ]);
       await sameOnNative(recorded);
     });
   }
