@@ -34,6 +34,7 @@ export const NATIVE_SHARED = [
   'test/adapters/langchain-shapes.test.ts',
   'test/adapters/ai-sdk/ollama.test.ts',
   'test/adapters/ai-sdk/openai-compatible.test.ts',
+  'test/adapters/ai-sdk/more-providers.test.ts',
   'test/adapters/ai-sdk/gemini.test.ts',
   'test/adapters/claude-agent-sdk/tool-during-reply.test.ts',
   'test/adapters/claude-agent-sdk/changed-input.test.ts',
