@@ -220,6 +220,18 @@ export function chatCacheWrites(usage: unknown): number | undefined {
   return nested(usage, 'prompt_tokens_details', 'cache_write_tokens');
 }
 
+/** xAI's ticks to the dollar: its usage states a call's cost as a whole number of ticks (`cost_in_usd_ticks`). */
+const XAI_TICKS_PER_USD = 1e10;
+
+/**
+ * What xAI says a call was charged, in USD, from its ticks (`usage.cost_in_usd_ticks`; @ai-sdk/xai's
+ * `providerMetadata.xai.costInUsdTicks`): the amount billed, after caching discounts and with server-side tools.
+ * Undefined for anything but a non-negative whole number of ticks.
+ */
+export function xaiTicksUsd(ticks: unknown): number | undefined {
+  return typeof ticks === 'number' && Number.isSafeInteger(ticks) && ticks >= 0 ? ticks / XAI_TICKS_PER_USD : undefined;
+}
+
 /** True when the shape's input count already holds its cache reads and writes. */
 export function inputIncludesCache(shape: UsageShape): boolean {
   return shape !== 'anthropic_messages';

@@ -6,7 +6,7 @@
 
 import type { ResponseParts } from '../core/run.ts';
 import { completionServedBy, gatewayServedBy } from '../core/upstream.ts';
-import { chargedUsd, usageCostUsd, type ProviderUsage } from '../../formats/usage.ts';
+import { chargedUsd, usageCostUsd, xaiTicksUsd, type ProviderUsage } from '../../formats/usage.ts';
 import type { AnswerMedium, CallOfTool, ChatMessage, OfferedTool } from '../core/shapes.ts';
 import { assistantMessage, changedArgs, hostedCall, newProviderApprovalAnswers, providerApprovalCall, textOfParts, recordedText, recordedValue, type ProviderApprovalAnswer } from '../core/shapes.ts';
 import { isRecord } from '../../shared/record.ts';
@@ -221,12 +221,18 @@ export function modelVersionOf(raw: unknown): string | undefined {
 /**
  * What a call was charged, in USD, as the provider package hands it on: the AI Gateway's
  * `providerMetadata.gateway.cost` (a decimal string), @openrouter/ai-sdk-provider's
- * `providerMetadata.openrouter.usage.cost`, else the usage as the server sent it (`usage.raw`), where
- * @ai-sdk/openai-compatible keeps OpenRouter's `cost` without reading it. A provider of its own says no cost.
+ * `providerMetadata.openrouter.usage.cost`, @ai-sdk/xai's `providerMetadata.xai.costInUsdTicks` (xAI's
+ * `cost_in_usd_ticks`), else the usage as the server sent it (`usage.raw`), where @ai-sdk/openai-compatible keeps
+ * OpenRouter's `cost` without reading it. A provider that states no charge says no cost.
  */
 export function chargedCostUsd(providerMetadata: unknown, usage: unknown): number | undefined {
-  const { gateway, openrouter } = isRecord(providerMetadata) ? providerMetadata : {};
-  return (isRecord(gateway) ? chargedUsd(gateway.cost) : undefined) ?? (isRecord(openrouter) ? usageCostUsd(openrouter.usage) : undefined) ?? (isRecord(usage) ? usageCostUsd(usage.raw) : undefined);
+  const { gateway, openrouter, xai } = isRecord(providerMetadata) ? providerMetadata : {};
+  return (
+    (isRecord(gateway) ? chargedUsd(gateway.cost) : undefined) ??
+    (isRecord(openrouter) ? usageCostUsd(openrouter.usage) : undefined) ??
+    (isRecord(xai) ? xaiTicksUsd(xai.costInUsdTicks) : undefined) ??
+    (isRecord(usage) ? usageCostUsd(usage.raw) : undefined)
+  );
 }
 
 /**
