@@ -225,6 +225,27 @@ export function usageCostUsd(usage: unknown): number | undefined {
   return chargedUsd(field(usage, 'cost'));
 }
 
+/**
+ * The cache writes a Chat Completions usage states as OpenRouter sends them (`prompt_tokens_details.cache_write_tokens`,
+ * part of `prompt_tokens`), for a framework whose own usage leaves them out (the OpenAI Agents SDK reads only
+ * `cached_tokens`). OpenAI's own usage has none.
+ */
+export function chatCacheWrites(usage: unknown): number | undefined {
+  return nested(usage, 'prompt_tokens_details', 'cache_write_tokens');
+}
+
+/** xAI's ticks to the dollar: its usage states a call's cost as a whole number of ticks (`cost_in_usd_ticks`). */
+const XAI_TICKS_PER_USD = 1e10;
+
+/**
+ * What xAI says a call was charged, in USD, from its ticks (`usage.cost_in_usd_ticks`; @ai-sdk/xai's
+ * `providerMetadata.xai.costInUsdTicks`): the amount billed, after caching discounts and with server-side tools.
+ * Undefined for anything but a non-negative whole number of ticks.
+ */
+export function xaiTicksUsd(ticks: unknown): number | undefined {
+  return typeof ticks === 'number' && Number.isSafeInteger(ticks) && ticks >= 0 ? ticks / XAI_TICKS_PER_USD : undefined;
+}
+
 /** True when the shape's input count already holds its cache reads and writes. */
 export function inputIncludesCache(shape: UsageShape): boolean {
   return shape !== 'anthropic_messages';

@@ -49,6 +49,8 @@ function reportOf(messages: BaseMessage[]) {
     cached: answers.map((message) => (message.usage_metadata?.input_token_details?.cache_read ?? 0) + (message.usage_metadata?.input_token_details?.cache_creation ?? 0)),
     reasoningTokens: answers.map((message) => message.usage_metadata?.output_token_details?.reasoning),
     provider: 'openai',
+    // ChatOpenAI keeps no `provider` of OpenRouter's answer in response_metadata: the program cannot read who served it.
+    servedBy: answers.map((message) => metadataOf(message).provider as string | undefined),
   };
   expect([report.cached, report.reasoningTokens]).toEqual([
     [900, 1310],
