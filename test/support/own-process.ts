@@ -22,6 +22,7 @@
 export const NATIVE_SHARED = [
   'test/adapters/ai-sdk/chat-route.test.ts',
   'test/adapters/mcp/sampling-in-process.test.ts',
+  'test/adapters/mcp/sampling-langchain.test.ts',
   'test/adapters/ai-sdk/gateway.test.ts',
   'test/adapters/ai-sdk/openrouter.test.ts',
   'test/adapters/langchain-openrouter.test.ts',
