@@ -228,6 +228,38 @@ interface OpenTool {
   readonly startedMs: number;
 }
 
+/**
+ * The tool calls under way, by registry, session and call id: code that is
+ * told which call it works for but runs outside it (an MCP server's sampling
+ * request, answered where the client's transport delivers it) can run as that
+ * call's code (`runInToolFrame`). Every adapter's tool calls are here from
+ * their start to their end.
+ */
+const running = new WeakMap<HookRegistry, Map<string, AgentRun>>();
+
+const runningKey = (sessionId: string, toolCallId: string): string => `${sessionId}\0${toolCallId}`;
+
+function toolCallStarted(run: AgentRun, toolCallId: string): void {
+  let calls = running.get(run.core.hooks);
+  if (calls === undefined) {
+    calls = new Map();
+    running.set(run.core.hooks, calls);
+  }
+  calls.set(runningKey(run.sessionId, toolCallId), run);
+}
+
+function toolCallEnded(run: AgentRun, toolCallId: string): void {
+  const calls = running.get(run.core.hooks);
+  const key = runningKey(run.sessionId, toolCallId);
+  if (calls?.get(key) === run) calls.delete(key);
+}
+
+/** The run of tool call `toolCallId` of session `sessionId` recorded on `hooks`, while the call runs. */
+export function runningToolCall(hooks: HookRegistry, sessionId: string, toolCallId: string): { readonly run: AgentRun; readonly toolCallId: string } | undefined {
+  const run = running.get(hooks)?.get(runningKey(sessionId, toolCallId));
+  return run === undefined || run.ended ? undefined : { run, toolCallId };
+}
+
 export class AgentRun {
   readonly core: AdapterCore;
   readonly sessionId: string;
@@ -352,6 +384,7 @@ export class AgentRun {
     this.startTurn(undefined);
     const args = argumentsObject(call.arguments);
     this.#tools.set(call.id, { name: call.name, args, startedMs: Date.now() });
+    toolCallStarted(this, call.id);
     this.core.emit('pre_tool_call', () => ({
       ...this.ids,
       api_request_id: apiRequestId,
@@ -373,6 +406,7 @@ export class AgentRun {
     if (this.#ended) return;
     const open = this.#tools.get(id);
     this.#tools.delete(id);
+    toolCallEnded(this, id);
     const denied = outcome.denied;
     const paused = outcome.paused === true;
     const failed = denied === undefined && !paused && (outcome.failed === true || outcome.error !== undefined);

@@ -38,6 +38,7 @@ import { BaseCallbackHandler } from '@langchain/core/callbacks/base';
 import { AsyncLocalStorageProviderSingleton } from '@langchain/core/singletons';
 import type { HookRegistry } from '../../hooks/registry.ts';
 import { AdapterCore, OpenSessions, ToolCallRefused, type AgentRun, type ApiCall, type RunStatus } from '../core/run.ts';
+import { currentToolFrame } from '../core/context.ts';
 import { MAX_HELD_SESSIONS, MAX_PENDING_APPROVALS, PausedSubagents, SessionHolds } from '../core/holds.ts';
 import type { AdapterOptions } from '../core/options.ts';
 import { chatMessages, contentText, finalTextOfOutputs, offeredTools, parsedResultOf, providerApprovalAnswersOf, responseOfResult, toolMessageOf, userMessageOfInputs, userTextOfInputs } from './messages.ts';
@@ -135,6 +136,11 @@ function callerRunId(): string | undefined {
   const callbacks: unknown = AsyncLocalStorageProviderSingleton.getRunnableConfig()?.callbacks;
   const parent = isRecord(callbacks) && typeof callbacks.getParentRunId === 'function' ? (callbacks.getParentRunId as () => unknown).call(callbacks) : undefined;
   return typeof parent === 'string' ? parent : undefined;
+}
+/** The tool call (of any adapter) the code running now is code of, while its run goes on. */
+function callerToolCall(): { run: AgentRun; toolCallId: string } | undefined {
+  const frame = currentToolFrame();
+  return frame === undefined || frame.run.ended ? undefined : { run: frame.run, toolCallId: frame.toolCallId };
 }
 /** LangGraph's name for the tasks a `Send` starts (its `PUSH` constant). */
 const PUSH = '__pregel_push';
@@ -436,7 +442,9 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
         return;
       }
       // A sub-agent run from a tool that paused for approval: the tool runs again on resuming, and so does its agent.
-      const link = parent?.run !== undefined && parent.toolCallId !== undefined ? { run: parent.run, toolCallId: parent.toolCallId } : undefined;
+      // A top-level run started as code of another tool call (a sampling handler answering an MCP server's request
+      // for a tool call, an AI SDK tool's `execute`) is that call's sub-agent, as a run inside a LangChain tool is.
+      const link = parent?.run !== undefined && parent.toolCallId !== undefined ? { run: parent.run, toolCallId: parent.toolCallId } : parent === undefined ? callerToolCall() : undefined;
       const paused = link === undefined ? undefined : this.#takePaused(`${link.run.sessionId}:sub:${link.toolCallId}`, link.run);
       const run = this.#startTopRun({
         runId,
@@ -581,6 +589,12 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
         provider,
         parent: { run, toolCallId: `${run.ids.turn_id}:agent:${agents.started}` },
       });
+      if (run === undefined) return;
+      ownsRun = true;
+    } else if (run === undefined && callerToolCall() !== undefined) {
+      // A model called on its own as code of a tool call (a sampling handler answering an MCP server's request for
+      // that call): the call's sub-agent, with the model's prompt and answer, not a conversation of its own.
+      run = this.#core.startRun({ runId, agentName: runName, model: asked, provider, parent: callerToolCall() });
       if (run === undefined) return;
       ownsRun = true;
     } else if (run === undefined) {

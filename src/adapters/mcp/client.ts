@@ -29,6 +29,7 @@ import type { TrajectoryRef } from '../../shared/trajectory-ref.ts';
 import { currentToolFrame, runInToolFrame, type ToolFrame } from '../core/context.ts';
 import { argumentsObject } from '../core/shapes.ts';
 import { Guard } from '../core/guard.ts';
+import { runningToolCall } from '../core/run.ts';
 import { requestHandlersOf, wrapRequestHandlers } from './handlers.ts';
 import { CALLER_META_KEY, PROPAGATION_META_KEY, TRACEPARENT_META_KEY, asToolReturned, callerOf, trajectoryOf, withAdapterMeta, type McpCaller } from './meta.ts';
 import { currentMcpSession } from './server.ts';
@@ -249,9 +250,11 @@ export class McpCallLinker {
    */
   async link(params: Record<string, unknown>): Promise<McpCallLink | undefined> {
     if (callerOf(params._meta) !== undefined) return undefined;
-    const frame = currentToolFrame();
     const call = this.#guard.run('choosing the tool call of an MCP request', () => hostCallOf(params, this.#open, this.#options));
     if (call === undefined) return undefined;
+    // The framework tool running this request, else the host's call it was paired with, when an adapter records it
+    // (a LangChain tool tells the client nothing, but its call is open): a server's request for it runs as its code.
+    const frame = currentToolFrame() ?? (call.host.tool_call_id === undefined ? undefined : runningToolCall(this.#hooks, call.host.session_id, call.host.tool_call_id));
     const claimed = call.key === undefined ? undefined : this.#open.get(call.key);
     if (claimed !== undefined) claimed.claimed += 1;
     let released = false;
