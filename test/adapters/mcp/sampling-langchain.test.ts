@@ -11,7 +11,7 @@
 // an AI SDK tool), not a conversation of its own; the tool call's result is
 // what the agent got, the server's trajectory referenced; the tokens as the
 // provider reported them, each counted once. The same files on native.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { loadMcpTools } from '@langchain/mcp-adapters';
 import { ChatOpenAI } from '@langchain/openai';
@@ -20,6 +20,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { CreateMessageRequestSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { createAgent } from 'langchain';
 import { afterAll, describe, expect, it } from 'vitest';
+import { validateAtif } from '../../../src/formats/atif/validate.ts';
 import { NemoRelayCallbackHandler } from '../../../src/adapters/langchain/index.ts';
 import { instrumentMcpClient } from '../../../src/adapters/mcp/index.ts';
 import { silentLogger } from '../../../src/shared/logger.ts';
@@ -84,9 +85,8 @@ describe("an MCP server that samples and elicits, reached through LangChain's lo
         ({ messages } = await agent.invoke({ messages: [{ role: 'user', content: 'Plan a day in Oslo.' }] }, { callbacks: [handler], configurable: { thread_id: 'user-42' } }));
       } finally {
         await client.close();
-        rmSync(cwd, { recursive: true, force: true });
       }
-      await handler.close?.();
+      handler.close();
 
       // What the program got: the server's requests as its program sent them (no adapter key), the tool's answer, the model's.
       expect(asked[0]).toEqual({ messages: [{ role: 'user', content: { type: 'text', text: 'Name one sight in Oslo.' } }], maxTokens: 100 });
@@ -123,6 +123,18 @@ describe("an MCP server that samples and elicits, reached through LangChain's lo
       // Tokens once, as the provider reported them: the agent's two calls in its totals, the sampling's in the sub-agent's.
       expect(doc.final_metrics).toMatchObject({ total_prompt_tokens: 220, total_completion_tokens: 27 });
       expect(sampling[0]!.final_metrics).toMatchObject({ total_prompt_tokens: 30, total_completion_tokens: 4 });
+      // The server's trajectory, where the reference says, names the agent's call and holds what the tool returned.
+      try {
+        const server = JSON.parse(readFileSync(path.join(cwd, 'trajectories', results[0]!.subagent_trajectory_ref[1].trajectory_path), 'utf8')) as Doc;
+        expect(validateAtif(server)).toEqual([]);
+        expect(server.session_id).toBe(results[0]!.subagent_trajectory_ref[1].session_id);
+        expect(server.extra.caller).toMatchObject({ session_id: 'user-42', tool_call_id: 'call_trip', trajectory_id: doc.trajectory_id });
+        expect(server.steps.map((step: Doc) => step.observation.results.map((entry: Doc) => [entry.content, entry.extra.metadata.tool_call_id, entry.extra.metadata.status]))).toEqual([[[told, 'call_trip', 'ok']]]);
+        // The model call is the client's: the server records none (its tokens would count twice).
+        expect(server.final_metrics).not.toHaveProperty('total_prompt_tokens');
+      } finally {
+        rmSync(cwd, { recursive: true, force: true });
+      }
       expect(recorded.log.filter((entry) => entry.hook === 'subagent_start').map((entry) => [entry.payload.parent_session_id, entry.payload.tool_call_id])).toEqual([['user-42', 'call_trip']]);
       await sameOnNative(recorded);
     }, 60_000);
