@@ -13,7 +13,7 @@
 // provider reported them, each counted once. The same files on native.
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { loadMcpTools } from '@langchain/mcp-adapters';
+import { loadMcpTools, MultiServerMCPClient } from '@langchain/mcp-adapters';
 import { ChatOpenAI } from '@langchain/openai';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -47,6 +47,19 @@ writeFileSync(script, TRIP_SERVER);
 afterAll(() => rmSync(folder, { recursive: true, force: true }));
 
 describe("an MCP server that samples and elicits, reached through LangChain's loadMcpTools", () => {
+  it("MultiServerMCPClient's Client cannot answer: it is connected without the capabilities, and refuses the handlers", async () => {
+    const mcp = new MultiServerMCPClient({ mcpServers: { trip: { transport: 'stdio', command: process.execPath, args: process.versions.deno ? ['run', '-A', script] : [script], env: process.env as Record<string, string>, stderr: 'ignore' } } });
+    try {
+      expect((await mcp.getTools()).map((tool) => tool.name)).toEqual(['plan_trip']);
+      const client = await mcp.getClient('trip');
+      expect(client).toBeDefined();
+      expect(() => client!.setRequestHandler(CreateMessageRequestSchema, async () => ({ role: 'assistant', content: { type: 'text', text: '' }, model: 'm' }))).toThrow(/does not support sampling/);
+      expect(() => client!.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'decline' }))).toThrow(/does not support elicitation/);
+    } finally {
+      await mcp.close();
+    }
+  }, 60_000);
+
   for (const answer of ['accept', 'decline'] as const) {
     it(`the sampling's model call is a sub-agent of the LangChain tool call, the elicitation (${answer}) the tool's; the same on native`, async () => {
       const told = answer === 'accept' ? 'Vigeland Park (tour booked)' : 'Vigeland Park (no tour: decline)';
