@@ -20,14 +20,23 @@ const programs = mcpPrograms();
 const runtimes: SnippetRuntime[] = suiteRuntime === 'node' ? ['node'] : [suiteRuntime];
 
 describe(page, () => {
-  it('has the server and the agents as snippets, and three fragments', () => {
+  it('has the server and the agents as snippets, and four fragments', () => {
     expect([...programs.keys()]).toEqual(['weather-server.mjs', 'agent.mjs', 'langchain-agent.mjs', 'ai-sdk-agent.mjs', 'agents-sdk-agent.mjs']);
-    expect(snippets).toHaveLength(programs.size + 3);
+    expect(snippets).toHaveLength(programs.size + 4);
     // The AI SDK's HTTP configuration given to instrumentMcpTransport: ai-sdk-http.test.ts runs it over HTTP and SSE.
     expect(snippets.filter((snippet) => snippet.includes("transport: instrumentMcpTransport({ type: 'http', url: "))).toHaveLength(1);
     // The Agents SDK options with a resolver and an extractor of the program's own: agents-programs.ts's program hands its own in so.
     expect(snippets.filter((snippet) => snippet.includes('...openAIAgentsMcpOptions(hooks, {'))).toHaveLength(1);
     expect(AGENT_SOURCE).toContain('openAIAgentsMcpOptions(hooks, own)');
+    // LangChain's loadMcpTools on a Client of the program's, its sampling handler asking ChatOpenAI with the handler:
+    // sampling-langchain.test.ts runs that program.
+    const sampling = snippets.filter((snippet) => snippet.includes("tools: await loadMcpTools('trip', client)"));
+    expect(sampling).toHaveLength(1);
+    const tested = readFileSync(path.join(repoRoot, 'test/adapters/mcp/sampling-langchain.test.ts'), 'utf8');
+    for (const line of ['capabilities: { sampling: {}, elicitation: { form: {} } }', 'client.setRequestHandler(CreateMessageRequestSchema, async (request) => {', '{ callbacks: [handler] },', "loadMcpTools('trip', client)", "{ callbacks: [handler], configurable: { thread_id: 'user-42' } }"]) {
+      expect(sampling[0]).toContain(line);
+      expect(tested).toContain(line);
+    }
     expect(programs.get('weather-server.mjs')).toContain('instrumentMcpServer(server, hooks)');
     expect(programs.get('agent.mjs')).toContain('instrumentMcpClient(');
     expect(programs.get('agents-sdk-agent.mjs')).toContain('...openAIAgentsMcpOptions(hooks)');
