@@ -263,7 +263,12 @@ export class McpCallLinker {
     if (meta !== undefined) this.#markSent(call.host, callerSessionId(call.host, context));
     const named = callerOf(meta);
     const serving = frame === undefined || named?.session_id === undefined || named.tool_call_id === undefined ? undefined : callKey(named.session_id, named.tool_call_id);
-    if (serving !== undefined) this.#serving.set(serving, frame!);
+    if (serving !== undefined) {
+      // A request whose link is never released (the Agents SDK's options make one per call and see no end): its
+      // entry goes once its run has ended.
+      for (const [key, held] of this.#serving) if (held.run.ended) this.#serving.delete(key);
+      this.#serving.set(serving, frame!);
+    }
     return {
       params: meta === undefined ? params : { ...params, _meta: meta },
       answered: (result) => {
