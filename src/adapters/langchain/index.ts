@@ -13,7 +13,8 @@
  * - Every chat-model or LLM run is one provider attempt. Attempts under the
  *   same parent chain run after a failure are retries of one API call (what
  *   `modelRetryMiddleware` does), so they share its `api_request_id`.
- * - A chain run whose parent is a tool run is a sub-agent of that tool call.
+ * - A chain run whose parent is a tool run is a sub-agent of that tool call; so is a run with no parent started as
+ *   code of a tool call another adapter records, or an MCP server's request for one (the shared tool frame).
  * - The tool-calling loop of LangChain's model docs run bare (model calls and `tool.invoke(toolCall)` outside any
  *   run) is one turn, told apart by its conversation (`./bare.ts`).
  * - A compiled graph run as a node (a subgraph, a `createReactAgent` or

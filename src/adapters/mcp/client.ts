@@ -287,8 +287,9 @@ export class McpCallLinker {
   /**
    * A request the server sent this client (sampling, elicitation, …),
    * answered by `answer`. When it names the caller of a call it serves (an
-   * instrumented server names it) and a framework tool of this client made
-   * that call, `answer` runs as code of that tool call: a model call it makes
+   * instrumented server names it) and an adapter records the host's tool
+   * call that request was made for (a framework tool running it, or the open
+   * call it was paired with), `answer` runs as code of that tool call: a model call it makes
    * is the tool call's sub-agent, where the framework puts any run started
    * inside its tool, not a turn of its own. `answer` gets the request without
    * that name, as the server's program sent it.
