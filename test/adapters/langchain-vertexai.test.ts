@@ -61,11 +61,12 @@ const getWeather = tool(async ({ city }) => `It is sunny in ${city}.`, {
   schema: z.object({ city: z.string() }),
 });
 
-/** Thoughts counted, a text and two function calls; then the answer, read partly from the cache. */
+/** Thoughts, a text and two function calls; then the answer, read partly from the cache. */
 const LOOP: Turn[] = [
   {
     id: 'vtx-resp-1',
     model: VERSION,
+    reasoning: 'Two cities: ask for both at once.',
     text: 'Checking both.',
     toolCalls: [
       { id: '', name: 'get_weather', args: { city: 'Paris' } },
@@ -119,6 +120,8 @@ describe('ChatVertexAI (express mode, an API key) in createAgent, through the La
 
       const { doc, agent: steps } = await finishedRun(recorded);
       expect(steps.map((step) => step.message)).toEqual(answers.map((m) => m.text));
+      // The thought parts (google-common's `reasoning` blocks) are the step's reasoning.
+      expect(steps.map((step) => step.reasoning_content)).toEqual(['Two cities: ask for both at once.', undefined]);
       expect(steps[0]!.tool_calls.map((call: AtifDoc) => [call.tool_call_id, call.function_name, call.arguments])).toEqual([
         [ids[0], 'get_weather', { city: 'Paris' }],
         [ids[1], 'get_weather', { city: 'Rome' }],
