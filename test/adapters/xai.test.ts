@@ -1,13 +1,16 @@
 // xAI through the routes a user takes to it besides @ai-sdk/xai's own Responses model (more-providers.test.ts): the
-// AI SDK's @ai-sdk/openai-compatible pointed at https://api.x.ai/v1, the OpenAI Agents SDK's OpenAIChatCompletionsModel
+// Chat Completions model of @ai-sdk/xai 4.x (`xai.chat()`, which 5.x removed), the AI SDK's @ai-sdk/openai-compatible
+// pointed at https://api.x.ai/v1, the OpenAI Agents SDK's OpenAIChatCompletionsModel
 // on an `openai` client at xAI's baseURL, and LangChain's ChatXAI. Each program as its docs write it, the real client
 // against a fake xAI speaking its Chat Completions (ai-sdk/wire.ts): grok-4 reasons, and xAI counts the reasoning
 // tokens apart from `completion_tokens` (in `completion_tokens_details.reasoning_tokens` and in `total_tokens`); each
 // usage states what the call was charged as `cost_in_usd_ticks` (10^10 a dollar), a stream's in its last chunks. The
 // clients report `completion_tokens` as the output: the trajectory says what xAI billed (the reasoning in the
-// completion, xAI's total) and what it charged, on memory and native.
+// completion, xAI's total) and what it charged, on memory and native. @ai-sdk/xai 4.x's chat model alone adds the
+// reasoning to its output itself.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+import { createXai as createXai4 } from '@ai-sdk/xai-4';
 import { generateText, stepCountIs, streamText } from 'ai';
 import OpenAI from 'openai';
 import { Agent, OpenAIChatCompletionsModel, run } from '@openai/agents';
@@ -61,6 +64,45 @@ async function checkBilled(recorded: Recorded, fake: FakeProvider, path = '/v1/c
   return doc;
 }
 
+type SdkStep = { usage: { inputTokens?: number; outputTokens?: number; totalTokens?: number; outputTokenDetails: { reasoningTokens?: number }; raw?: Record<string, any> }; providerMetadata?: Record<string, Record<string, unknown>> };
+
+describe("@ai-sdk/xai 4.x's Chat Completions model (xai.chat), through the AI SDK adapter", () => {
+  let uninstall: (() => void) | undefined;
+  afterEach(() => {
+    uninstall?.();
+    uninstall = undefined;
+  });
+
+  for (const mode of ['generateText', 'streamText'] as const) {
+    it(`${mode}: the SDK's output counts the reasoning (the steps too, once), and the step costs what xAI charged`, async () => {
+      const fake = new FakeProvider();
+      for (const turn of turns('weather')) fake.reply('chat', turn, { stream: mode === 'streamText' });
+      const recorded = recordedPlugin(`xai-chat-${mode}`);
+      uninstall = instrumentAiSdk(recorded.hooks);
+      const xai = createXai4({ apiKey: 'xai-test-not-a-key', fetch: fake.fetch as typeof fetch });
+      const program = { model: xai.chat('grok-4'), prompt: 'What is the weather in Paris?', tools: { weather }, stopWhen: stepCountIs(5) };
+      let steps: readonly SdkStep[];
+      if (mode === 'generateText') {
+        const result = await generateText(program);
+        expect(result.text).toBe('It is sunny in Paris, 21°C.');
+        steps = result.steps as unknown as SdkStep[];
+      } else {
+        const result = streamText(program);
+        await result.consumeStream();
+        expect(await result.text).toBe('It is sunny in Paris, 21°C.');
+        steps = (await result.steps) as unknown as SdkStep[];
+      }
+      // The package reads xAI's usage right (its output is completion and reasoning), and hands the charge on only in
+      // the usage as xAI sent it (`raw`), not as provider metadata.
+      expect(steps.map((step) => [step.usage.inputTokens, step.usage.outputTokens, step.usage.totalTokens, step.usage.outputTokenDetails.reasoningTokens])).toEqual(BILLED);
+      expect(steps.map((step) => [step.usage.raw?.cost_in_usd_ticks, step.providerMetadata?.xai?.costInUsdTicks])).toEqual(COST.map((usd) => [Math.round(usd * 1e10), undefined]));
+      await checkBilled(recorded, fake, '/v1/chat/completions');
+      expect(recorded.log.filter((e) => e.hook === 'pre_api_request').map((e) => e.payload.provider)).toEqual(['xai.chat', 'xai.chat']);
+      await sameOnNative(recorded);
+    });
+  }
+});
+
 describe('@ai-sdk/openai-compatible at https://api.x.ai/v1, through the AI SDK adapter', () => {
   let uninstall: (() => void) | undefined;
   afterEach(() => {
@@ -77,17 +119,16 @@ describe('@ai-sdk/openai-compatible at https://api.x.ai/v1, through the AI SDK a
       // As the AI SDK's OpenAI Compatible Providers page writes it; `includeUsage` asks for a stream's usage.
       const xai = createOpenAICompatible({ name: 'xai', baseURL: XAI, apiKey: 'xai-test-not-a-key', includeUsage: true, fetch: fake.fetch as typeof fetch });
       const program = { model: xai('grok-4'), prompt: 'What is the weather in Paris?', tools: { weather }, stopWhen: stepCountIs(5) };
-      type Step = { usage: { inputTokens?: number; outputTokens?: number; totalTokens?: number; outputTokenDetails: { reasoningTokens?: number }; raw?: Record<string, any> } };
-      let steps: readonly Step[];
+      let steps: readonly SdkStep[];
       if (mode === 'generateText') {
         const result = await generateText(program);
         expect(result.text).toBe('It is sunny in Paris, 21°C.');
-        steps = result.steps as unknown as Step[];
+        steps = result.steps as unknown as SdkStep[];
       } else {
         const result = streamText(program);
         await result.consumeStream();
         expect(await result.text).toBe('It is sunny in Paris, 21°C.');
-        steps = (await result.steps) as unknown as Step[];
+        steps = (await result.steps) as unknown as SdkStep[];
       }
       // The SDK's usage: xAI's completion_tokens as the output, its total without the reasoning; the usage as xAI
       // sent it (`raw`) has the reasoning apart, xAI's total and the charge in ticks.
