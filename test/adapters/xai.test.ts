@@ -54,7 +54,8 @@ async function checkBilled(recorded: Recorded, fake: FakeProvider, path = '/v1/c
   expect(fake.requests.map((request) => new URL(request.url).pathname)).toEqual([path, path]);
   const { doc, agent } = await finishedRun(recorded);
   expect(agent.map((step) => step.model_name)).toEqual([ANSWERED, ANSWERED]);
-  expect(agent[0]!.tool_calls.map((call: AtifDoc) => call.tool_call_id)).toEqual(['call_xai_1']);
+  expect(agent[0]!.tool_calls.map((call: AtifDoc) => [call.tool_call_id, call.arguments])).toEqual([['call_xai_1', { city: 'Paris' }]]);
+  expect(agent[0]!.observation.results.map((result: AtifDoc) => result.source_call_id)).toEqual(['call_xai_1']);
   expect(agent[1]!.message).toBe('It is sunny in Paris, 21°C.');
   expect(recordedCounts(agent)).toEqual(BILLED);
   expect(agent.map((step) => step.metrics.cached_tokens ?? 0)).toEqual([0, 128]);

@@ -446,8 +446,9 @@ function chatEvents(turn: Turn, withUsage: boolean): Array<{ data: unknown }> {
   if (turn.server === 'mistral') for (const delta of halves(turn.reasoning ?? '')) frames.push(chunk([{ index: 0, delta: { content: [mistralThinking(delta)] }, finish_reason: null }]));
   for (const delta of halves(turn.text ?? '')) frames.push(chunk([{ index: 0, delta: { content: delta }, logprobs: null, finish_reason: null, ...azureChoiceFilter({ ...turn, finish: undefined }) }]));
   (turn.toolCalls ?? []).forEach((call, index) => {
-    if (turn.server === 'ollama' || turn.server === 'mistral' || turn.server === 'groq') {
-      // Ollama, Mistral and Groq send each call whole.
+    if (turn.server === 'ollama' || turn.server === 'mistral' || turn.server === 'groq' || turn.server === 'xai') {
+      // Ollama, Mistral, Groq and xAI send each call whole (@ai-sdk/xai 4.x's chunk schema requires a call's id, name
+      // and arguments in its one delta).
       frames.push(chunk([{ index: 0, delta: { role: 'assistant', content: '', tool_calls: [{ id: call.id, index, type: 'function', function: { name: call.name, arguments: JSON.stringify(call.args) } }] }, finish_reason: null }]));
       return;
     }
