@@ -4,7 +4,7 @@
 // NEMO_RELAY_HOOKS_BACKEND=native the backend is off (native was asked for and
 // is missing), so the row may not say the in-memory relay is used.
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, realpathSync, symlinkSync } from 'node:fs';
+import { cpSync, mkdirSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT, runtime, tempDir } from './support.ts';
@@ -16,6 +16,8 @@ function installWithoutNative(): string {
   cpSync(path.join(ROOT, 'dist'), path.join(modules, 'nemo-relay-hooks', 'dist'), { recursive: true });
   cpSync(path.join(ROOT, 'package.json'), path.join(modules, 'nemo-relay-hooks', 'package.json'));
   symlinkSync(realpathSync(path.join(ROOT, 'node_modules', 'smol-toml')), path.join(modules, 'smol-toml'), 'dir');
+  // The project's own manifest, as npm writes it (Deno resolves a node_modules project's packages through it).
+  writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'my-agent', private: true, type: 'module', dependencies: { 'nemo-relay-hooks': '0.1.0' } }));
   return dir;
 }
 
