@@ -101,12 +101,26 @@ const sum = (...values: Array<number | undefined>): number | undefined => {
 };
 
 /**
- * The SDK's cache reads, or the hits the provider's own usage (`raw`) states where the SDK saw none: DeepSeek counts
- * them as `prompt_cache_hit_tokens` (part of `prompt_tokens`), which @ai-sdk/openai-compatible does not read and
- * reports as 0.
+ * A framework's cache reads, or the hits the provider's own Chat Completions usage (`wire`) states where the framework
+ * saw none: DeepSeek counts them as `prompt_cache_hit_tokens` (part of `prompt_tokens`), which neither
+ * @ai-sdk/openai-compatible (it reports 0) nor LangChain's ChatDeepSeek (its `usage_metadata` has no cache read) reads.
  */
-function cacheHits(sdk: number | undefined, usage: Loose): number | undefined {
-  return sdk === undefined || sdk === 0 ? (nested(usage, 'raw', 'prompt_cache_hit_tokens') ?? sdk) : sdk;
+export function cacheHits(framework: number | undefined, wire: unknown): number | undefined {
+  return framework === undefined || framework === 0 ? (count(wire, 'prompt_cache_hit_tokens') ?? framework) : framework;
+}
+
+/**
+ * The reasoning tokens a Chat Completions usage counts apart from its `completion_tokens`: xAI's, whose total is
+ * prompt, completion and reasoning, where OpenAI's `completion_tokens` hold the reasoning and its total is prompt and
+ * completion. Undefined when the usage counts none apart.
+ */
+export function reasoningApart(wire: unknown): number | undefined {
+  const prompt = count(wire, 'prompt_tokens');
+  const completion = count(wire, 'completion_tokens');
+  const total = count(wire, 'total_tokens');
+  const reasoning = nested(wire, 'completion_tokens_details', 'reasoning_tokens');
+  if (prompt === undefined || completion === undefined || total === undefined || reasoning === undefined || reasoning === 0) return undefined;
+  return total === prompt + completion + reasoning ? reasoning : undefined;
 }
 
 /** What each shape states, field by field. */
@@ -153,13 +167,13 @@ const READERS: Record<UsageShape, (usage: Loose) => RawCounts> = {
     const output = field(u, 'outputTokens');
     if (isRecord(input) || isRecord(output)) {
       // A provider's LanguageModelV4Usage, as middleware sees it.
-      return { input: count(input, 'total'), output: count(output, 'total'), cacheRead: cacheHits(count(input, 'cacheRead'), u), cacheWrite: count(input, 'cacheWrite'), reasoning: count(output, 'reasoning') };
+      return { input: count(input, 'total'), output: count(output, 'total'), cacheRead: cacheHits(count(input, 'cacheRead'), field(u, 'raw')), cacheWrite: count(input, 'cacheWrite'), reasoning: count(output, 'reasoning') };
     }
     return {
       input: tokenCount(input),
       output: tokenCount(output),
       total: count(u, 'totalTokens'),
-      cacheRead: cacheHits(nested(u, 'inputTokenDetails', 'cacheReadTokens') ?? count(u, 'cachedInputTokens'), u),
+      cacheRead: cacheHits(nested(u, 'inputTokenDetails', 'cacheReadTokens') ?? count(u, 'cachedInputTokens'), field(u, 'raw')),
       cacheWrite: nested(u, 'inputTokenDetails', 'cacheWriteTokens'),
       reasoning: nested(u, 'outputTokenDetails', 'reasoningTokens') ?? count(u, 'reasoningTokens'),
     };
@@ -209,6 +223,27 @@ export function chargedUsd(value: unknown): number | undefined {
  */
 export function usageCostUsd(usage: unknown): number | undefined {
   return chargedUsd(field(usage, 'cost'));
+}
+
+/**
+ * The cache writes a Chat Completions usage states as OpenRouter sends them (`prompt_tokens_details.cache_write_tokens`,
+ * part of `prompt_tokens`), for a framework whose own usage leaves them out (the OpenAI Agents SDK reads only
+ * `cached_tokens`). OpenAI's own usage has none.
+ */
+export function chatCacheWrites(usage: unknown): number | undefined {
+  return nested(usage, 'prompt_tokens_details', 'cache_write_tokens');
+}
+
+/** xAI's ticks to the dollar: its usage states a call's cost as a whole number of ticks (`cost_in_usd_ticks`). */
+const XAI_TICKS_PER_USD = 1e10;
+
+/**
+ * What xAI says a call was charged, in USD, from its ticks (`usage.cost_in_usd_ticks`; @ai-sdk/xai's
+ * `providerMetadata.xai.costInUsdTicks`): the amount billed, after caching discounts and with server-side tools.
+ * Undefined for anything but a non-negative whole number of ticks.
+ */
+export function xaiTicksUsd(ticks: unknown): number | undefined {
+  return typeof ticks === 'number' && Number.isSafeInteger(ticks) && ticks >= 0 ? ticks / XAI_TICKS_PER_USD : undefined;
 }
 
 /** True when the shape's input count already holds its cache reads and writes. */

@@ -251,7 +251,10 @@ export interface PostApiRequestPayload extends ObserverPayload, ApiRequestIds {
   message_count?: number;
   /** The model the provider says answered. */
   response_model?: string;
-  /** The sanitised response; never a raw provider object. */
+  /**
+   * The sanitised response; never a raw provider object. Its `served_by`, when set, is the upstream a router says
+   * served the call (OpenRouter's `provider`, the AI Gateway's final provider); `provider` stays the one called.
+   */
   response?: Record<string, unknown>;
   /** Token accounting, e.g. `{prompt_tokens, completion_tokens, total_tokens}`. */
   usage?: Record<string, unknown> | null;

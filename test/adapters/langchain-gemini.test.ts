@@ -3,8 +3,10 @@
 // JSON and SSE (`generateContent`, `streamGenerateContent?alt=sse`; test/adapters/ai-sdk/wire.ts): thought parts and
 // `thoughtsTokenCount`, `cachedContentTokenCount`, `functionCall` parts without ids, `finishReason`, `modelVersion`.
 // The client takes no `fetch`, only a `baseUrl`, hence the loopback. Each trajectory is held to what the program got
-// (the messages' `usage_metadata`, tool call ids, texts) and to what went over the wire; the same hooks on native
-// (where it loads) write the same files.
+// (the messages' `usage_metadata`, tool call ids, texts) and to what went over the wire: the tokens are the wire's
+// `usageMetadata` as the AI SDK's runs count it (thoughts are completion and reasoning tokens, the cache read once),
+// where LangChain's `usage_metadata` leaves the thoughts out of `output_tokens` and, streamed, adds up the cache count
+// each chunk repeats. The same hooks on native (where it loads) write the same files.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChatGoogleGenerativeAI } from '@langchain/google-genai';
 import { tool } from '@langchain/core/tools';
@@ -63,8 +65,21 @@ const agentSteps = (doc: AtifDoc): Step[] => (doc.steps as Step[]).filter((step)
 const usageOf = (messages: BaseMessage[]): Usage[] => messages.map((m) => (m as AIMessage).usage_metadata as Usage | undefined).filter((usage) => usage !== undefined);
 /** The AI messages' usage_metadata: [input, output, cache read, total]. */
 const reported = (messages: BaseMessage[]): number[][] => usageOf(messages).map((u) => [u.input_tokens, u.output_tokens, u.input_token_details?.cache_read ?? 0, u.total_tokens]);
+/** Each step's [prompt, completion, cached, total, reasoning] tokens. */
 const recordedCounts = (doc: AtifDoc): number[][] =>
-  agentSteps(doc).map((step) => [step.metrics.prompt_tokens, step.metrics.completion_tokens, step.metrics.cached_tokens ?? 0, step.metrics.extra?.total_tokens]);
+  agentSteps(doc).map((step) => [
+    step.metrics.prompt_tokens,
+    step.metrics.completion_tokens,
+    step.metrics.cached_tokens ?? 0,
+    step.metrics.extra?.total_tokens,
+    step.metrics.extra?.completion_tokens_details?.reasoning_tokens ?? 0,
+  ]);
+/**
+ * What Gemini billed each turn, as its `usageMetadata` says: [promptTokenCount, candidatesTokenCount +
+ * thoughtsTokenCount, cachedContentTokenCount, totalTokenCount, thoughtsTokenCount] (the AI SDK's runs record the same).
+ */
+const billed = (turns: Turn[]): number[][] =>
+  turns.map(({ usage }) => [usage.input, usage.output + (usage.reasoning ?? 0), usage.cached ?? 0, usage.input + usage.output + (usage.reasoning ?? 0), usage.reasoning ?? 0]);
 const posts = (recorded: Recorded) => recorded.log.filter((e) => e.hook === 'post_api_request').map((e) => e.payload as Record<string, any>);
 
 describe('ChatGoogleGenerativeAI in createAgent, through the LangChain adapter', () => {
@@ -113,15 +128,20 @@ describe('ChatGoogleGenerativeAI in createAgent, through the LangChain adapter',
       // The thought part is the step's reasoning; the system prompt went with each request.
       expect(steps.map((step) => step.reasoning_content ?? null)).toEqual(['Two cities: ask for both at once.', null]);
       expect(fake.requests.every((request) => request.body.systemInstruction?.parts?.[0]?.text === 'You answer weather questions.')).toBe(true);
-      // Tokens are LangChain's usage_metadata. Its output_tokens are Gemini's candidatesTokenCount alone (the 40 thought
-      // tokens only in total_tokens, the wire's totalTokenCount), and a stream's cache reads are summed over the chunks
-      // that each repeat cachedContentTokenCount: docs/adapters/langchain.md says both.
-      expect(recordedCounts(doc)).toEqual(reported(answers));
+      // Tokens are what Gemini billed. LangChain's usage_metadata says less and more: its output_tokens are
+      // candidatesTokenCount alone (the 40 thought tokens only in total_tokens, the wire's totalTokenCount), and a
+      // stream's cache reads are summed over the chunks that each repeat cachedContentTokenCount (the answer's two).
+      expect(fake.requests).toHaveLength(LOOP.length);
+      expect(recordedCounts(doc)).toEqual(billed(LOOP));
+      expect(billed(LOOP)).toEqual([
+        [120, 14 + 40, 0, 120 + 14 + 40, 40],
+        [260, 17, 160, 260 + 17, 0],
+      ]);
       expect(reported(answers)).toEqual([
         [120, 14, 0, 120 + 14 + 40],
         [260, 17, mode === 'stream' ? 2 * 160 : 160, 260 + 17],
       ]);
-      expect(doc.final_metrics).toMatchObject({ total_prompt_tokens: 380, total_completion_tokens: 31 });
+      expect(doc.final_metrics).toMatchObject({ total_prompt_tokens: 380, total_completion_tokens: 71, total_cached_tokens: 160 });
       // Why each answer stopped: Gemini's finishReason STOP, which for an answer of function calls is the adapters' tool_calls. ChatGoogleGenerativeAI keeps it
       // as `finishReason` in the generation's info, and on the message too when it was not streamed.
       expect(answers.map((m) => m.response_metadata.finishReason)).toEqual(mode === 'invoke' ? ['STOP', 'STOP'] : [undefined, undefined]);
@@ -133,10 +153,10 @@ describe('ChatGoogleGenerativeAI in createAgent, through the LangChain adapter',
       // What view says of the ATOF and of the ATIF: the turn, both calls under the first answer, the counts.
       for (const of of ['atof', 'atif'] as const) {
         expect(await viewRows(recorded, of)).toEqual([
-          `LLM ${of === 'atof' ? 'google_genai ' : ''}${MODEL}  120 in / 14 out  → get_weather, get_weather · Checking both.`,
+          `LLM ${of === 'atof' ? 'google_genai ' : ''}${MODEL}  120 in / 54 out  → get_weather, get_weather · Checking both.`,
           'tool get_weather  {"city":"Paris"}',
           'tool get_weather  {"city":"Rome"}',
-          `LLM ${of === 'atof' ? 'google_genai ' : ''}${MODEL}  260 in (${mode === 'stream' ? 320 : 160} cached) / 17 out  It is sunny in Paris and in Rome.`,
+          `LLM ${of === 'atof' ? 'google_genai ' : ''}${MODEL}  260 in (160 cached) / 17 out  It is sunny in Paris and in Rome.`,
         ]);
       }
       await sameOnNative(recorded);
@@ -147,7 +167,7 @@ describe('ChatGoogleGenerativeAI in createAgent, through the LangChain adapter',
 describe('ChatGoogleGenerativeAI on its own, through the LangChain adapter', () => {
   for (const mode of ['invoke', 'stream'] as const) {
     it(`model.${mode}() that stops on MAX_TOKENS: a turn of one call, its text, thoughts, tokens and finish reason length`, async () => {
-      const turn: Turn = { id: 'gem-max', model: VERSION, reasoning: 'Long thoughts.', text: 'The weather in Paris is', finish: 'MAX_TOKENS', usage: { input: 30, output: 6, reasoning: 64 } };
+      const turn: Turn = { id: 'gem-max', model: VERSION, reasoning: 'Long thoughts.', text: 'The weather in Paris is', finish: 'MAX_TOKENS', usage: { input: 30, cached: 12, output: 6, reasoning: 64 } };
       const model = gemini([turn], mode === 'stream', { maxOutputTokens: 70 });
       const recorded = recordedPlugin(`lc-gemini-bare-${mode}`);
       const config = { callbacks: [new NemoRelayCallbackHandler(recorded.hooks)] };
@@ -167,8 +187,11 @@ describe('ChatGoogleGenerativeAI on its own, through the LangChain adapter', () 
       ]);
       expect(answer.text).toBe('The weather in Paris is');
       expect(steps[0]!.reasoning_content).toBe('Long thoughts.');
-      expect(recordedCounts(doc)).toEqual(reported([answer]));
-      expect(reported([answer])).toEqual([[30, 6, 0, 30 + 6 + 64]]);
+      // What Gemini billed: the 64 thought tokens are completion and reasoning tokens (LangChain counts them in its
+      // total only), the 12 cached once (LangChain adds up the count each of the stream's 4 chunks repeats).
+      expect(recordedCounts(doc)).toEqual(billed([turn]));
+      expect(recordedCounts(doc)).toEqual([[30, 6 + 64, 12, 30 + 6 + 64, 64]]);
+      expect(reported([answer])).toEqual([[30, 6, mode === 'stream' ? 4 * 12 : 12, 30 + 6 + 64]]);
       expect(posts(recorded).map((post) => post.finish_reason)).toEqual(['length']);
       expect(recorded.log.find((e) => e.hook === 'on_session_end')!.payload).toMatchObject({ completed: true });
       await sameOnNative(recorded);

@@ -10,7 +10,7 @@ import { ChatOpenAI } from '@langchain/openai';
 import { createAgent } from 'langchain';
 import * as z from 'zod';
 import { NemoRelayCallbackHandler } from '../../src/adapters/langchain/index.ts';
-import { checkOpenRouterRun, loopbackOpenRouter, openrouterTurns, ANSWERED, ASKED, PROMPT, type LoopbackOpenRouter } from './openrouter-checks.ts';
+import { checkOpenRouterRun, loopbackOpenRouter, openrouterTurns, ANSWERED, ASKED, PROMPT, REASONING, type LoopbackOpenRouter } from './openrouter-checks.ts';
 import { sameOnNative } from './same-on-native.ts';
 import { recordedPlugin } from './support.ts';
 
@@ -26,9 +26,12 @@ const getWeather = tool(async ({ city }) => `It is sunny and 21C in ${city}.`, {
 /** An AI message's response_metadata, as ChatOpenAI fills it (typed as unknown by @langchain/core). */
 const metadataOf = (message: BaseMessage): Record<string, any> => message.response_metadata as Record<string, any>;
 
-/** The program's agent: ChatOpenAI on OpenRouter, the model by OpenRouter's name. */
-function weatherAgent() {
-  const model = new ChatOpenAI({ model: ASKED, apiKey: 'sk-or-v1-test-not-a-key', configuration: { baseURL: server.url } });
+/**
+ * The program's agent: ChatOpenAI on OpenRouter, the model by OpenRouter's name; `raw`: with ChatOpenAI's
+ * `__includeRawResponse`, which keeps each raw response (OpenRouter's `reasoning` with it) in `additional_kwargs`.
+ */
+function weatherAgent(raw = false) {
+  const model = new ChatOpenAI({ model: ASKED, apiKey: 'sk-or-v1-test-not-a-key', configuration: { baseURL: server.url }, ...(raw ? { __includeRawResponse: true } : {}) });
   return createAgent({ model, tools: [getWeather], name: 'weather_agent' });
 }
 
@@ -36,7 +39,8 @@ function weatherAgent() {
  * What LangChain reported of each call (the AI messages' `usage_metadata` and `response_metadata`): it reads
  * OpenRouter's cache writes (`prompt_tokens_details.cache_write_tokens`, as `cache_creation`) beside the reads, and
  * keeps the raw usage, `cost` with it, in `response_metadata.usage`. ChatOpenAI reads `reasoning_content` only, not
- * OpenRouter's `reasoning`: the message has no reasoning, nor so the trajectory.
+ * OpenRouter's `reasoning`: the message has no reasoning, nor so the trajectory, unless the program keeps the raw
+ * responses (`__includeRawResponse`).
  */
 function reportOf(messages: BaseMessage[]) {
   const answers = messages.filter((message): message is AIMessage => message.getType() === 'ai');
@@ -45,6 +49,8 @@ function reportOf(messages: BaseMessage[]) {
     cached: answers.map((message) => (message.usage_metadata?.input_token_details?.cache_read ?? 0) + (message.usage_metadata?.input_token_details?.cache_creation ?? 0)),
     reasoningTokens: answers.map((message) => message.usage_metadata?.output_token_details?.reasoning),
     provider: 'openai',
+    // ChatOpenAI keeps no `provider` of OpenRouter's answer in response_metadata: the program cannot read who served it.
+    servedBy: answers.map((message) => metadataOf(message).provider as string | undefined),
   };
   expect([report.cached, report.reasoningTokens]).toEqual([
     [900, 1310],
@@ -94,4 +100,24 @@ describe('LangChain ChatOpenAI through OpenRouter', () => {
     await checkOpenRouterRun(recorded, api, reportOf(messages), { tool: TOOL, reasoning: false, sessionModel: false });
     await sameOnNative(recorded);
   });
+
+  // OpenRouter's `reasoning`, which ChatOpenAI does not read, is the first step's reasoning when the program keeps the
+  // raw responses: the message's contentBlocks have none, its raw response (joined deltas, streamed) has it.
+  for (const streamed of [false, true]) {
+    it(`createAgent ${streamed ? 'streamed' : 'invoked'} with __includeRawResponse: OpenRouter's reasoning is the step's`, async () => {
+      const api = server.serve(streamed, TOOL);
+      const recorded = recordedPlugin(`openrouter-langchain-raw-${streamed ? 'stream' : 'invoke'}`);
+      const input = { messages: [{ role: 'user', content: PROMPT }] };
+      const config = { callbacks: [new NemoRelayCallbackHandler(recorded.hooks)] };
+      let messages: BaseMessage[] = [];
+      if (!streamed) messages = (await weatherAgent(true).invoke(input, config)).messages;
+      else for await (const [mode, value] of await weatherAgent(true).stream(input, { ...config, streamMode: ['messages', 'values'] })) if (mode === 'values') messages = value.messages;
+      expect(api.requests.map((request) => request.body.stream ?? false)).toEqual([streamed, streamed]);
+      const answers = messages.filter((message): message is AIMessage => message.getType() === 'ai');
+      const raw = answers.map((message) => (message.additional_kwargs.__raw_response as Record<string, any>).choices[0]);
+      expect(raw.map((choice) => (streamed ? choice.delta : choice.message).reasoning)).toEqual([REASONING, undefined]);
+      await checkOpenRouterRun(recorded, api, reportOf(messages), { tool: TOOL, sessionModel: false });
+      await sameOnNative(recorded);
+    });
+  }
 });

@@ -42,8 +42,11 @@ const getWeather = tool(async ({ city }) => `It is sunny in ${city}.`, {
   schema: z.object({ city: z.string() }),
 });
 
-/** Two calls, then the answer. */
-const loop = (model: string): Turn[] => [
+/**
+ * Two calls, then the answer; `cached`: the cache hits of each, which DeepSeek's usage states (its
+ * `prompt_cache_hit_tokens`); `reasoning`: the reasoning tokens of each, which xAI counts apart from `completion_tokens`.
+ */
+const loop = (model: string, cached: [number, number] | undefined, reasoning: [number, number] | undefined): Turn[] => [
   {
     id: 'chatcmpl-1',
     model,
@@ -51,10 +54,15 @@ const loop = (model: string): Turn[] => [
       { id: 'call_paris', name: 'get_weather', args: { city: 'Paris' } },
       { id: 'call_rome', name: 'get_weather', args: { city: 'Rome' } },
     ],
-    usage: { input: 182, output: 31 },
+    usage: { input: 182, output: 31, ...(cached === undefined ? {} : { cached: cached[0] }), ...(reasoning === undefined ? {} : { reasoning: reasoning[0] }) },
   },
-  { id: 'chatcmpl-2', model, text: 'It is sunny in Paris and in Rome.', usage: { input: 251, output: 12 } },
+  { id: 'chatcmpl-2', model, text: 'It is sunny in Paris and in Rome.', usage: { input: 251, output: 12, ...(cached === undefined ? {} : { cached: cached[1] }), ...(reasoning === undefined ? {} : { reasoning: reasoning[1] }) } },
 ];
+
+/** The cache hits the DeepSeek server states for the loop's two calls. */
+const DEEPSEEK_HITS: [number, number] = [64, 192];
+/** The reasoning tokens xAI states for the loop's two calls (grok-4 always reasons; it returns no reasoning text). */
+const XAI_REASONING: [number, number] = [96, 30];
 
 type Usage = { input_tokens: number; output_tokens: number; total_tokens: number };
 const agentSteps = (doc: AtifDoc): AtifDoc[] => (doc.steps as AtifDoc[]).filter((step) => step.source === 'agent');
@@ -65,6 +73,8 @@ const reported = (messages: BaseMessage[]): number[][] =>
     .filter((usage) => usage !== undefined)
     .map((u) => [u.input_tokens, u.output_tokens, u.total_tokens]);
 const recordedCounts = (doc: AtifDoc): number[][] => agentSteps(doc).map((step) => [step.metrics.prompt_tokens, step.metrics.completion_tokens, step.metrics.extra?.total_tokens]);
+const recordedCached = (doc: AtifDoc): Array<number | undefined> => agentSteps(doc).map((step) => step.metrics.cached_tokens);
+const recordedReasoning = (doc: AtifDoc): Array<number | undefined> => agentSteps(doc).map((step) => step.metrics.extra?.completion_tokens_details?.reasoning_tokens);
 const posts = (recorded: Recorded) => recorded.log.filter((e) => e.hook === 'post_api_request').map((e) => e.payload as Record<string, any>);
 const handler = (recorded: Recorded) => ({ callbacks: [new NemoRelayCallbackHandler(recorded.hooks)] });
 
@@ -131,7 +141,9 @@ for (const p of PROVIDERS) {
     for (const mode of ['invoke', 'stream'] as const) {
       it(`${mode === 'invoke' ? 'agent.invoke' : 'agent.stream (streamMode "messages")'}: the calls and results, usage_metadata = the wire's counts, finish tool_calls then stop, the model that answered`, async () => {
         const answered = `${p.model}-2025-01`;
-        serve(p.server, mode === 'stream' || p.agentStreams, ...loop(answered));
+        const hits = p.server === 'deepseek' ? DEEPSEEK_HITS : undefined;
+        const reasoning = p.server === 'xai' ? XAI_REASONING : undefined;
+        serve(p.server, mode === 'stream' || p.agentStreams, ...loop(answered, hits, reasoning));
         const agent = createAgent({ model: p.make(), tools: [getWeather], systemPrompt: 'You answer weather questions.' });
         const recorded = recordedPlugin(`lc-${p.provider}-agent-${mode}`);
         const input = { messages: [{ role: 'user', content: 'What is the weather in Paris and Rome?' }] };
@@ -162,10 +174,12 @@ for (const p of PROVIDERS) {
         ]);
         // Tokens: the wire's counts, which are usage_metadata where the package sets it. Streamed, ChatGroq sets none:
         // it keeps `x_groq.usage` as LangChain's counts in response_metadata.usage, where the include_usage chunk's
-        // `usage` merges in beside them (its total summed into the first's).
+        // `usage` merges in beside them (its total summed into the first's). xAI's reasoning tokens are output the call
+        // is billed for, apart from its completion_tokens: the step's completion counts them, as every other's does.
+        const thought = (index: number): number => reasoning?.[index] ?? 0;
         const wire = [
-          [182, 31, 213],
-          [251, 12, 263],
+          [182, 31 + thought(0), 182 + 31 + thought(0)],
+          [251, 12 + thought(1), 251 + 12 + thought(1)],
         ];
         if (p.server === 'groq' && mode === 'stream') {
           expect(recordedCounts(doc)).toEqual(wire);
@@ -174,26 +188,42 @@ for (const p of PROVIDERS) {
             { input_tokens: 182, output_tokens: 31, total_tokens: 426 },
             { input_tokens: 251, output_tokens: 12, total_tokens: 526 },
           ]);
-        } else if (p.server === 'xai' && mode === 'stream') {
-          // Streamed, ChatXAI gives the finishing chunk xAI's own usage as its usage_metadata and ChatOpenAI's usage
-          // chunk adds LangChain's: merged, the input and output counts are once and the total twice. The trajectory
-          // says what the program got (which total is true is not told apart from a total that counts more, as
-          // Gemini's thoughts).
-          expect(reported(answers)).toEqual(wire.map(([input, output, total]) => [input, output, total! * 2]));
-          expect(recordedCounts(doc)).toEqual(reported(answers));
+        } else if (p.server === 'xai') {
+          // ChatXAI's usage_metadata keeps xAI's completion_tokens, without the reasoning, as its output_tokens (the
+          // reasoning in output_token_details). Streamed, ChatXAI gives the finishing chunk xAI's own usage as its
+          // usage_metadata and ChatOpenAI's usage chunk adds LangChain's: merged, the input and output counts are once
+          // and the total twice. The step's total is the wire's, as response_metadata.usage (xAI's usage, added up as
+          // often) says it taken once.
+          const times = mode === 'stream' ? 2 : 1;
+          expect(reported(answers)).toEqual(wire.map(([input, , total], index) => [input, index === 0 ? 31 : 12, total! * times]));
+          expect(answers.map((m) => m.usage_metadata?.output_token_details?.reasoning)).toEqual(XAI_REASONING);
+          expect(answers.map((m) => m.response_metadata.usage)).toMatchObject(
+            wire.map(([input, , total], index) => ({ prompt_tokens: input! * times, completion_tokens: (index === 0 ? 31 : 12) * times, total_tokens: total! * times })),
+          );
+          expect(recordedCounts(doc)).toEqual(wire);
+          expect(recordedReasoning(doc)).toEqual(XAI_REASONING);
         } else {
           expect(recordedCounts(doc)).toEqual(wire);
           expect(reported(answers)).toEqual(wire);
         }
+        // Cache hits: DeepSeek's prompt_cache_hit_tokens, which LangChain's usage_metadata does not carry (ChatOpenAI keeps
+        // DeepSeek's usage as it came in response_metadata.usage, streamed added up twice: the finishing chunk carries
+        // it, and ChatOpenAI passes it on again as its usage chunk). No other server here states any.
+        if (p.server === 'deepseek') {
+          expect(answers.map((m) => m.usage_metadata?.input_token_details?.cache_read)).toEqual([undefined, undefined]);
+          expect(answers.map((m) => (m.response_metadata.usage as { prompt_cache_hit_tokens: number }).prompt_cache_hit_tokens)).toEqual(DEEPSEEK_HITS.map((n) => (mode === 'stream' ? 2 * n : n)));
+          expect(fake.requests.every((request) => mode === 'invoke' || request.body.stream_options?.include_usage === true)).toBe(true);
+          expect(recordedCached(doc)).toEqual(DEEPSEEK_HITS);
+        } else expect(recordedCached(doc).every((cached) => cached === undefined || cached === 0)).toBe(true);
         expect(posts(recorded).map((post) => post.finish_reason)).toEqual(['tool_calls', 'stop']);
         expect(steps.map((step) => step.model_name)).toEqual([answered, answered]);
         expect(recorded.log.filter((e) => e.hook === 'pre_api_request').map((e) => e.payload.provider)).toEqual([p.provider, p.provider]);
         for (const of of ['atof', 'atif'] as const) {
           expect(await viewRows(recorded, of)).toEqual([
-            `LLM ${of === 'atof' ? `${p.provider} ${p.model}` : answered}  182 in / 31 out  → get_weather, get_weather`,
+            `LLM ${of === 'atof' ? `${p.provider} ${p.model}` : answered}  182 in${hits === undefined ? '' : ` (${hits[0]} cached)`} / ${wire[0]![1]} out  → get_weather, get_weather`,
             'tool get_weather  {"city":"Paris"}',
             'tool get_weather  {"city":"Rome"}',
-            `LLM ${of === 'atof' ? `${p.provider} ${p.model}` : answered}  251 in / 12 out  It is sunny in Paris and in Rome.`,
+            `LLM ${of === 'atof' ? `${p.provider} ${p.model}` : answered}  251 in${hits === undefined ? '' : ` (${hits[1]} cached)`} / ${wire[1]![1]} out  It is sunny in Paris and in Rome.`,
           ]);
         }
         await sameOnNative(recorded);

@@ -6,6 +6,9 @@ import { expect } from 'vitest';
 import { loopbackApi } from '../support/doc-snippets.ts';
 import { FakeProvider, type Turn } from './ai-sdk/wire.ts';
 import { finishedRun, viewLines, type AtifDoc, type Recorded } from './support.ts';
+import { detailOf } from '../../src/cli/view/detail.ts';
+import { treeFromAtif } from '../../src/cli/view/from-atif.ts';
+import type { ViewNode } from '../../src/cli/view/model.ts';
 
 /** The model the program asks OpenRouter for, and the one OpenRouter says answered. */
 export const ASKED = 'anthropic/claude-sonnet-4.5';
@@ -14,9 +17,9 @@ export const PROMPT = 'What is the weather in Paris?';
 export const REASONING = 'The user wants Paris weather; call the tool.';
 
 /**
- * The program's two answers, as Anthropic gave them through OpenRouter: the first writes the prompt cache and calls
- * the tool (`tool`, as the framework's docs name it) after reasoning, the second reads the cache. `cost`: what
- * OpenRouter charged for each.
+ * The program's two answers, as Anthropic's model gave them through OpenRouter: the first, served by Anthropic, writes
+ * the prompt cache and calls the tool (`tool`, as the framework's docs name it) after reasoning, the second, served by
+ * Amazon Bedrock, reads the cache. `cost`: what OpenRouter charged for each.
  */
 export function openrouterTurns(tool = 'weather'): [Turn, Turn] {
   return [
@@ -31,7 +34,8 @@ export function openrouterTurns(tool = 'weather'): [Turn, Turn] {
       usage: { input: 1000, cacheWrite: 900, output: 52, reasoning: 12 },
       cost: 0.006405,
     },
-    { server: 'openrouter', id: 'gen-1764000001-BBBBBBBBBBBBBBBBBBBB', provider: 'Anthropic', model: ANSWERED, text: 'It is sunny in Paris, 21°C.', usage: { input: 1410, cached: 1310, output: 15 }, cost: 0.000918 },
+    // OpenRouter routed the second request to another upstream serving the same model.
+    { server: 'openrouter', id: 'gen-1764000001-BBBBBBBBBBBBBBBBBBBB', provider: 'Amazon Bedrock', model: ANSWERED, text: 'It is sunny in Paris, 21°C.', usage: { input: 1410, cached: 1310, output: 15 }, cost: 0.000918 },
   ];
 }
 
@@ -69,6 +73,11 @@ export interface FrameworkReport {
   readonly reasoningTokens: ReadonlyArray<number | undefined>;
   /** The provider the framework names for each request. */
   readonly provider: string;
+  /**
+   * The upstream OpenRouter says served each call (its `provider`), as the program can read it from the framework;
+   * undefined where the framework drops it.
+   */
+  readonly servedBy: ReadonlyArray<string | undefined>;
 }
 
 /**
@@ -116,6 +125,30 @@ export async function checkOpenRouterRun(recorded: Recorded, api: FakeProvider, 
   // The cost: what OpenRouter charged for each call (`usage.cost`), not a price book's estimate.
   expect(answered.map((step) => step.metrics.cost_usd)).toEqual([first.cost, second.cost]);
   expect(doc.final_metrics.total_cost_usd).toBeCloseTo(first.cost! + second.cost!, 12);
-  for (const of of ['atif', 'atof'] as const) expect((await viewLines(recorded, of)).join('\n'), of).toContain('$0.0073');
+
+  // The upstream that served each call: OpenRouter's `provider`, where the framework lets the program read it, in the
+  // LLM call's end (the ATIF step's `extra.llm_response`); the request's provider stays the one the program called.
+  if (report.servedBy.some((name) => name !== undefined)) expect(report.servedBy).toEqual([first.provider, second.provider]);
+  expect(answered.map((step) => step.extra?.llm_response?.served_by)).toEqual(report.servedBy);
+  const { atof } = await finishedRun(recorded);
+  const ends = atof.filter((event) => event.category === 'llm' && event.scope_category === 'end');
+  expect(ends.map((event) => event.data?.served_by)).toEqual(report.servedBy);
+  expect(ends.map((event) => event.metadata?.provider)).toEqual([report.provider, report.provider]);
+  for (const of of ['atif', 'atof'] as const) {
+    const view = (await viewLines(recorded, of)).join('\n');
+    expect(view, of).toContain('$0.0073');
+    // view names the upstream beside each call it is known for.
+    for (const name of report.servedBy) if (name !== undefined) expect(view, of).toContain(`(served by ${name})`);
+    if (report.servedBy.every((name) => name === undefined)) expect(view, of).not.toContain('served by');
+  }
+  // The HTML view's detail of each LLM call lists it among the step's facts.
+  const llms: ViewNode[] = [];
+  const walk = (at: ViewNode): void => {
+    if (at.kind === 'llm') llms.push(at);
+    at.children.forEach(walk);
+  };
+  walk(treeFromAtif(doc));
+  const facts = llms.map((llm) => detailOf(llm).sections.find((section) => section.title === 'Step') as { facts: Array<[string, string]> });
+  expect(facts.map((section) => section.facts.find(([key]) => key === 'served_by')?.[1])).toEqual(report.servedBy);
   return doc;
 }

@@ -5,7 +5,8 @@
  */
 
 import type { ResponseParts } from '../core/run.ts';
-import { chargedUsd, usageCostUsd, type ProviderUsage } from '../../formats/usage.ts';
+import { completionServedBy, gatewayServedBy } from '../core/upstream.ts';
+import { chargedUsd, usageCostUsd, xaiTicksUsd, type ProviderUsage } from '../../formats/usage.ts';
 import type { AnswerMedium, CallOfTool, ChatMessage, OfferedTool } from '../core/shapes.ts';
 import { assistantMessage, changedArgs, hostedCall, newProviderApprovalAnswers, providerApprovalCall, textOfParts, recordedText, recordedValue, type ProviderApprovalAnswer } from '../core/shapes.ts';
 import { isRecord } from '../../shared/record.ts';
@@ -220,18 +221,36 @@ export function modelVersionOf(raw: unknown): string | undefined {
 /**
  * What a call was charged, in USD, as the provider package hands it on: the AI Gateway's
  * `providerMetadata.gateway.cost` (a decimal string), @openrouter/ai-sdk-provider's
- * `providerMetadata.openrouter.usage.cost`, else the usage as the server sent it (`usage.raw`), where
- * @ai-sdk/openai-compatible keeps OpenRouter's `cost` without reading it. A provider of its own says no cost.
+ * `providerMetadata.openrouter.usage.cost`, @ai-sdk/xai's `providerMetadata.xai.costInUsdTicks` (xAI's
+ * `cost_in_usd_ticks`), else the usage as the server sent it (`usage.raw`), where @ai-sdk/openai-compatible keeps
+ * OpenRouter's `cost` without reading it. A provider that states no charge says no cost.
  */
 export function chargedCostUsd(providerMetadata: unknown, usage: unknown): number | undefined {
+  const { gateway, openrouter, xai } = isRecord(providerMetadata) ? providerMetadata : {};
+  return (
+    (isRecord(gateway) ? chargedUsd(gateway.cost) : undefined) ??
+    (isRecord(openrouter) ? usageCostUsd(openrouter.usage) : undefined) ??
+    (isRecord(xai) ? xaiTicksUsd(xai.costInUsdTicks) : undefined) ??
+    (isRecord(usage) ? usageCostUsd(usage.raw) : undefined)
+  );
+}
+
+/**
+ * The upstream a router says served the call, as the provider package hands it on: the AI Gateway's
+ * `providerMetadata.gateway.routing` (its final provider), @openrouter/ai-sdk-provider's
+ * `providerMetadata.openrouter.provider`, else the response body as the server sent it (`body`, which
+ * @ai-sdk/openai-compatible keeps for a `doGenerate` result only), where OpenRouter names it `provider`.
+ */
+export function servedByOf(providerMetadata: unknown, body?: unknown): string | undefined {
   const { gateway, openrouter } = isRecord(providerMetadata) ? providerMetadata : {};
-  return (isRecord(gateway) ? chargedUsd(gateway.cost) : undefined) ?? (isRecord(openrouter) ? usageCostUsd(openrouter.usage) : undefined) ?? (isRecord(usage) ? usageCostUsd(usage.raw) : undefined);
+  return (isRecord(gateway) ? gatewayServedBy(gateway.routing) : undefined) ?? (isRecord(openrouter) ? nonEmptyString(openrouter.provider) : undefined) ?? completionServedBy(body);
 }
 
 /** A model response from its content parts and what came with them. */
-export function responseOf(content: unknown, details: { usage: unknown; finishReason: unknown; model: unknown; id: unknown; providerMetadata?: unknown }): ResponseParts {
+export function responseOf(content: unknown, details: { usage: unknown; finishReason: unknown; model: unknown; id: unknown; providerMetadata?: unknown; body?: unknown }): ResponseParts {
   const parts = responseOfContent(Array.isArray(content) ? content : []);
   const costUsd = chargedCostUsd(details.providerMetadata, details.usage);
+  const servedBy = servedByOf(details.providerMetadata, details.body);
   return {
     text: parts.text,
     reasoning: parts.reasoning === '' ? undefined : parts.reasoning,
@@ -242,6 +261,7 @@ export function responseOf(content: unknown, details: { usage: unknown; finishRe
     model: nonEmptyString(details.model),
     id: nonEmptyString(details.id),
     ...(costUsd === undefined ? {} : { costUsd }),
+    ...(servedBy === undefined ? {} : { servedBy }),
   };
 }
 
@@ -276,6 +296,9 @@ export function noteSentCall(sent: Map<string, unknown>, part: unknown): void {
 export function responseOfObjectStep(event: Record<string, unknown>): ResponseParts {
   const response = isRecord(event.response) ? event.response : {};
   const reasoning = typeof event.reasoning === 'string' ? event.reasoning : Array.isArray(event.reasoning) ? responseOfContent(event.reasoning).reasoning : '';
+  // The same router facts as a text call's: what the call was charged and who served it.
+  const costUsd = chargedCostUsd(event.providerMetadata, event.usage);
+  const servedBy = servedByOf(event.providerMetadata);
   return {
     text: asString(event.objectText) ?? '',
     reasoning: reasoning === '' ? undefined : reasoning,
@@ -284,6 +307,8 @@ export function responseOfObjectStep(event: Record<string, unknown>): ResponsePa
     finishReason: asString(event.finishReason),
     model: asString(response.modelId) ?? asString(event.modelId),
     id: asString(response.id),
+    ...(costUsd === undefined ? {} : { costUsd }),
+    ...(servedBy === undefined ? {} : { servedBy }),
   };
 }
 

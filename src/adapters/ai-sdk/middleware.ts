@@ -27,13 +27,14 @@ import type { LanguageModelMiddleware } from 'ai';
 import type { HookRegistry } from '../../hooks/registry.ts';
 import { newSessionId } from '../../hooks/index.ts';
 import { currentAttempt, objectCallOf } from './attempt.ts';
-import { answerMediumOfPart, chatMessages, finishReasonOf, chargedCostUsd, modelVersionOf, offeredTools, providerApprovalAnswersOfPrompt, providerCall, responseOf, toolOutputValue, tokenCounts } from './messages.ts';
+import { answerMediumOfPart, chatMessages, finishReasonOf, chargedCostUsd, modelVersionOf, servedByOf, offeredTools, providerApprovalAnswersOfPrompt, providerCall, responseOf, toolOutputValue, tokenCounts } from './messages.ts';
 import { isRecord } from '../../shared/record.ts';
 import { AdapterCore, type AgentRun, type ApiCall, type RequestParts, type ResponseParts } from '../core/run.ts';
 import type { AdapterOptions } from '../core/options.ts';
 import { linkApprovedCalls, type AnswerMedium, type CallOfTool } from '../core/shapes.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 import { MAX_PENDING_APPROVALS } from '../core/holds.ts';
+import { completionServedBy } from '../core/upstream.ts';
 
 type Params = Record<string, unknown>;
 
@@ -66,7 +67,7 @@ function requestOf(params: Params, model: Model): () => RequestParts {
 function responseOfResult(result: unknown, model: Model): ResponseParts {
   const record = isRecord(result) ? result : {};
   const response = isRecord(record.response) ? record.response : {};
-  return responseOf(record.content, { usage: record.usage, finishReason: record.finishReason, model: nonEmptyString(response.modelId) ?? modelVersionOf(response.body) ?? model.modelId, id: response.id, providerMetadata: record.providerMetadata });
+  return responseOf(record.content, { usage: record.usage, finishReason: record.finishReason, model: nonEmptyString(response.modelId) ?? modelVersionOf(response.body) ?? model.modelId, id: response.id, providerMetadata: record.providerMetadata, body: response.body });
 }
 
 /** Collects a stream's response from its parts as they pass. */
@@ -84,6 +85,7 @@ class StreamedResponse {
   model: string | undefined;
   id: string | undefined;
   costUsd: number | undefined;
+  servedBy: string | undefined;
   error: unknown;
 
   see(part: Part): void {
@@ -112,6 +114,8 @@ class StreamedResponse {
       case 'raw':
         // Only with `includeRawChunks`: Gemini's chunks name the model that answered, which @ai-sdk/google does not pass on.
         this.model ??= modelVersionOf(part.rawValue);
+        // An OpenAI-compatible server's chunks as OpenRouter sends them name the upstream serving the call.
+        this.servedBy ??= completionServedBy(part.rawValue);
         break;
       case 'response-metadata':
         this.model = nonEmptyString(part.modelId) ?? this.model;
@@ -121,6 +125,7 @@ class StreamedResponse {
         this.usage = part.usage;
         this.finishReason = finishReasonOf(part.finishReason);
         this.costUsd = chargedCostUsd(part.providerMetadata, part.usage);
+        this.servedBy = servedByOf(part.providerMetadata) ?? this.servedBy;
         break;
       case 'error':
         this.error ??= part.error;
@@ -139,6 +144,7 @@ class StreamedResponse {
       model: this.model ?? nonEmptyString(model.modelId),
       id: this.id,
       ...(this.costUsd === undefined ? {} : { costUsd: this.costUsd }),
+      ...(this.servedBy === undefined ? {} : { servedBy: this.servedBy }),
     };
   }
 }

@@ -64,6 +64,11 @@ export interface ResponseParts {
   readonly id?: string;
   /** What the call was charged, in USD, when the answer says (a gateway's bill): the usage's `cost_usd`, which no price book overrides. */
   readonly costUsd?: number;
+  /**
+   * The upstream a router says served the call (OpenRouter's `provider`, the AI Gateway's `routing.finalProvider`),
+   * written as the response's `served_by`. `provider` stays the one the program called: prices are looked up by it.
+   */
+  readonly servedBy?: string;
 }
 
 export interface RunStart {
@@ -679,7 +684,7 @@ export class ApiCall {
         finish_reason: finish,
         response_model: model,
         // `reasoning` at the top of the response is where the ATIF builder reads a step's reasoning_content.
-        response: { id: response.id, model, assistant_message: message, finish_reason: finish, usage: usage ?? null, ...(response.reasoning ? { reasoning: response.reasoning } : {}) },
+        response: { id: response.id, model, assistant_message: message, finish_reason: finish, usage: usage ?? null, ...(response.reasoning ? { reasoning: response.reasoning } : {}), ...(response.servedBy === undefined ? {} : { served_by: response.servedBy }) },
         usage: usage ?? null,
         assistant_message: message,
         assistant_content_chars: response.text.length,

@@ -64,6 +64,11 @@ interface Node {
   readonly toolCallId?: string;
   /** A tool run no model's call named (one the program ran on its own): its `toolCallId` is its run id, new each time it runs. */
   readonly unnamedCall?: boolean;
+  /**
+   * A tool the program ran itself, outside any run (`await tool.invoke(args)`): nothing of it is recorded (no model
+   * asked for it), but an agent or a model the tool runs is a turn of its own, as it would be called from anywhere.
+   */
+  readonly outsideRun?: boolean;
   /** A graph node's task (its parent and checkpoint namespace): a RetryPolicy re-runs it as a new chain run with the same task. */
   readonly task?: string;
   /** A chain run's name (a graph node's): the node that paused for approval answers the decisions when it runs again. */
@@ -74,6 +79,10 @@ interface Node {
   readonly runnable?: boolean;
   /** A model call outside any run (LangChain's bare tool loop, `./bare.ts`): the messages it was sent. */
   readonly bareRequest?: unknown;
+  /** A model run's provider (`askedProvider`): how its package counts tokens. */
+  readonly provider?: string;
+  /** The chunks a model run streamed, as LangChain told them (`handleLLMNewToken`). */
+  chunks?: number;
   call?: ApiCall;
 }
 
@@ -346,6 +355,11 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     return { name, toolCallId: handoff ?? `${run.ids.turn_id}:agent:${agents.started}`, task: sent ? userTextOfInputs(inputs) : undefined };
   }
 
+  /** True when `runId` is a tool the program ran on its own, outside any run (`Node.outsideRun`). */
+  #outsideAnyRun(runId: string | undefined): boolean {
+    return runId !== undefined && this.#nodes.get(runId)?.outsideRun === true;
+  }
+
   /** The agent run of the nearest ancestor that has one. */
   #runOf(parentRunId: string | undefined): AgentRun | undefined {
     return parentRunId === undefined ? undefined : this.#nodes.get(parentRunId)?.run;
@@ -366,8 +380,10 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   ): void {
     this.#guard('handleChainStart', () => {
       const declaredOrder = isRunId(arg7) && !isRunId(arg3);
-      const parentRunId = declaredOrder ? (arg7 as string) : isRunId(arg3) ? arg3 : undefined;
+      const givenParent = declaredOrder ? (arg7 as string) : isRunId(arg3) ? arg3 : undefined;
       const runName = nonEmptyString(declaredOrder ? arg6 : arg7) ?? nonEmptyString(isRecord(chain) && Array.isArray(chain.id) ? chain.id.at(-1) : undefined);
+      // A run inside a tool the program ran on its own (an agent the tool invokes) is a top-level run.
+      const parentRunId = this.#outsideAnyRun(givenParent) ? undefined : givenParent;
       const parent = parentRunId === undefined ? undefined : this.#nodes.get(parentRunId);
       if (parentRunId !== undefined && parent === undefined) return; // inside a run we are not recording
       const namespace = nonEmptyString(metadata?.langgraph_checkpoint_ns);
@@ -448,6 +464,9 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   /** The root chain run's end closes its turn (as interrupted when a graph interrupt paused it). */
   override handleChainEnd(outputs: unknown, runId: string): void {
     this.#guard('handleChainEnd', () => {
+      // `chain.batch(inputs, config, { returnExceptions: true })`: a RunnableSequence ends the run of an input that
+      // failed with the error as its output, which is what the program gets for that input. The run failed.
+      if (outputs instanceof Error) return this.#chainFailed(outputs, runId);
       const node = this.#take(runId);
       // The node that paused for approval ran again with the decisions: the middleware applied them.
       const awaiting = node?.run === undefined ? undefined : this.#awaitingDecisions.get(node.run);
@@ -466,39 +485,42 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
 
   /** A failed chain run: a graph interrupt becomes an approval request; a root run's failure ends its turn. */
   override handleChainError(error: unknown, runId: string): void {
-    this.#guard('handleChainError', () => {
-      const attempts = this.#attempts.get(runId);
-      const node = this.#take(runId);
-      if (node === undefined || node.run === undefined) return;
-      this.#refuseStructured(node.run, error);
-      // A node whose model call failed may be run again by its RetryPolicy (as the same task): the call waits for it,
-      // kept with the run's open nodes so that the run's end forgets it.
-      if (node.task !== undefined && attempts?.lastFailed === true && !attempts.call.settled) {
-        this.#attempts.set(node.task, attempts);
-        this.#roots.get(node.root)?.add(node.task);
-      }
-      const interrupt = isInterrupt(error);
-      // A graph node that interrupts (humanInTheLoopMiddleware) fails with GraphInterrupt; the graph itself then ends normally.
-      if (interrupt && !this.#interrupted.has(node.run)) {
-        this.#interrupted.add(node.run);
-        if (this.#firstSeen(error as Loose)) this.#askApprovals(node.run, (error as Loose).interrupts, node.name);
-      }
-      if (!node.ownsRun) return;
-      this.#interrupted.delete(node.run);
-      // A sub-agent whose node failed on a model call waits for the node's RetryPolicy (the same task run again).
-      const failedCall = this.#failedCalls.get(node.run);
-      if (node.run.parent !== undefined && node.task !== undefined && !interrupt && !isAbort(error) && !isParentCommand(error) && failedCall !== undefined && !failedCall.settled) {
-        this.#failedAgents.set(node.task, { run: node.run, error });
-        this.#roots.get(node.root)?.add(node.task);
-        return;
-      }
-      this.#endRoot(node, runId, 'interrupted');
-      // A handoff to the parent graph (a tool's `Command` with `graph: Command.PARENT`) ends the agent's run: it handed over, it did not fail.
-      if (isParentCommand(error) && node.run.parent !== undefined) return this.#endRun(node.run, 'completed');
-      // A sub-agent that asked for approval: its session stays open for the run that resumes it (one sub-agent, not two).
-      if (interrupt && node.run.parent !== undefined && this.#pendingApprovals.has(this.#approvalKey(node.run))) return this.#pause(node.run, error);
-      this.#endRun(node.run, interrupt || isAbort(error) ? 'interrupted' : 'failed', undefined, error);
-    });
+    this.#guard('handleChainError', () => this.#chainFailed(error, runId));
+  }
+
+  /** A chain run that failed (with `error`), whether LangChain said so or ended it with the error as its output. */
+  #chainFailed(error: unknown, runId: string): void {
+    const attempts = this.#attempts.get(runId);
+    const node = this.#take(runId);
+    if (node === undefined || node.run === undefined) return;
+    this.#refuseStructured(node.run, error);
+    // A node whose model call failed may be run again by its RetryPolicy (as the same task): the call waits for it,
+    // kept with the run's open nodes so that the run's end forgets it.
+    if (node.task !== undefined && attempts?.lastFailed === true && !attempts.call.settled) {
+      this.#attempts.set(node.task, attempts);
+      this.#roots.get(node.root)?.add(node.task);
+    }
+    const interrupt = isInterrupt(error);
+    // A graph node that interrupts (humanInTheLoopMiddleware) fails with GraphInterrupt; the graph itself then ends normally.
+    if (interrupt && !this.#interrupted.has(node.run)) {
+      this.#interrupted.add(node.run);
+      if (this.#firstSeen(error as Loose)) this.#askApprovals(node.run, (error as Loose).interrupts, node.name);
+    }
+    if (!node.ownsRun) return;
+    this.#interrupted.delete(node.run);
+    // A sub-agent whose node failed on a model call waits for the node's RetryPolicy (the same task run again).
+    const failedCall = this.#failedCalls.get(node.run);
+    if (node.run.parent !== undefined && node.task !== undefined && !interrupt && !isAbort(error) && !isParentCommand(error) && failedCall !== undefined && !failedCall.settled) {
+      this.#failedAgents.set(node.task, { run: node.run, error });
+      this.#roots.get(node.root)?.add(node.task);
+      return;
+    }
+    this.#endRoot(node, runId, 'interrupted');
+    // A handoff to the parent graph (a tool's `Command` with `graph: Command.PARENT`) ends the agent's run: it handed over, it did not fail.
+    if (isParentCommand(error) && node.run.parent !== undefined) return this.#endRun(node.run, 'completed');
+    // A sub-agent that asked for approval: its session stays open for the run that resumes it (one sub-agent, not two).
+    if (interrupt && node.run.parent !== undefined && this.#pendingApprovals.has(this.#approvalKey(node.run))) return this.#pause(node.run, error);
+    this.#endRun(node.run, interrupt || isAbort(error) ? 'interrupted' : 'failed', undefined, error);
   }
 
   /** A chat-model run is one provider attempt (a retry of the API call when the previous attempt under the same parent failed). */
@@ -536,7 +558,9 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     const unheardParent = nonEmptyString(metadata?.lc_source) !== undefined && (givenParent === undefined || !this.#nodes.has(givenParent));
     const caller = this.#callerRun;
     this.#callerRun = undefined;
-    const parentRunId = unheardParent && caller !== undefined && this.#nodes.has(caller) ? caller : givenParent;
+    const heardParent = unheardParent && caller !== undefined && this.#nodes.has(caller) ? caller : givenParent;
+    // A model a tool the program ran on its own calls is a model called on its own.
+    const parentRunId = this.#outsideAnyRun(heardParent) ? undefined : heardParent;
     const parentNode = parentRunId === undefined ? undefined : this.#nodes.get(parentRunId);
     if (parentNode !== undefined && parentNode.run === undefined) return; // inside a run we are not recording
     let run = parentNode?.run;
@@ -583,7 +607,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     const params = isRecord(extra?.invocation_params) ? extra.invocation_params : {};
     const model = asked ?? nonEmptyString(params.model) ?? nonEmptyString(params.model_name) ?? run.model;
     call.attemptStart(() => ({ messages: chatMessages(messages), tools: offeredTools(params.tools), model, provider }));
-    this.#remember(runId, { kind: 'llm', parent: parentRunId, root: parentNode?.root ?? runId, run, ownsRun, call, bareRequest: bare ? messages : undefined });
+    this.#remember(runId, { kind: 'llm', parent: parentRunId, root: parentNode?.root ?? runId, run, ownsRun, call, bareRequest: bare ? messages : undefined, provider });
   }
 
   /** The API call a model run under `key` (its parent chain run) is an attempt of: the retry of a failed one, else a new call. */
@@ -597,12 +621,20 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     return call;
   }
 
+  /** A chunk of a model run's answer: counted, since a merged answer may hold a count each chunk repeated (`responseOfResult`). */
+  override handleLLMNewToken(_token: string, _index: unknown, runId: string): void {
+    this.#guard('handleLLMNewToken', () => {
+      const node = this.#nodes.get(runId);
+      if (node?.kind === 'llm') node.chunks = (node.chunks ?? 0) + 1;
+    });
+  }
+
   /** Ends the attempt with the model's response (text, tool calls and token counts). */
   override handleLLMEnd(output: unknown, runId: string, parentRunId?: string): void {
     this.#guard('handleLLMEnd', () => {
       const node = this.#take(runId);
       if (node?.call === undefined) return;
-      const response = responseOfResult(output);
+      const response = responseOfResult(output, { provider: node.provider, chunks: node.chunks });
       node.call.attemptEnd(response);
       if (node.run !== undefined && this.#failedCalls.get(node.run) === node.call) this.#failedCalls.delete(node.run);
       // Calls whose arguments did not parse never reach a tool: failed with the parser's error, apart from the calls a tool runs.
@@ -659,7 +691,13 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       const given = nonEmptyString(toolCallId);
       // Outside any run: a call of a bare model call's answer the program runs in its loop (`./bare.ts`), else nothing.
       const run = parentRunId === undefined ? (given === undefined ? undefined : this.#bare.claim(given)) : this.#runOf(parentRunId);
-      if (run === undefined) return;
+      if (run === undefined) {
+        // A tool the program ran itself: what runs inside it is recorded as if the program had run it.
+        if (parentRunId === undefined || this.#outsideAnyRun(parentRunId)) {
+          this.#remember(runId, { kind: 'tool', parent: parentRunId, root: parentRunId === undefined ? runId : this.#nodes.get(parentRunId)!.root, run: undefined, ownsRun: false, outsideRun: true });
+        }
+        return;
+      }
       const name = runName ?? nonEmptyString(isRecord(tool) ? tool.name : undefined) ?? 'tool';
       const claimed = this.#claimCall(run, name, input, given);
       const id = claimed ?? runId;

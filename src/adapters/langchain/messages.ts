@@ -5,7 +5,7 @@
  */
 
 import type { ResponseParts } from '../core/run.ts';
-import { usageCostUsd, type ProviderUsage } from '../../formats/usage.ts';
+import { cacheHits, reasoningApart, tokenCount, usageCostUsd, type ProviderUsage } from '../../formats/usage.ts';
 import { ollamaDoneReason } from '../core/finish.ts';
 import {
   chatToolCall,
@@ -194,13 +194,113 @@ export function offeredTools(tools: unknown): OfferedTool[] {
   return out;
 }
 
+/** What LangChain told the handler of a model run beyond its result. */
+export interface RunSeen {
+  /** The provider the run named (`askedProvider`). */
+  readonly provider?: string;
+  /** The chunks the model streamed (`handleLLMNewToken`, once per chunk; once for an answer not streamed). */
+  readonly chunks?: number;
+}
+
 /**
  * `usage_metadata` (its `input_tokens` include the cache), else the legacy `llmOutput.tokenUsage`, else what a
- * streamed ChatGroq keeps (`groqStreamedUsage`), tagged for the token table.
+ * streamed ChatGroq keeps (`groqStreamedUsage`), tagged for the token table; `usage_metadata` made the call's own
+ * where LangChain's is not: Gemini's (`geminiUsage`), or where the wire's usage ChatOpenAI keeps (`wire`) says more
+ * (`withWireCounts`).
  */
-function usageOf(message: Loose, llmOutput: Loose): ProviderUsage | undefined {
-  const usage = isRecord(message.usage_metadata) ? message.usage_metadata : isRecord(llmOutput.tokenUsage) ? llmOutput.tokenUsage : isRecord(llmOutput.token_usage) ? llmOutput.token_usage : groqStreamedUsage(message);
+function usageOf(message: Loose, llmOutput: Loose, wire: Loose | undefined, seen: RunSeen): ProviderUsage | undefined {
+  if (isRecord(message.usage_metadata)) {
+    const usage = seen.provider === GEMINI ? geminiUsage(message.usage_metadata, seen.chunks ?? 0) : withWireCounts(message.usage_metadata, wire);
+    return { shape: 'langchain', usage };
+  }
+  const usage = isRecord(llmOutput.tokenUsage) ? llmOutput.tokenUsage : isRecord(llmOutput.token_usage) ? llmOutput.token_usage : groqStreamedUsage(message);
   return usage === undefined ? undefined : { shape: 'langchain', usage };
+}
+
+/** The provider ChatGoogleGenerativeAI (`@langchain/google-genai`) names. */
+const GEMINI = 'google_genai';
+
+/**
+ * ChatGoogleGenerativeAI's `usage_metadata` as Gemini counted the call, in the table's reading of Gemini's own
+ * `usageMetadata` (which the AI SDK's runs get). Its `output_tokens` are `candidatesTokenCount` alone, and LangChain
+ * keeps `thoughtsTokenCount` nowhere: the thoughts are what its `total_tokens` (`totalTokenCount`) counts beyond the
+ * input and the output, output the call is billed for, so completion and reasoning tokens. Streamed chunk by chunk
+ * (`model.stream()`, a graph's `messages` stream), each chunk's `usage_metadata` repeats `cachedContentTokenCount`
+ * (Gemini states it in every chunk), which the merged message adds up: the chunks LangChain told of divide it, and a
+ * sum they do not divide says nothing.
+ */
+function geminiUsage(usage: Loose, chunks: number): Loose {
+  const input = tokenCount(usage.input_tokens);
+  const output = tokenCount(usage.output_tokens);
+  const total = tokenCount(usage.total_tokens);
+  const inputDetails = isRecord(usage.input_token_details) ? { ...usage.input_token_details } : undefined;
+  const outputDetails = isRecord(usage.output_token_details) ? { ...usage.output_token_details } : {};
+  const merged = tokenCount(inputDetails?.cache_read);
+  if (inputDetails !== undefined && merged !== undefined && chunks > 1) {
+    if (merged % chunks === 0) inputDetails.cache_read = merged / chunks;
+    else delete inputDetails.cache_read;
+  }
+  const thoughts = input !== undefined && output !== undefined && total !== undefined ? total - input - output : 0;
+  return {
+    ...usage,
+    ...(inputDetails === undefined ? {} : { input_token_details: inputDetails }),
+    ...(thoughts > 0 ? { output_tokens: output! + thoughts, output_token_details: { ...outputDetails, reasoning: thoughts } } : {}),
+  };
+}
+
+/**
+ * A ChatOpenAI-based model's `usage_metadata`, with what the wire's usage (`wire`, taken once) says that it does not:
+ * DeepSeek's cache hits (`cacheHits`); the call's total where LangChain's merge added up two (ChatXAI gives the
+ * finishing chunk of a stream xAI's usage as its `usage_metadata`, and ChatOpenAI's usage chunk adds its own, so the
+ * merged `total_tokens` counts the call's twice); and the reasoning in the output where the wire counts it apart
+ * (`reasoningApart`).
+ */
+function withWireCounts(usage: Loose, wire: Loose | undefined): Loose {
+  // Chat Completions' usage only (`prompt_tokens`): whether another kept in `response_metadata.usage` was added up over a stream's chunks is not told.
+  if (wire === undefined || tokenCount(wire.prompt_tokens) === undefined) return usage;
+  const details = isRecord(usage.input_token_details) ? usage.input_token_details : {};
+  const hits = cacheHits(tokenCount(details.cache_read), wire);
+  const total = tokenCount(wire.total_tokens);
+  const apart = reasoningApart(wire);
+  const output = tokenCount(usage.output_tokens);
+  return {
+    ...usage,
+    ...(hits === undefined ? {} : { input_token_details: { ...details, cache_read: hits } }),
+    ...(total === undefined ? {} : { total_tokens: total }),
+    ...(apart !== undefined && output === tokenCount(wire.completion_tokens) ? { output_tokens: output! + apart } : {}),
+  };
+}
+
+/**
+ * The usage the provider sent, which ChatOpenAI keeps as it came in `response_metadata.usage` (OpenRouter's `cost`,
+ * DeepSeek's cache hits with it), taken once. A streamed answer's message is its chunks merged, which adds up the
+ * numbers of every chunk that carried it: ChatOpenAI passes the usage chunk on twice when it carries a choice
+ * (OpenRouter's) or when the finishing chunk carries it (DeepSeek's), and ChatXAI keeps xAI's on its finishing chunk
+ * too. The counts LangChain took once (`usage_metadata`) say how many times it was added; a count that does not
+ * divide says nothing (undefined).
+ */
+function wireUsageOf(message: Loose, metadata: Loose): Loose | undefined {
+  const merged = isRecord(metadata.usage) ? metadata.usage : undefined;
+  const counted = isRecord(message.usage_metadata) ? message.usage_metadata : undefined;
+  if (merged === undefined || counted === undefined) return merged;
+  const pairs: Array<[unknown, unknown]> = [
+    [merged.prompt_tokens, counted.input_tokens],
+    [merged.completion_tokens, counted.output_tokens],
+  ];
+  for (const [sum, once] of pairs) {
+    if (typeof sum !== 'number' || typeof once !== 'number' || once <= 0) continue;
+    const times = sum / once;
+    return Number.isInteger(times) && times >= 1 ? divided(merged, times) : undefined;
+  }
+  return merged;
+}
+
+/** Every number of a merged usage, nested ones too, divided by the times it was added. */
+function divided(usage: Loose, times: number): Loose {
+  if (times === 1) return usage;
+  const out: Loose = {};
+  for (const [key, value] of Object.entries(usage)) out[key] = typeof value === 'number' ? value / times : isRecord(value) && !Array.isArray(value) ? divided(value, times) : value;
+  return out;
 }
 
 /**
@@ -234,7 +334,21 @@ function reasoningOf(message: Loose): string | undefined {
     if (part.type === 'reasoning' && typeof part.reasoning === 'string') text += part.reasoning;
     else if (part.type === 'thinking' && typeof part.thinking === 'string') text += part.thinking;
   }
-  return text === '' ? undefined : text;
+  return text === '' ? rawReasoningOf(message) : text;
+}
+
+/**
+ * The `reasoning` of OpenRouter's Chat Completions (`message.reasoning`, streamed as `delta.reasoning`), which
+ * ChatOpenAI does not read (only `reasoning_content`): there only when the program asked ChatOpenAI to keep the raw
+ * response (`__includeRawResponse: true`, in `additional_kwargs.__raw_response`). A streamed message's raw responses
+ * are its chunks' merged, their `reasoning` deltas joined in order.
+ */
+function rawReasoningOf(message: Loose): string | undefined {
+  const kwargs = isRecord(message.additional_kwargs) ? message.additional_kwargs : {};
+  const raw = isRecord(kwargs.__raw_response) ? kwargs.__raw_response : {};
+  const choice = Array.isArray(raw.choices) && isRecord(raw.choices[0]) ? raw.choices[0] : {};
+  const said = isRecord(choice.message) ? choice.message : isRecord(choice.delta) ? choice.delta : {};
+  return nonEmptyString(said.reasoning);
 }
 
 const MEDIA_BLOCKS = new Set(['image', 'audio', 'file']);
@@ -271,33 +385,8 @@ function answerMediaOf(message: Loose): AnswerMedium[] {
   return media;
 }
 
-/**
- * What the call was charged, in USD, when the answer says: ChatOpenAI keeps the completion's usage as it came in
- * `response_metadata.usage`, OpenRouter's `cost` with it. A streamed answer's message is its chunks merged, which adds
- * up the numbers of every chunk that carried the usage: OpenRouter's usage chunk has a choice, so ChatOpenAI passes
- * it on twice (as a delta, and as the usage it counts once in `usage_metadata`), and the merged cost is twice the
- * charge. The counts taken once say how many times the usage was added; a count that does not divide says nothing.
- */
-function chargedCostOf(message: Loose, metadata: Loose): number | undefined {
-  const merged = isRecord(metadata.usage) ? metadata.usage : undefined;
-  const cost = usageCostUsd(merged);
-  const counted = isRecord(message.usage_metadata) ? message.usage_metadata : undefined;
-  if (cost === undefined || merged === undefined || counted === undefined) return cost;
-  const pairs: Array<[unknown, unknown]> = [
-    [merged.total_tokens, counted.total_tokens],
-    [merged.prompt_tokens, counted.input_tokens],
-    [merged.completion_tokens, counted.output_tokens],
-  ];
-  for (const [sum, once] of pairs) {
-    if (typeof sum !== 'number' || typeof once !== 'number' || once <= 0) continue;
-    const times = sum / once;
-    return Number.isInteger(times) && times >= 1 ? cost / times : undefined;
-  }
-  return cost;
-}
-
 /** The first generation of an `LLMResult`. */
-export function responseOfResult(output: unknown): ResponseParts & { refused: Array<{ call: CallOfTool; error: string }> } {
+export function responseOfResult(output: unknown, seen: RunSeen = {}): ResponseParts & { refused: Array<{ call: CallOfTool; error: string }> } {
   const result = isRecord(output) ? output : {};
   const generations = Array.isArray(result.generations) && Array.isArray(result.generations[0]) ? (result.generations[0] as unknown[]) : [];
   const generation = isRecord(generations[0]) ? generations[0] : {};
@@ -310,7 +399,9 @@ export function responseOfResult(output: unknown): ResponseParts & { refused: Ar
   // ChatBedrockConverse keeps Converse's `stopReason` as Bedrock spells it: at the top when invoked, in the
   // `messageStop` event's own object when streamed (the chunks' response_metadata merged).
   const messageStop = isRecord(metadata.messageStop) ? metadata.messageStop : {};
-  const costUsd = message === undefined ? undefined : chargedCostOf(message, metadata);
+  const wire = message === undefined ? undefined : wireUsageOf(message, metadata);
+  // What the call was charged, in USD, when the answer says: OpenRouter's `cost`, in the usage it sent.
+  const costUsd = usageCostUsd(wire);
   // The model asked for the calls it could not have parsed too: they are in its answer.
   const toolCalls = message !== undefined ? [...toolCallsOf(message), ...invalidToolCallsOf(message).map((invalid) => invalid.call)] : [];
   return {
@@ -319,7 +410,7 @@ export function responseOfResult(output: unknown): ResponseParts & { refused: Ar
     refused: message !== undefined ? invalidToolCallsOf(message) : [],
     reasoning: message !== undefined ? reasoningOf(message) : undefined,
     media: message !== undefined ? answerMediaOf(message) : undefined,
-    usage: usageOf(message ?? {}, llmOutput),
+    usage: usageOf(message ?? {}, llmOutput, wire, seen),
     // ChatGoogleGenerativeAI keeps Gemini's `finishReason` as the API spells it, in generationInfo (and so in
     // response_metadata, unless the answer was streamed).
     finishReason:

@@ -7,10 +7,11 @@
  * @module
  */
 
-import { chargedUsd, usageCostUsd, type ProviderUsage } from '../../formats/usage.ts';
+import { chargedUsd, chatCacheWrites, tokenCount, tokenUsage, usageCostUsd, type ProviderUsage } from '../../formats/usage.ts';
 import { toJson } from '../../shared/json.ts';
 import type { ResponseParts } from '../core/run.ts';
-import { finishReasonOf } from '../ai-sdk/messages.ts';
+import { completionServedBy } from '../core/upstream.ts';
+import { chargedCostUsd, finishReasonOf, servedByOf } from '../ai-sdk/messages.ts';
 import {
   chatToolCall,
   hostedCall,
@@ -321,7 +322,27 @@ function partTexts(content: unknown): string[] {
  * `result.state.usage` adds up, whatever the model), tagged with its shape.
  */
 function usageOf(response: Loose): ProviderUsage | undefined {
-  return isRecord(response.usage) ? { shape: 'openai_agents', usage: response.usage } : undefined;
+  if (!isRecord(response.usage)) return undefined;
+  const usage = response.usage;
+  const writes = leftOutCacheWrites(response);
+  if (writes === undefined) return { shape: 'openai_agents', usage };
+  // The SDK's details are a list, one entry per request: the writes are one more entry, which the table adds up.
+  const details = usage.inputTokensDetails;
+  const withWrites = Array.isArray(details) ? [...details, { cache_write_tokens: writes }] : isRecord(details) ? { ...details, cache_write_tokens: writes } : { cache_write_tokens: writes };
+  return { shape: 'openai_agents', usage: { ...usage, inputTokensDetails: withWrites } };
+}
+
+/**
+ * The cache writes a Chat Completions answer stated (OpenRouter's `prompt_tokens_details.cache_write_tokens`) where the
+ * SDK's usage has none: the SDK reads only `cached_tokens`, and its input count holds the writes. The raw completion is
+ * in `providerData`; a streamed one's last chunk said them (`cache_write_tokens`, set by the stream's observer).
+ */
+function leftOutCacheWrites(response: Loose): number | undefined {
+  const usage = response.usage as Loose;
+  if (tokenUsage('openai_agents', usage)?.cacheWrite !== undefined) return undefined;
+  const provider = isRecord(response.providerData) ? response.providerData : undefined;
+  const writes = tokenCount(response.cache_write_tokens) ?? chatCacheWrites(provider?.usage);
+  return writes === undefined || writes === 0 ? undefined : writes;
 }
 
 /**
@@ -366,9 +387,27 @@ export function streamedFinish(event: unknown): string | undefined {
   return firstChoiceFinish(event);
 }
 
-/** What a stream's Chat Completions chunk says the call was charged (OpenRouter's `usage.cost`, on the last chunk). */
+/**
+ * What a stream's event says the call was charged: a Chat Completions chunk's usage (OpenRouter's `usage.cost`, on the
+ * last chunk), or an `aisdk()` model's `finish` part, as the AI SDK provider package hands the charge on.
+ */
 export function streamedCost(event: unknown): number | undefined {
-  return isRecord(event) ? usageCostUsd(event.usage) : undefined;
+  if (!isRecord(event)) return undefined;
+  return event.type === 'finish' ? chargedCostUsd(event.providerMetadata, event.usage) : usageCostUsd(event.usage);
+}
+
+/** The cache writes a stream's Chat Completions chunk states (OpenRouter's, in the usage of the last chunk). */
+export function streamedCacheWrites(event: unknown): number | undefined {
+  return isRecord(event) ? chatCacheWrites(event.usage) : undefined;
+}
+
+/**
+ * The upstream a stream's event says serves the call: a Chat Completions chunk's (OpenRouter's `provider`, on every
+ * chunk), or an `aisdk()` model's `finish` part's provider metadata.
+ */
+export function streamedServedBy(event: unknown): string | undefined {
+  if (isRecord(event) && event.type === 'finish') return servedByOf(event.providerMetadata);
+  return completionServedBy(event);
 }
 
 /** The finish reason of a Chat Completions completion or chunk: its first choice's, when it says one. */
@@ -380,18 +419,32 @@ export function firstChoiceFinish(completion: unknown): string | undefined {
 
 /**
  * What the call was charged, in USD, when the answer says (OpenRouter's `usage.cost`): a Chat Completions response
- * keeps the raw completion in `providerData`, whose usage has it (the SDK's `Usage` does not); a streamed one's last
- * chunk said it (`cost_usd`, set by the stream's observer).
+ * keeps the raw completion in `providerData`, whose usage has it (the SDK's `Usage` does not), an `aisdk()` model the
+ * AI SDK model's result, whose provider metadata has it; a streamed one's last chunk or `finish` part said it
+ * (`cost_usd`, set by the stream's observer).
  */
 function chargedCost(response: Loose): number | undefined {
   const provider = isRecord(response.providerData) ? response.providerData : undefined;
-  return chargedUsd(response.cost_usd) ?? usageCostUsd(provider?.usage);
+  return chargedUsd(response.cost_usd) ?? usageCostUsd(provider?.usage) ?? (provider === undefined ? undefined : chargedCostUsd(provider.providerMetadata, provider.usage));
+}
+
+/**
+ * The upstream a router says served the call (OpenRouter's `provider`): in the raw completion a Chat Completions
+ * response keeps in `providerData`, or a streamed one's chunks (`served_by`, set by the stream's observer).
+ */
+function servedBy(response: Loose): string | undefined {
+  const provider = isRecord(response.providerData) ? response.providerData : undefined;
+  if (provider === undefined) return nonEmptyString(response.served_by);
+  // An `aisdk()` model keeps the AI SDK model's result: its provider metadata, and the body as the server sent it.
+  const body = isRecord(provider.response) ? provider.response.body : undefined;
+  return nonEmptyString(response.served_by) ?? completionServedBy(provider) ?? servedByOf(provider.providerMetadata, body);
 }
 
 /** A `ModelResponse` (or a streamed `response_done` response) as the trajectory needs it. */
 export function responseParts(response: Loose, requestedModel: string | undefined, tools?: unknown): ResponseParts {
   const output = response.output;
   const costUsd = chargedCost(response);
+  const upstream = servedBy(response);
   const toolCalls = functionCalls(output, tools);
   const hosted = Array.isArray(output) ? output.flatMap((item) => (isRecord(item) ? (hostedCallOf(item) ?? containerShellCallOf(item, output, tools) ?? []) : [])) : [];
   return {
@@ -403,6 +456,7 @@ export function responseParts(response: Loose, requestedModel: string | undefine
     id: nonEmptyString(response.responseId) ?? nonEmptyString(response.id),
     finishReason: reportedFinish(response) ?? (toolCalls.length > 0 ? 'tool_calls' : 'stop'),
     ...(costUsd === undefined ? {} : { costUsd }),
+    ...(upstream === undefined ? {} : { servedBy: upstream }),
   };
 }
 

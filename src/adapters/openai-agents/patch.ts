@@ -28,7 +28,7 @@ import { Runner, getCurrentSpan } from '@openai/agents';
 import { addToolFrameFinder, runInApiCall, runOutsideToolFrames, type ToolFrame } from '../core/context.ts';
 import type { ApiCall } from '../core/run.ts';
 import { resultText } from '../mcp/meta.ts';
-import { streamedCost, streamedFinish, streamedModel } from './items.ts';
+import { streamedCacheWrites, streamedCost, streamedFinish, streamedModel, streamedServedBy } from './items.ts';
 
 type Loose = Record<string, unknown>;
 type AnyFunction = (...args: any[]) => any;
@@ -479,10 +479,13 @@ function inApiCall<T>(stream: AsyncIterable<T>, call: ApiCall): AsyncIterable<T>
 async function* observedStream(stream: AsyncIterable<unknown>, attempts: readonly AttemptObserver[]): AsyncIterable<unknown> {
   let answered = false;
   // A streamed Chat Completions (or aisdk()) response_done names no model, no finish reason and no charge: the chunks
-  // (parts) do, the charge in the usage of the last (OpenRouter's `usage.cost`).
+  // (parts) do, the charge and the cache writes in the usage of the last (OpenRouter's `usage.cost` and
+  // `prompt_tokens_details.cache_write_tokens`), the upstream serving it in each (OpenRouter's `provider`).
   let model: string | undefined;
   let finish: string | undefined;
   let cost: number | undefined;
+  let writes: number | undefined;
+  let servedBy: string | undefined;
   try {
     for await (const event of stream) {
       const record = event as Loose | null;
@@ -492,11 +495,13 @@ async function* observedStream(stream: AsyncIterable<unknown>, attempts: readonl
           model ??= streamedModel(record.event);
           finish = streamedFinish(record.event) ?? finish;
           cost = streamedCost(record.event) ?? cost;
+          writes = streamedCacheWrites(record.event) ?? writes;
+          servedBy ??= streamedServedBy(record.event);
         }
         if (record.type === 'response_done' && !answered) {
           answered = true;
           const done = (record.response ?? {}) as Loose;
-          const response = { ...done, ...(done.model === undefined && model !== undefined ? { model } : {}), ...(finish === undefined ? {} : { finish_reason: finish }), ...(cost === undefined ? {} : { cost_usd: cost }) };
+          const response = { ...done, ...(done.model === undefined && model !== undefined ? { model } : {}), ...(finish === undefined ? {} : { finish_reason: finish }), ...(cost === undefined ? {} : { cost_usd: cost }), ...(writes === undefined ? {} : { cache_write_tokens: writes }), ...(servedBy === undefined ? {} : { served_by: servedBy }) };
           for (const attempt of attempts) quietly(() => attempt.response(response));
         }
       }

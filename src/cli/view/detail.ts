@@ -147,6 +147,8 @@ function atifStep(step: Obj, target: ViewNode, sections: DetailSection[]): void 
   }
   const facts: [string, string][] = [];
   for (const key of ['step_id', 'source', 'model_name', 'timestamp', 'llm_call_count']) if (step[key] !== undefined) facts.push([key, String(step[key])]);
+  const servedBy = isRecord(extra.llm_response) ? nonEmptyString(extra.llm_response.served_by) : undefined;
+  if (servedBy !== undefined) facts.push(['served_by', servedBy]);
   sections.push({ title: 'Step', type: 'facts', facts });
   if (step.metrics !== undefined) sections.push({ title: 'Metrics', type: 'json', value: step.metrics });
   const metadata = without(extra, ['llm_request', 'llm_response']);

@@ -149,6 +149,12 @@ class TurnEnds {
   }
 }
 
+/** An LLM row's title with the upstream a router says served the call (the response's `served_by`), when it says. */
+export function withServedBy(title: string, servedBy: unknown): string {
+  const upstream = nonEmptyString(servedBy);
+  return upstream === undefined ? title : `${title} (served by ${upstream})`;
+}
+
 function llmStep(step: Obj, subagents: Map<string, Obj>, used: Set<string>, approvals: Map<string, ViewNode[]>, ran: ReadonlySet<string>): ViewNode {
   const extra = isRecord(step.extra) ? step.extra : {};
   const invocation = isRecord(extra.invocation) ? extra.invocation : {};
@@ -157,7 +163,7 @@ function llmStep(step: Obj, subagents: Map<string, Obj>, used: Set<string>, appr
   const failure = response.error;
   const answer = preview(step.message);
   // llm_call_count 0: a deterministic agent step (e.g. dispatching a subagent), not an LLM call.
-  const title = step.llm_call_count === 0 ? 'agent step (no LLM call)' : `LLM ${nonEmptyString(step.model_name) ?? ''}`.trim();
+  const title = step.llm_call_count === 0 ? 'agent step (no LLM call)' : withServedBy(`LLM ${nonEmptyString(step.model_name) ?? ''}`.trim(), response.served_by);
   const llm = node(step.llm_call_count === 0 ? 'scope' : 'llm', title, {
     ...spanOf(invocation),
     ...(tokensOf(step.metrics) ? { tokens: tokensOf(step.metrics)! } : {}),

@@ -21,7 +21,7 @@ import { parseTimestamp } from '../../shared/clock.ts';
 import type { Json } from '../../relay/contract.ts';
 import type { AtofEvent } from '../../formats/atof/types.ts';
 import { extractMetrics, extractToolCalls } from '../../formats/atif/payload/index.ts';
-import { approvalNote, denialFailed, denialText, failedToolText, providerApprovalNote, providerRanNote, recordedErrorText } from './from-atif.ts';
+import { approvalNote, denialFailed, denialText, failedToolText, providerApprovalNote, providerRanNote, recordedErrorText, withServedBy } from './from-atif.ts';
 import { costOf, node, noteOnce, preview, spanFromChildren, tokensOf, turnEndLabel, type ViewNode } from './model.ts';
 import { nonEmptyString, quotedValue } from '../../shared/text.ts';
 import { isRecord } from '../../shared/record.ts';
@@ -214,6 +214,7 @@ function finishScope(target: ViewNode, event: AtofEvent, metadata: Obj, time: nu
     const start = isRecord(target.source?.start) ? (target.source.start as Obj) : {};
     const asked = isRecord(start.category_profile) ? nonEmptyString(start.category_profile.model_name) : undefined;
     if (asked === undefined && answeredBy !== undefined) target.title = `${target.title} ${answeredBy}`;
+    target.title = withServedBy(target.title, isRecord(data) ? data.served_by : undefined);
     const metrics = extractMetrics(data, event.name);
     const tokens = tokensOf(metrics);
     if (tokens) target.tokens = tokens;

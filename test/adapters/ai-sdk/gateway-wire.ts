@@ -17,8 +17,13 @@ export interface GatewayTurn {
   id: string;
   /** The model the upstream provider answered with (dated). */
   model: string;
-  /** The provider the gateway routed to (`routing.finalProvider`). */
+  /** The provider the gateway routed to and that answered (`routing.finalProvider`). */
   provider: string;
+  /**
+   * The provider the gateway planned first and tried, whose attempt failed, so that it fell back to `provider`
+   * (`routing.resolvedProvider`, and a failed attempt before the one that succeeded).
+   */
+  fallbackFrom?: string;
   text?: string;
   reasoning?: string;
   toolCalls?: Array<{ id: string; name: string; args: Record<string, unknown> }>;
@@ -95,29 +100,34 @@ function usage(turn: GatewayTurn): Record<string, unknown> {
 
 function finishReason(turn: GatewayTurn): { unified: string; raw: string } {
   const calls = (turn.toolCalls ?? []).length > 0;
-  return turn.provider === 'anthropic' ? { unified: calls ? 'tool-calls' : 'stop', raw: calls ? 'tool_use' : 'end_turn' } : { unified: calls ? 'tool-calls' : 'stop', raw: calls ? 'tool_calls' : 'stop' };
+  // Anthropic's model answers with Anthropic's stop reasons whichever provider hosts it.
+  return turn.model.startsWith('claude') ? { unified: calls ? 'tool-calls' : 'stop', raw: calls ? 'tool_use' : 'end_turn' } : { unified: calls ? 'tool-calls' : 'stop', raw: calls ? 'tool_calls' : 'stop' };
 }
 
 /** `providerMetadata`: the upstream provider's own, and the gateway's routing and cost. */
 function providerMetadata(turn: GatewayTurn): Record<string, unknown> {
   const requested = turn.asked;
+  const planned = turn.fallbackFrom ?? turn.provider;
+  const others = ['anthropic', 'vertex', 'bedrock'].filter((provider) => provider !== planned);
+  const attempt = (provider: string, success: boolean, startTime: number, endTime: number) => ({ provider, internalModelId: `${provider}:${turn.model}`, providerApiModelId: turn.model, credentialType: 'system', success, startTime, endTime });
+  const attempts = turn.fallbackFrom === undefined ? [attempt(turn.provider, true, 1_764_000_000_000, 1_764_000_000_900)] : [attempt(turn.fallbackFrom, false, 1_764_000_000_000, 1_764_000_000_300), attempt(turn.provider, true, 1_764_000_000_300, 1_764_000_001_200)];
   return {
     [turn.provider]: turn.provider === 'anthropic' ? { cacheCreationInputTokens: turn.usage.cacheWrite ?? 0, stopSequence: null } : { responseId: turn.id },
     gateway: {
       routing: {
         originalModelId: requested,
-        resolvedProvider: turn.provider,
+        resolvedProvider: planned,
         resolvedProviderApiModelId: turn.model,
-        internalResolvedModelId: `${turn.provider}:${turn.model}`,
-        fallbacksAvailable: ['vertex', 'bedrock'],
-        internalReasoning: `Selected ${turn.provider} as preferred provider for ${requested}. 2 fallback(s) available: vertex, bedrock`,
-        planningReasoning: `System credentials planned for: ${turn.provider}, vertex, bedrock. Total execution order: ${turn.provider}(system) → vertex(system) → bedrock(system)`,
+        internalResolvedModelId: `${planned}:${turn.model}`,
+        fallbacksAvailable: others,
+        internalReasoning: `Selected ${planned} as preferred provider for ${requested}. 2 fallback(s) available: ${others.join(', ')}`,
+        planningReasoning: `System credentials planned for: ${[planned, ...others].join(', ')}. Total execution order: ${[planned, ...others].map((provider) => `${provider}(system)`).join(' → ')}`,
         canonicalSlug: requested,
         finalProvider: turn.provider,
-        attempts: [{ provider: turn.provider, internalModelId: `${turn.provider}:${turn.model}`, providerApiModelId: turn.model, credentialType: 'system', success: true, startTime: 1_764_000_000_000, endTime: 1_764_000_000_900 }],
+        attempts,
         modelAttemptCount: 1,
-        modelAttempts: [{ modelId: requested, canonicalSlug: requested, success: true, providerAttemptCount: 1 }],
-        totalProviderAttemptCount: 1,
+        modelAttempts: [{ modelId: requested, canonicalSlug: requested, success: true, providerAttemptCount: attempts.length }],
+        totalProviderAttemptCount: attempts.length,
       },
       cost: turn.cost,
       marketCost: turn.cost,

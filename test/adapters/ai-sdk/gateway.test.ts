@@ -6,7 +6,8 @@
 // what the gateway sent: tokens, one LLM call per request, the models, the finish reasons, reasoning, tool calls,
 // and the cost the gateway charged for each call.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createGateway, generateText, stepCountIs, streamText, wrapLanguageModel } from 'ai';
+import { createGateway, generateObject, generateText, stepCountIs, streamObject, streamText, wrapLanguageModel } from 'ai';
+import * as z from 'zod';
 import { aiSdkMiddleware, instrumentAiSdk } from '../../../src/adapters/ai-sdk/index.ts';
 import { FILE_BACKENDS } from '../../contract/backends.ts';
 import { runComponents } from '../../support/component-run.ts';
@@ -40,14 +41,19 @@ afterEach(() => {
   gateway.requests.length = 0;
 });
 
-/** The two answers of the weather program, as Anthropic gave them through the gateway (the second read from the cache). */
+/**
+ * The two answers of the weather program, as Anthropic's model gave them through the gateway (the second read from the
+ * cache): the gateway planned Anthropic for the first, whose attempt failed, and fell back to Amazon Bedrock, which
+ * served both.
+ */
 function turns(): [GatewayTurn, GatewayTurn] {
   return [
     {
       asked: MODEL,
       id: 'msg_gw_1',
       model: DATED,
-      provider: 'anthropic',
+      provider: 'bedrock',
+      fallbackFrom: 'anthropic',
       reasoning: 'The user wants Paris weather; call the tool.',
       text: 'Let me look that up.',
       toolCalls: [{ id: 'toolu_weather_1', name: 'weather', args: { city: 'Paris' } }],
@@ -55,7 +61,7 @@ function turns(): [GatewayTurn, GatewayTurn] {
       cost: '0.0064050',
       generationId: 'gen_01KAW0000000000000000001',
     },
-    { asked: MODEL, id: 'msg_gw_2', model: DATED, provider: 'anthropic', text: 'It is sunny in Paris, 21°C.', usage: { input: 1410, cacheRead: 1310, output: 15 }, cost: '0.0009180', generationId: 'gen_01KAW0000000000000000002' },
+    { asked: MODEL, id: 'msg_gw_2', model: DATED, provider: 'bedrock', text: 'It is sunny in Paris, 21°C.', usage: { input: 1410, cacheRead: 1310, output: 15 }, cost: '0.0009180', generationId: 'gen_01KAW0000000000000000002' },
   ];
 }
 
@@ -84,8 +90,21 @@ async function checkRun(recorded: Recorded, answeredModel: string, sdkSteps: Rea
   // The models: the string id asked for, and the one the SDK reports as the response's: @ai-sdk/gateway keeps the
   // model of a streamed answer (its `response-metadata` part) and drops a generated one's, so generateText names the id.
   expect(recorded.log.find((entry) => entry.hook === 'on_session_start')!.payload).toMatchObject({ model: MODEL });
-  // The provider the SDK names is the gateway (the one the gateway routed to is in its routing, not recorded).
+  // The provider the SDK names is the gateway, the key prices are looked up by.
   expect(requests.map((entry) => entry.payload.provider)).toEqual(['gateway', 'gateway']);
+  // The provider that served each call is the one the gateway's routing says answered (`finalProvider`), not the one
+  // it planned (`resolvedProvider`), which failed for the first call: the LLM call's end says it (`served_by`).
+  const routing = sdkSteps.map((step) => step.providerMetadata?.gateway?.routing);
+  expect(routing.map((route) => [route?.resolvedProvider, route?.finalProvider])).toEqual([
+    ['anthropic', 'bedrock'],
+    ['bedrock', 'bedrock'],
+  ]);
+  expect(answered.map((step) => step.extra.llm_response.served_by)).toEqual(routing.map((route) => route.finalProvider));
+  const { atof } = await finishedRun(recorded);
+  expect(atof.filter((event) => event.category === 'llm' && event.scope_category === 'end').map((event) => [event.metadata.provider, event.data.served_by])).toEqual([
+    ['gateway', 'bedrock'],
+    ['gateway', 'bedrock'],
+  ]);
   expect(answered.map((step) => step.model_name)).toEqual(sdkSteps.map((step) => step.response.modelId));
   expect(answered.map((step) => step.model_name)).toEqual([answeredModel, answeredModel]);
 
@@ -121,8 +140,12 @@ describe('a string model id through the AI Gateway', () => {
 
     expect(result.text).toBe('It is sunny in Paris, 21°C.');
     await checkRun(recorded, MODEL, result.steps, result.totalUsage);
-    // view of either file shows the calls' cost as the gateway charged it.
-    for (const of of ['atif', 'atof'] as const) expect((await viewLines(recorded, of)).join('\n'), of).toContain('$0.0073');
+    // view of either file shows the calls' cost as the gateway charged it, and who served each.
+    for (const of of ['atif', 'atof'] as const) {
+      const view = (await viewLines(recorded, of)).join('\n');
+      expect(view, of).toContain('$0.0073');
+      expect(view.match(/\(served by bedrock\)/g), of).toHaveLength(2);
+    }
     await sameOnNative(recorded);
   });
 
@@ -187,24 +210,53 @@ describe('a string model id through the AI Gateway', () => {
   });
 
   for (const mode of ['generate', 'stream'] as const) {
-    it(`aiSdkMiddleware alone on a gateway model (${mode}): the call's cost is the gateway's`, async () => {
+    it(`aiSdkMiddleware alone on a gateway model (${mode}): the call's cost is the gateway's, its upstream the one that answered`, async () => {
       const [, answer] = turns();
-      gateway.reply({ ...answer, text: 'Hello!' }, { stream: mode === 'stream' });
+      // Vertex was tried first and failed: Bedrock answered.
+      gateway.reply({ ...answer, text: 'Hello!', fallbackFrom: 'vertex' }, { stream: mode === 'stream' });
       const recorded = recordedPlugin(`gateway-middleware-${mode}`);
       const model = wrapLanguageModel({ model: createGateway({ baseURL: gateway.baseURL, apiKey: 'vck_test_not_a_key' })(MODEL), middleware: aiSdkMiddleware(recorded.hooks) });
 
-      let cost: unknown;
-      if (mode === 'generate') cost = (await generateText({ model, prompt: 'Say hello.' })).providerMetadata?.gateway?.cost;
+      let gatewayMetadata: Record<string, any> | undefined;
+      if (mode === 'generate') gatewayMetadata = (await generateText({ model, prompt: 'Say hello.' })).providerMetadata?.gateway;
       else {
         const result = streamText({ model, prompt: 'Say hello.' });
         await result.consumeStream();
-        cost = (await result.providerMetadata)?.gateway?.cost;
+        gatewayMetadata = (await result.providerMetadata)?.gateway;
       }
 
-      expect(cost).toBe('0.0009180');
+      expect([gatewayMetadata?.cost, gatewayMetadata?.routing?.resolvedProvider, gatewayMetadata?.routing?.finalProvider]).toEqual(['0.0009180', 'vertex', 'bedrock']);
       const { doc } = await finishedRun(recorded);
       const agent = (doc.steps as Steps).filter((step) => step.source === 'agent');
-      expect(agent.map((step) => [step.message, step.metrics.cost_usd])).toEqual([['Hello!', 0.000918]]);
+      expect(agent.map((step) => [step.message, step.metrics.cost_usd, step.extra.llm_response.served_by])).toEqual([['Hello!', 0.000918, 'bedrock']]);
+    });
+  }
+
+  for (const mode of ['generate', 'stream'] as const) {
+    it(`${mode === 'generate' ? 'generateObject' : 'streamObject'}: the object's call costs what the gateway charged and names the upstream that served it`, async () => {
+      const [, answer] = turns();
+      const json = '{"city":"Paris","tempC":21}';
+      gateway.reply({ ...answer, text: json, fallbackFrom: 'vertex' }, { stream: mode === 'stream' });
+      const recorded = recordedPlugin(`gateway-object-${mode}`);
+      uninstall = instrumentAiSdk(recorded.hooks);
+
+      const schema = z.object({ city: z.string(), tempC: z.number() });
+      let object: unknown;
+      let gatewayMetadata: Record<string, any> | undefined;
+      if (mode === 'generate') {
+        const result = await generateObject({ model: MODEL, schema, prompt: 'Weather in Paris as JSON.' });
+        [object, gatewayMetadata] = [result.object, result.providerMetadata?.gateway];
+      } else {
+        const result = streamObject({ model: MODEL, schema, prompt: 'Weather in Paris as JSON.' });
+        for await (const partial of result.partialObjectStream) void partial;
+        [object, gatewayMetadata] = [await result.object, (await result.providerMetadata)?.gateway];
+      }
+
+      expect(object).toEqual({ city: 'Paris', tempC: 21 });
+      expect([gatewayMetadata?.cost, gatewayMetadata?.routing?.finalProvider]).toEqual(['0.0009180', 'bedrock']);
+      const { agent } = await finishedRun(recorded);
+      expect(agent.map((step) => [step.message, step.metrics.cost_usd, step.extra.llm_response.served_by])).toEqual([[json, 0.000918, 'bedrock']]);
+      await sameOnNative(recorded);
     });
   }
 

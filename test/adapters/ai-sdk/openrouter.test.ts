@@ -41,7 +41,8 @@ type SdkStep = {
 
 /**
  * What the SDK reported of the run: the package reads all of OpenRouter's usage (the cache writes in
- * `prompt_tokens_details.cache_write_tokens` too), and names the provider `openrouter`.
+ * `prompt_tokens_details.cache_write_tokens` too), names the provider `openrouter`, and hands on the upstream that served
+ * each call (`providerMetadata.openrouter.provider`).
  */
 function reportOf(steps: readonly SdkStep[]) {
   const report = {
@@ -50,6 +51,8 @@ function reportOf(steps: readonly SdkStep[]) {
     cached: steps.map((step) => (step.usage.inputTokenDetails.cacheReadTokens ?? 0) + (step.usage.inputTokenDetails.cacheWriteTokens ?? 0)),
     reasoningTokens: steps.map((step) => step.usage.outputTokenDetails.reasoningTokens),
     provider: 'openrouter',
+    // The upstream OpenRouter says served each call, as the package hands it on.
+    servedBy: steps.map((step) => (step.providerMetadata?.openrouter as { provider?: string } | undefined)?.provider),
   };
   // As OpenRouter sent them: the first call wrote 900 tokens to the cache and reasoned for 12, the second read 1310.
   expect([report.cached, report.reasoningTokens]).toEqual([
@@ -114,6 +117,9 @@ describe('OpenRouter from the AI SDK', () => {
       expect(api.requests).toHaveLength(2);
       const { agent } = await finishedRun(recorded);
       expect(agent.map((step) => [step.model_name, step.metrics.cost_usd])).toEqual(charged.map((cost) => [ANSWERED, cost]));
+      // The package reads no `provider` of OpenRouter's answer, and the SDK's call-end event carries no response body:
+      // the upstream that served each call is not recorded (aiSdkMiddleware reads a generated answer's body, below).
+      expect(agent.map((step) => step.extra.llm_response.served_by)).toEqual([undefined, undefined]);
     });
   }
 
@@ -137,7 +143,30 @@ describe('OpenRouter from the AI SDK', () => {
       expect(cost).toBe(first.cost);
       const { doc } = await finishedRun(recorded);
       const agent = (doc.steps as Array<Record<string, any>>).filter((step) => step.source === 'agent');
-      expect(agent.map((step) => [step.message, step.metrics.cost_usd])).toEqual([[first.text, first.cost]]);
+      expect(agent.map((step) => [step.message, step.metrics.cost_usd, step.extra.llm_response.served_by])).toEqual([[first.text, first.cost, first.provider]]);
+    });
+  }
+
+  for (const mode of ['generate', 'stream'] as const) {
+    it(`aiSdkMiddleware alone on @ai-sdk/openai-compatible at OpenRouter (${mode}): the upstream from the body or chunks as OpenRouter sent them`, async () => {
+      server.serve(mode === 'stream');
+      const recorded = recordedPlugin(`openrouter-compatible-middleware-${mode}`);
+      const openrouter = createOpenAICompatible({ name: 'openrouter', baseURL: server.url, apiKey: 'sk-or-v1-test-not-a-key', includeUsage: true });
+      const model = wrapLanguageModel({ model: openrouter(ASKED), middleware: aiSdkMiddleware(recorded.hooks) });
+
+      // What the program can read of the upstream: the generated answer's body or the raw chunks, each when it asks.
+      let served: unknown;
+      if (mode === 'generate') served = ((await generateText({ model, prompt: PROMPT, include: { responseBody: true } })).response.body as { provider?: string }).provider;
+      else {
+        const result = streamText({ model, prompt: PROMPT, includeRawChunks: true });
+        for await (const part of result.fullStream) if (part.type === 'raw') served ??= (part.rawValue as { provider?: string }).provider;
+      }
+
+      const [first] = openrouterTurns();
+      expect(served).toBe(first.provider);
+      const { agent } = await finishedRun(recorded);
+      expect(agent.map((step) => [step.message, step.extra.llm_response.served_by])).toEqual([[first.text, first.provider]]);
+      await sameOnNative(recorded);
     });
   }
 });

@@ -25,7 +25,7 @@ afterEach(() => {
 });
 
 /** The wires this matrix runs; Gemini's (no call ids on the wire, no dated model from the SDK) runs in gemini.test.ts. */
-type MatrixWire = Exclude<Wire, 'gemini' | 'ollama'>;
+type MatrixWire = Exclude<Wire, 'gemini' | 'ollama' | 'cohere'>;
 
 const PROVIDERS: Record<MatrixWire, { model: (packages: ProviderPackages, fake: FakeProvider) => LanguageModel; requested: string; dated: string; status: number; reasoning: boolean }> = {
   responses: { model: (packages, fake) => packages.openai({ apiKey: 'test-key', fetch: fake.fetch as typeof fetch })('o4-mini'), requested: 'o4-mini', dated: 'o4-mini-2025-04-16', status: 503, reasoning: true },

@@ -3,7 +3,8 @@
 // answers with the providers' own wire formats: OpenAI Responses and Chat
 // Completions, Anthropic Messages, Gemini generateContent and
 // streamGenerateContent, each as JSON or as an SSE stream, and Ollama's own
-// `/api/chat`, as JSON or as an NDJSON stream, plus their error bodies. Every request is kept,
+// `/api/chat`, as JSON or as an NDJSON stream, and Cohere's v2 `/chat`, as JSON or as its stream of typed events,
+// plus their error bodies. Every request is kept,
 // so a test can compare what the trajectory says was sent with what was.
 import { wallMs } from '../../support/doc-snippets.ts';
 import { paced } from '../../support/paced-wire.ts';
@@ -45,17 +46,21 @@ export interface Turn {
    * filtered), or Groq (each response's `x_groq` with its request id; a stream's usage in the finishing chunk's
    * `x_groq.usage`; a streamed tool call whole in one chunk), or Mistral (the same whole calls, the usage on the
    * finishing chunk, asked or not), or xAI (a stream's every chunk with the usage so far, the finishing one's whole,
-   * then a chunk of no choices).
+   * then a chunk of no choices). On the Responses wire, `'xai'` is xAI's Responses API (@ai-sdk/xai): each reasoning
+   * item with its `status`, the usage with xAI's `num_sources_used`, `num_server_side_tools_used` and what the call
+   * cost (`cost_in_usd_ticks`, from `cost`). Groq's reasoning is the message's `reasoning` (`reasoning_format:
+   * 'parsed'`); Mistral's (Magistral) a `thinking` chunk before the text in the message's `content` array, and its
+   * cache reads `num_cached_tokens`.
    */
   server?: 'ollama' | 'deepseek' | 'openrouter' | 'azure' | 'groq' | 'mistral' | 'xai';
   /** OpenRouter's: the upstream that served the call (its `provider`, e.g. `Anthropic`). */
   provider?: string;
-  /** OpenRouter's: what the call was charged, in USD (`usage.cost`). */
+  /** What the call was charged, in USD: OpenRouter's `usage.cost`; xAI's, sent as `usage.cost_in_usd_ticks` (10^10 a dollar). */
   cost?: number;
   usage: Usage;
 }
 
-/** The provider's own usage counts. OpenAI and Gemini: `input` includes `cached`. Anthropic: `input` excludes the cache. Gemini: `reasoning` (thoughts) is apart from `output`. */
+/** The provider's own usage counts. OpenAI and Gemini: `input` includes `cached`. Anthropic: `input` excludes the cache. Gemini and xAI: `reasoning` (thoughts) is apart from `output`. */
 export interface Usage {
   input: number;
   output: number;
@@ -64,7 +69,7 @@ export interface Usage {
   reasoning?: number;
 }
 
-export type Wire = 'responses' | 'chat' | 'anthropic' | 'gemini' | 'ollama';
+export type Wire = 'responses' | 'chat' | 'anthropic' | 'gemini' | 'ollama' | 'cohere';
 
 /** `holdMs`: how long the answer takes, paced by test/support/paced-wire.ts. */
 type Reply = { status: number; headers: Record<string, string>; body: string | ReadableStream<Uint8Array>; holdMs?: number | undefined };
@@ -134,12 +139,16 @@ export class FakeProvider {
    * SDK waits its own backoff (2 s) before the retry. Ollama's body is
    * `{"error": message}` alone, with no retry header.
    */
-  fail(wire: Wire, status: number, message: string): this {
+  fail(wire: Wire, status: number, message: string, server?: Turn['server']): this {
     this.#replies.push(() => ({
       status,
       headers: { 'content-type': 'application/json', ...(wire === 'gemini' || wire === 'ollama' ? {} : { 'retry-after-ms': '5' }) },
       body: JSON.stringify(
-        wire === 'ollama'
+        server !== undefined && SERVER_ERRORS[server] !== undefined
+          ? SERVER_ERRORS[server]!(status, message)
+          : wire === 'cohere'
+          ? { id: 'b7a4c1e0-9f3d-4e2a-8c55-3d1f0e6a9b21', message }
+          : wire === 'ollama'
           ? { error: message }
           : wire === 'anthropic'
           ? { type: 'error', error: { type: status === 529 ? 'overloaded_error' : 'api_error', message } }
@@ -178,6 +187,16 @@ export class FakeProvider {
     return this.#replies.length;
   }
 }
+
+/**
+ * The error bodies of servers that do not answer OpenAI's: xAI's Responses API (`{code, error}`), Mistral's
+ * (`{object: 'error', message, type, param, code}`), Groq's (OpenAI's `error` with Groq's own `type` and `code`).
+ */
+const SERVER_ERRORS: Partial<Record<NonNullable<Turn['server']>, (status: number, message: string) => Record<string, unknown>>> = {
+  xai: (status, message) => ({ code: status === 429 ? 'Too many requests' : 'Internal error', error: message }),
+  mistral: (status, message) => ({ object: 'error', message, type: status === 429 ? 'rate_limited' : 'internal_server_error', param: null, code: status === 429 ? '1300' : null }),
+  groq: (status, message) => ({ error: { message, type: status === 429 ? 'tokens' : 'internal_server_error', code: status === 429 ? 'rate_limit_exceeded' : null } }),
+};
 
 /** The stream frames a provider sends before the model's first output. */
 const HEAD_EVENTS = new Set(['response.created', 'response.in_progress', 'message_start']);
@@ -244,19 +263,21 @@ const created = 1_764_000_000;
 
 // ------------------------------------------------------------------ OpenAI Responses
 
-function responsesUsage(usage: Usage): Record<string, unknown> {
+function responsesUsage(usage: Usage, turn?: Turn): Record<string, unknown> {
   return {
     input_tokens: usage.input,
     input_tokens_details: { cached_tokens: usage.cached ?? 0 },
     output_tokens: usage.output,
     output_tokens_details: { reasoning_tokens: usage.reasoning ?? 0 },
     total_tokens: usage.input + usage.output,
+    // xAI's: its `output_tokens` holds the reasoning, as OpenAI's does; what the call cost, in ticks of 10^-10 USD.
+    ...(turn?.server === 'xai' ? { num_sources_used: 0, num_server_side_tools_used: 0, ...(turn.cost === undefined ? {} : { cost_in_usd_ticks: Math.round(turn.cost * 1e10) }) } : {}),
   };
 }
 
 function responsesOutput(turn: Turn): Array<Record<string, unknown>> {
   const output: Array<Record<string, unknown>> = [];
-  if (turn.reasoning !== undefined) output.push({ id: `rs_${turn.id}`, type: 'reasoning', summary: [{ type: 'summary_text', text: turn.reasoning }] });
+  if (turn.reasoning !== undefined) output.push({ id: `rs_${turn.id}`, type: 'reasoning', summary: [{ type: 'summary_text', text: turn.reasoning }], ...(turn.server === 'xai' ? { status: 'completed' } : {}) });
   for (const search of turn.webSearches ?? []) {
     output.push(webSearchCallItem(search));
   }
@@ -281,7 +302,7 @@ function responsesBody(turn: Turn): Record<string, unknown> {
     model: turn.model,
     output: responsesOutput(turn),
     parallel_tool_calls: true,
-    usage: responsesUsage(turn.usage),
+    usage: responsesUsage(turn.usage, turn),
   };
 }
 
@@ -295,7 +316,7 @@ function responsesEvents(turn: Turn): Array<{ event?: string; data: unknown }> {
   responsesOutput(turn).forEach((item, index) => {
     if (item.type === 'reasoning') {
       const text = turn.reasoning!;
-      push('response.output_item.added', { output_index: index, item: { id: item.id, type: 'reasoning', summary: [] } });
+      push('response.output_item.added', { output_index: index, item: { id: item.id, type: 'reasoning', summary: [], ...(turn.server === 'xai' ? { status: 'in_progress' } : {}) } });
       push('response.reasoning_summary_part.added', { item_id: item.id, output_index: index, summary_index: 0, part: { type: 'summary_text', text: '' } });
       for (const delta of halves(text)) push('response.reasoning_summary_text.delta', { item_id: item.id, output_index: index, summary_index: 0, delta });
       push('response.reasoning_summary_text.done', { item_id: item.id, output_index: index, summary_index: 0, text });
@@ -326,6 +347,17 @@ function responsesEvents(turn: Turn): Array<{ event?: string; data: unknown }> {
 function chatUsage(usage: Usage, server?: Turn['server']): Record<string, unknown> {
   const counts = { prompt_tokens: usage.input, completion_tokens: usage.output, total_tokens: usage.input + usage.output };
   if (server === 'ollama') return counts;
+  if (server === 'xai') {
+    // xAI counts the reasoning apart from `completion_tokens` (in `completion_tokens_details`) and in `total_tokens`.
+    return {
+      prompt_tokens: usage.input,
+      completion_tokens: usage.output,
+      total_tokens: usage.input + usage.output + (usage.reasoning ?? 0),
+      prompt_tokens_details: { text_tokens: usage.input, audio_tokens: 0, image_tokens: 0, cached_tokens: usage.cached ?? 0 },
+      completion_tokens_details: { reasoning_tokens: usage.reasoning ?? 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+      num_sources_used: 0,
+    };
+  }
   if (server === 'deepseek') {
     // DeepSeek's `prompt_tokens` holds the cache hits; reasoning tokens (deepseek-reasoner) are part of `completion_tokens`.
     return { ...counts, prompt_cache_hit_tokens: usage.cached ?? 0, prompt_cache_miss_tokens: usage.input - (usage.cached ?? 0), completion_tokens_details: { reasoning_tokens: usage.reasoning ?? 0 } };
@@ -334,6 +366,8 @@ function chatUsage(usage: Usage, server?: Turn['server']): Record<string, unknow
     prompt_tokens: usage.input,
     completion_tokens: usage.output,
     total_tokens: usage.input + usage.output,
+    // Mistral states its cache reads as `num_cached_tokens`.
+    ...(server === 'mistral' && usage.cached !== undefined ? { num_cached_tokens: usage.cached } : {}),
     prompt_tokens_details: { cached_tokens: usage.cached ?? 0, audio_tokens: 0 },
     completion_tokens_details: { reasoning_tokens: usage.reasoning ?? 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
   };
@@ -360,9 +394,27 @@ function azureChoiceFilter(turn: Turn): Record<string, unknown> {
   return { content_filter_results: turn.text === undefined && turn.finish !== 'content_filter' ? {} : azureFilterResults(turn.finish === 'content_filter' ? 'violence' : undefined) };
 }
 
+/** Groq's usage: its timings around the counts, the details only where the turn has them (a cache hit, reasoning). */
+function groqUsage(usage: Usage): Record<string, unknown> {
+  return {
+    queue_time: 0.01,
+    ...chatUsage(usage, 'ollama'),
+    ...(usage.cached === undefined ? {} : { prompt_tokens_details: { cached_tokens: usage.cached } }),
+    ...(usage.reasoning === undefined ? {} : { completion_tokens_details: { reasoning_tokens: usage.reasoning } }),
+    prompt_time: 0.02,
+    completion_time: 0.05,
+    total_time: 0.07,
+  };
+}
+
+/** Mistral's thinking (Magistral): a `thinking` chunk of text chunks, in the content array. */
+const mistralThinking = (text: string) => ({ type: 'thinking', thinking: [{ type: 'text', text }] });
+
 function chatBody(turn: Turn): Record<string, unknown> {
   const calls = (turn.toolCalls ?? []).map((call, index) => ({ ...(turn.server === 'ollama' ? { index } : {}), id: call.id, type: 'function', function: { name: call.name, arguments: JSON.stringify(call.args) } }));
-  const reasoning = turn.server === 'deepseek' && turn.reasoning !== undefined ? { reasoning_content: turn.reasoning } : {};
+  const reasoning = turn.reasoning === undefined ? {} : turn.server === 'deepseek' ? { reasoning_content: turn.reasoning } : turn.server === 'groq' ? { reasoning: turn.reasoning } : {};
+  // A Mistral answer that thought is a content array: the thinking, then the text.
+  const mistralContent = turn.server === 'mistral' && turn.reasoning !== undefined ? [mistralThinking(turn.reasoning), ...(turn.text === undefined ? [] : [{ type: 'text', text: turn.text }])] : undefined;
   const refusal = turn.server === undefined || turn.server === 'azure' ? { refusal: null } : {};
   return {
     id: turn.id,
@@ -370,8 +422,8 @@ function chatBody(turn: Turn): Record<string, unknown> {
     created,
     model: turn.model,
     ...(turn.server === 'azure' ? { prompt_filter_results: AZURE_PROMPT_FILTER } : {}),
-    choices: [{ index: 0, message: { role: 'assistant', content: turn.text ?? (turn.server === 'ollama' ? '' : null), ...reasoning, ...refusal, ...(calls.length > 0 ? { tool_calls: calls } : {}) }, logprobs: null, finish_reason: chatFinish(turn), ...azureChoiceFilter(turn) }],
-    usage: chatUsage(turn.usage, turn.server),
+    choices: [{ index: 0, message: { role: 'assistant', content: mistralContent ?? turn.text ?? (turn.server === 'ollama' ? '' : null), ...reasoning, ...refusal, ...(calls.length > 0 ? { tool_calls: calls } : {}) }, logprobs: null, finish_reason: chatFinish(turn), ...azureChoiceFilter(turn) }],
+    usage: turn.server === 'groq' ? groqUsage(turn.usage) : chatUsage(turn.usage, turn.server),
     system_fingerprint: turn.server === undefined ? 'fp_test' : FINGERPRINT[turn.server],
     ...(turn.server === 'groq' ? { x_groq: { id: `req_${turn.id}` } } : {}),
   };
@@ -387,6 +439,8 @@ function chatEvents(turn: Turn, withUsage: boolean): Array<{ data: unknown }> {
   // Azure opens with the prompt's verdicts in a chunk of no choices, before it knows the id or the model.
   if (turn.server === 'azure') frames.unshift({ data: { choices: [], created: 0, id: '', model: '', object: '', prompt_filter_results: AZURE_PROMPT_FILTER } });
   if (turn.server === 'deepseek') for (const delta of halves(turn.reasoning ?? '')) frames.push(chunk([{ index: 0, delta: { content: null, reasoning_content: delta }, logprobs: null, finish_reason: null }]));
+  if (turn.server === 'groq') for (const delta of halves(turn.reasoning ?? '')) frames.push(chunk([{ index: 0, delta: { reasoning: delta }, logprobs: null, finish_reason: null }]));
+  if (turn.server === 'mistral') for (const delta of halves(turn.reasoning ?? '')) frames.push(chunk([{ index: 0, delta: { content: [mistralThinking(delta)] }, finish_reason: null }]));
   for (const delta of halves(turn.text ?? '')) frames.push(chunk([{ index: 0, delta: { content: delta }, logprobs: null, finish_reason: null, ...azureChoiceFilter({ ...turn, finish: undefined }) }]));
   (turn.toolCalls ?? []).forEach((call, index) => {
     if (turn.server === 'ollama' || turn.server === 'mistral' || turn.server === 'groq') {
@@ -402,16 +456,16 @@ function chatEvents(turn: Turn, withUsage: boolean): Array<{ data: unknown }> {
   else if (turn.server === 'mistral') frames.push(chunk([{ index: 0, delta: { content: '' }, finish_reason: chatFinish(turn) }], { usage: chatUsage(turn.usage, turn.server) }));
   else if (turn.server === 'groq') {
     // Groq's finishing chunk carries the usage in `x_groq`, beside the request id every chunk of its stream has.
-    frames.push(chunk([{ index: 0, delta: {}, logprobs: null, finish_reason: chatFinish(turn) }], { x_groq: { id: `req_${turn.id}`, usage: { queue_time: 0.01, ...chatUsage(turn.usage, 'ollama'), prompt_time: 0.02, completion_time: 0.05, total_time: 0.07 } } }));
+    frames.push(chunk([{ index: 0, delta: {}, logprobs: null, finish_reason: chatFinish(turn) }], { x_groq: { id: `req_${turn.id}`, usage: groqUsage(turn.usage) } }));
     if (withUsage) frames.push(chunk([], usage));
   } else if (turn.server === 'xai') {
     frames.push(chunk([{ index: 0, delta: {}, logprobs: null, finish_reason: chatFinish(turn) }]));
     // xAI counts in every chunk: the prompt's tokens, and the output's so far (the finishing chunk's, all of them).
     frames.forEach((frame, index) => {
       const sofar = Math.round((turn.usage.output * (index + 1)) / frames.length);
-      Object.assign(frame.data as Record<string, unknown>, { usage: chatUsage({ ...turn.usage, output: sofar }, 'ollama') });
+      Object.assign(frame.data as Record<string, unknown>, { usage: chatUsage({ ...turn.usage, output: sofar }, 'xai') });
     });
-    frames.push(chunk([], { usage: chatUsage(turn.usage, 'ollama') }));
+    frames.push(chunk([], { usage: chatUsage(turn.usage, 'xai') }));
   } else {
     frames.push(chunk([{ index: 0, delta: {}, logprobs: null, finish_reason: chatFinish(turn), ...(turn.finish === 'content_filter' ? azureChoiceFilter(turn) : {}) }]));
     if (withUsage) frames.push(chunk([], usage));
@@ -668,17 +722,78 @@ function ollamaEvents(turn: Turn): Array<{ data: unknown }> {
   ];
 }
 
+// ------------------------------------------------------------------ Cohere v2 /chat
+
+/** The tokens Cohere's prompt template adds to what is billed (`tokens` counts them, `billed_units` does not). */
+const COHERE_TEMPLATE_TOKENS = 64;
+
+/** `usage`: what the model processed (`tokens`) and what is billed (`billed_units`, the prompt without Cohere's template). */
+function cohereUsage(usage: Usage): Record<string, unknown> {
+  return { billed_units: { input_tokens: usage.input - COHERE_TEMPLATE_TOKENS, output_tokens: usage.output }, tokens: { input_tokens: usage.input, output_tokens: usage.output } };
+}
+
+function cohereFinish(turn: Turn): string {
+  return turn.finish ?? ((turn.toolCalls ?? []).length > 0 ? 'TOOL_CALL' : 'COMPLETE');
+}
+
+/**
+ * A v2 chat response: the `id`, the message's content parts (thinking, then text), and on a turn of tool calls the
+ * words before them as `tool_plan` (the turn's text) with no content, the calls' ids as Cohere makes them
+ * (`<tool>_<random>`), `finish_reason` in capitals.
+ */
+function cohereBody(turn: Turn): Record<string, unknown> {
+  const calls = (turn.toolCalls ?? []).map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: JSON.stringify(call.args) } }));
+  const content = [...(turn.reasoning === undefined ? [] : [{ type: 'thinking', thinking: turn.reasoning }]), ...(turn.text === undefined || calls.length > 0 ? [] : [{ type: 'text', text: turn.text }])];
+  const message = calls.length > 0 ? { role: 'assistant', ...(content.length > 0 ? { content } : {}), tool_plan: turn.text, tool_calls: calls } : { role: 'assistant', content };
+  return { id: turn.id, message, finish_reason: cohereFinish(turn), usage: cohereUsage(turn.usage) };
+}
+
+/**
+ * The v2 stream (each frame named by its `type`): `message-start`, the thinking and text as content blocks, the tool
+ * plan in `tool-plan-delta`s, each call as `tool-call-start` (no arguments yet), `tool-call-delta`s and
+ * `tool-call-end`, then `message-end` with the finish reason and the usage.
+ */
+function cohereEvents(turn: Turn): Array<{ event: string; data: unknown }> {
+  const frames: Array<{ event: string; data: unknown }> = [];
+  const push = (type: string, data: Record<string, unknown>) => frames.push({ event: type, data: { type, ...data } });
+  push('message-start', { id: turn.id, delta: { message: { role: 'assistant', content: [], tool_plan: '', tool_calls: [], citations: [] } } });
+  let index = 0;
+  if (turn.reasoning !== undefined) {
+    push('content-start', { index, delta: { message: { content: { type: 'thinking', thinking: '' } } } });
+    for (const thinking of halves(turn.reasoning)) push('content-delta', { index, delta: { message: { content: { thinking } } } });
+    push('content-end', { index });
+    index += 1;
+  }
+  const calls = turn.toolCalls ?? [];
+  if (calls.length > 0) {
+    for (const tool_plan of halves(turn.text ?? '')) push('tool-plan-delta', { delta: { message: { tool_plan } } });
+    calls.forEach((call, at) => {
+      push('tool-call-start', { index: at, delta: { message: { tool_calls: { id: call.id, type: 'function', function: { name: call.name, arguments: '' } } } } });
+      for (const part of halves(JSON.stringify(call.args))) push('tool-call-delta', { index: at, delta: { message: { tool_calls: { function: { arguments: part } } } } });
+      push('tool-call-end', { index: at });
+    });
+  } else if (turn.text !== undefined) {
+    push('content-start', { index, delta: { message: { content: { type: 'text', text: '' } } } });
+    for (const text of halves(turn.text)) push('content-delta', { index, delta: { message: { content: { text } } } });
+    push('content-end', { index });
+  }
+  push('message-end', { delta: { finish_reason: cohereFinish(turn), usage: cohereUsage(turn.usage) } });
+  return frames;
+}
+
 // ------------------------------------------------------------------ dispatch
 
 function body(wire: Wire, turn: Turn): unknown {
   if (wire === 'chat' && turn.server === 'openrouter') return openrouterBody(turn);
   if (wire === 'ollama') return ollamaBody(turn);
+  if (wire === 'cohere') return cohereBody(turn);
   return wire === 'responses' ? responsesBody(turn) : wire === 'chat' ? chatBody(turn) : wire === 'gemini' ? geminiBody(turn) : anthropicBody(turn);
 }
 
 function events(wire: Wire, turn: Turn, withChatUsage: boolean): Array<{ event?: string; data: unknown }> {
   if (wire === 'chat' && turn.server === 'openrouter') return openrouterEvents(turn);
   if (wire === 'ollama') return ollamaEvents(turn);
+  if (wire === 'cohere') return cohereEvents(turn);
   return wire === 'responses' ? responsesEvents(turn) : wire === 'chat' ? chatEvents(turn, withChatUsage) : wire === 'gemini' ? geminiEvents(turn) : anthropicEvents(turn);
 }
 

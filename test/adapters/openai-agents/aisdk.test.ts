@@ -35,7 +35,7 @@ import { agentSteps, expectRunsClosed, hooks, instrumentEachTest, observation, o
 
 (globalThis as { AI_SDK_LOG_WARNINGS?: boolean }).AI_SDK_LOG_WARNINGS = false;
 
-type AiWire = Exclude<Wire, 'gemini' | 'ollama'>;
+type AiWire = Exclude<Wire, 'gemini' | 'ollama' | 'cohere'>;
 const WIRES: readonly AiWire[] = ['responses', 'chat', 'anthropic'];
 
 /** The model each wire's program asks for, and the dated one the provider says answered. */
