@@ -221,5 +221,68 @@ describe('wrapClaudeAgentSdk: query options no other suite runs', () => {
       expect(stepTotals(doc)).toEqual(modelUsageTotals(messages));
       await sameOnNative(recorded);
     }, 180_000);
+
+    it(`abortController aborted while an in-process MCP tool runs: the CLI cancels the call and finishes the turn; the call ends interrupted (not a tool error) with what the model was told, the turn as its result says (${backend} backend)`, async () => {
+      const { mock, env, home } = await offlineApi((request) =>
+        request.assistantTurns === 0
+          ? { blocks: [{ type: 'text', text: 'Looking it up.' }, { type: 'tool_use', id: 'toolu_slow', name: 'mcp__ops__slow_lookup', input: { word: 'abort' } }], usage: { input: 30, output: 8, cacheRead: 2 }, model: dated(MAIN) }
+          : { blocks: [{ type: 'text', text: 'The lookup was cut.' }], usage: { input: 70, output: 5 }, model: dated(MAIN) },
+      );
+      // A tool that says when it started and returns only once the query is over.
+      let started: () => void = () => {};
+      const running = new Promise<void>((resolve) => (started = resolve));
+      let release: () => void = () => {};
+      const queryOver = new Promise<void>((resolve) => (release = resolve));
+      const ops = sdk.createSdkMcpServer({
+        name: 'ops',
+        version: '1.0.0',
+        tools: [sdk.tool('slow_lookup', 'Looks a word up, slowly', { word: z.string() }, async (args) => (started(), await queryOver, { content: [{ type: 'text', text: `${args.word}: found` }] }))],
+      });
+      const recorded = recordedPlugin(`claude-abort-tool-${backend}`, backend);
+      const { query } = wrapClaudeAgentSdk(sdk, recorded.hooks);
+      // As the SDK's reference writes cancelling: the program's own AbortController, aborted once the tool is running.
+      const abortController = new AbortController();
+      const messages: any[] = [];
+      let thrown: unknown;
+      try {
+        for await (const message of query({ prompt: 'Look up abort.', options: { model: MAIN, cwd: home, env, settingSources: [], mcpServers: { ops }, allowedTools: ['mcp__ops__slow_lookup'], abortController } })) {
+          messages.push(message);
+          if (message.type === 'assistant' && message.message.content.some((block: any) => block.type === 'tool_use')) {
+            await running;
+            abortController.abort();
+          }
+        }
+      } catch (error) {
+        thrown = error;
+      }
+      release();
+      const { atif, counters } = await recorded.finish();
+      expectNothingLost(counters);
+
+      // What the program got: the tool cancelled (the CLI says so, and tells the model), the turn finished, then the SDK threw.
+      const cut = messages.find((m) => m.type === 'user' && m.message.content.some((block: any) => block.tool_use_id === 'toolu_slow'));
+      expect(cut.tool_result_meta).toEqual([expect.objectContaining({ id: 'toolu_slow', non_execution_kind: 'interrupted' })]);
+      const told = toldTheModel(mock).get('toolu_slow')!;
+      expect(told.is_error).toBe(true);
+      expect(told.content).toContain('interrupted before a result was received');
+      expect(mock.requests).toHaveLength(2);
+      expect(messages.filter((m) => m.type === 'result').map((m) => m.subtype)).toEqual(['success']);
+      expect(String(thrown)).toContain('aborted');
+
+      // The call was cut, not failed: interrupted, with what the model was told; the turn ended as its result says.
+      const end = recorded.log.find((entry) => entry.hook === 'post_tool_call' && entry.payload.tool_call_id === 'toolu_slow')!.payload;
+      expect([end.status, end.error_type, end.result]).toEqual(['error', 'Interrupted', told.content]);
+      expectCompletedTurn(recorded.log);
+      const doc = onlyTrajectory(atif);
+      expect(validateAtif(doc)).toEqual([]);
+      expect(observations(doc).get('toolu_slow')!.extra.metadata).toMatchObject({ status: 'error', 'error.type': 'Interrupted' });
+      expect(agentSteps(doc)).toEqual([
+        [dated(MAIN), 'Looking it up.', ['toolu_slow']],
+        [dated(MAIN), 'The lookup was cut.', []],
+      ]);
+      expect(stepTotals(doc)).toEqual(resultTotals(messages));
+      expect(stepTotals(doc)).toEqual(modelUsageTotals(messages));
+      await sameOnNative(recorded);
+    }, 180_000);
   }
 });
