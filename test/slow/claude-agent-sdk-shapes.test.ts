@@ -284,5 +284,56 @@ describe('wrapClaudeAgentSdk: query options no other suite runs', () => {
       expect(stepTotals(doc)).toEqual(modelUsageTotals(messages));
       await sameOnNative(recorded);
     }, 180_000);
+
+    for (const topModel of [undefined, MAIN]) {
+      it(`agent (the main thread run as a defined agent${topModel === undefined ? '' : ', with the query\'s own model'}): the trajectory's agent is its name, each request and refused attempt the model the CLI sent it to (${backend} backend)`, async () => {
+        let refused = false;
+        const { mock, env, home } = await offlineApi((request) => {
+          if (!refused) {
+            refused = true;
+            return { status: 529, errorType: 'overloaded_error', message: 'Overloaded' };
+          }
+          return { blocks: [{ type: 'text', text: 'Looks fine.' }], usage: { input: 30, output: 8 }, model: dated(request.model) };
+        });
+        const recorded = recordedPlugin(`claude-main-agent-${topModel ?? 'own'}-${backend}`, backend);
+        const { query } = wrapClaudeAgentSdk(sdk, recorded.hooks);
+        // As the SDK's reference writes it: `agent` names one of `agents`, whose prompt, tools and model the main thread takes.
+        const messages = await drain(
+          query({
+            prompt: 'Review the change.',
+            options: { ...(topModel === undefined ? {} : { model: topModel }), cwd: home, env, settingSources: [], agent: 'reviewer', agents: { reviewer: { description: 'Reviews code', prompt: 'You are the reviewer.', tools: ['Read'], model: SUB } } },
+          }),
+        );
+        const { atif, counters } = await recorded.finish();
+        expectNothingLost(counters);
+
+        // On the wire: the agent's prompt, and its model unless the query names one; refused once, then answered.
+        const sentTo = topModel ?? SUB;
+        expect(mock.requests.map((request) => [request.model, request.system.includes('You are the reviewer.')])).toEqual([
+          [sentTo, true],
+          [sentTo, true],
+        ]);
+        expect(messages.filter((m) => m.type === 'result').map((m) => m.subtype)).toEqual(['success']);
+        expect(Object.keys(messages.find((m) => m.type === 'result').modelUsage)).toEqual([sentTo]);
+        expectCompletedTurn(recorded.log);
+
+        const doc = onlyTrajectory(atif);
+        expect(validateAtif(doc)).toEqual([]);
+        expect(doc.agent.name).toBe('reviewer');
+        expect(doc.agent.model_name).toBe(dated(sentTo));
+        // The refused attempt names the model its request went to; the answer, the one that answered.
+        const agent = (doc.steps as AtifDoc[]).filter((step) => step.source === 'agent');
+        expect(agent.map((step) => [step.model_name, step.extra?.invocation?.status])).toEqual([
+          [sentTo, 'failed'],
+          [dated(sentTo), 'completed'],
+        ]);
+        expect(JSON.stringify(agent[0]!.message)).toContain('overloaded');
+        expect(agent[1]!.message).toBe('Looks fine.');
+        expect(recorded.log.filter((entry) => entry.hook === 'pre_api_request').map((entry) => entry.payload.model)).toEqual([sentTo, sentTo]);
+        expect(stepTotals(doc)).toEqual(resultTotals(messages));
+        expect(stepTotals(doc)).toEqual(modelUsageTotals(messages));
+        await sameOnNative(recorded);
+      }, 180_000);
+    }
   }
 });
