@@ -31,6 +31,7 @@ export const NATIVE_SHARED = [
   'test/adapters/langchain-bedrock.test.ts',
   'test/adapters/langchain-ollama.test.ts',
   'test/adapters/langchain-providers.test.ts',
+  'test/adapters/xai.test.ts',
   'test/adapters/langchain-shapes.test.ts',
   'test/adapters/ai-sdk/ollama.test.ts',
   'test/adapters/ai-sdk/openai-compatible.test.ts',
