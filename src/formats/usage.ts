@@ -110,17 +110,41 @@ export function cacheHits(framework: number | undefined, wire: unknown): number 
 }
 
 /**
- * The reasoning tokens a Chat Completions usage counts apart from its `completion_tokens`: xAI's, whose total is
- * prompt, completion and reasoning, where OpenAI's `completion_tokens` hold the reasoning and its total is prompt and
- * completion. Undefined when the usage counts none apart.
+ * The reasoning a usage counts apart from its output: xAI's Chat Completions, whose total is prompt, completion and
+ * reasoning, where OpenAI's `completion_tokens` hold the reasoning and its total is prompt and completion. Whatever
+ * carries xAI's counts over unchanged (the OpenAI Agents SDK's `Usage` of a Chat Completions model) has the same
+ * tell. Undefined when the counts say no reasoning apart.
+ */
+function reasoningBeyond(raw: RawCounts): number | undefined {
+  const { input, output, total, reasoning } = raw;
+  if (input === undefined || output === undefined || total === undefined || reasoning === undefined || reasoning === 0) return undefined;
+  return total === input + output + reasoning ? reasoning : undefined;
+}
+
+/** Counts whose output leaves out reasoning their total counts (`reasoningBeyond`), with it put in: billed output. */
+function withReasoningInOutput(raw: RawCounts): RawCounts {
+  const apart = reasoningBeyond(raw);
+  return apart === undefined ? raw : { ...raw, output: raw.output! + apart };
+}
+
+/**
+ * The reasoning tokens a Chat Completions usage counts apart from its `completion_tokens` (xAI's, see
+ * `reasoningBeyond`). Undefined when the usage counts none apart.
  */
 export function reasoningApart(wire: unknown): number | undefined {
-  const prompt = count(wire, 'prompt_tokens');
-  const completion = count(wire, 'completion_tokens');
-  const total = count(wire, 'total_tokens');
-  const reasoning = nested(wire, 'completion_tokens_details', 'reasoning_tokens');
-  if (prompt === undefined || completion === undefined || total === undefined || reasoning === undefined || reasoning === 0) return undefined;
-  return total === prompt + completion + reasoning ? reasoning : undefined;
+  return reasoningBeyond({ input: count(wire, 'prompt_tokens'), output: count(wire, 'completion_tokens'), total: count(wire, 'total_tokens'), reasoning: nested(wire, 'completion_tokens_details', 'reasoning_tokens') });
+}
+
+/**
+ * The output and total a framework took from a Chat Completions usage (`wire`, the usage as the server sent it) that
+ * counts the reasoning apart (xAI's), as the call was billed: the framework's `output` with the reasoning added and the
+ * wire's total. Undefined when the wire counts none apart, or the framework's output already holds it (it is not the
+ * wire's `completion_tokens`).
+ */
+export function billedOutput(output: number | undefined, wire: unknown): { output: number; total: number | undefined } | undefined {
+  const apart = reasoningApart(wire);
+  if (apart === undefined || output === undefined || output !== count(wire, 'completion_tokens')) return undefined;
+  return { output: output + apart, total: count(wire, 'total_tokens') };
 }
 
 /** What each shape states, field by field. */
@@ -165,15 +189,20 @@ const READERS: Record<UsageShape, (usage: Loose) => RawCounts> = {
   ai_sdk: (u) => {
     const input = field(u, 'inputTokens');
     const output = field(u, 'outputTokens');
+    const raw = field(u, 'raw');
     if (isRecord(input) || isRecord(output)) {
       // A provider's LanguageModelV4Usage, as middleware sees it.
-      return { input: count(input, 'total'), output: count(output, 'total'), cacheRead: cacheHits(count(input, 'cacheRead'), field(u, 'raw')), cacheWrite: count(input, 'cacheWrite'), reasoning: count(output, 'reasoning') };
+      const billed = billedOutput(count(output, 'total'), raw);
+      return { input: count(input, 'total'), output: billed?.output ?? count(output, 'total'), total: billed?.total, cacheRead: cacheHits(count(input, 'cacheRead'), raw), cacheWrite: count(input, 'cacheWrite'), reasoning: count(output, 'reasoning') };
     }
+    // @ai-sdk/openai-compatible takes xAI's `completion_tokens` as the output, without the reasoning xAI bills apart:
+    // the usage as the server sent it (`raw`) says so.
+    const billed = billedOutput(tokenCount(output), raw);
     return {
       input: tokenCount(input),
-      output: tokenCount(output),
-      total: count(u, 'totalTokens'),
-      cacheRead: cacheHits(nested(u, 'inputTokenDetails', 'cacheReadTokens') ?? count(u, 'cachedInputTokens'), field(u, 'raw')),
+      output: billed?.output ?? tokenCount(output),
+      total: billed === undefined ? count(u, 'totalTokens') : billed.total,
+      cacheRead: cacheHits(nested(u, 'inputTokenDetails', 'cacheReadTokens') ?? count(u, 'cachedInputTokens'), raw),
       cacheWrite: nested(u, 'inputTokenDetails', 'cacheWriteTokens'),
       reasoning: nested(u, 'outputTokenDetails', 'reasoningTokens') ?? count(u, 'reasoningTokens'),
     };
@@ -196,7 +225,9 @@ const READERS: Record<UsageShape, (usage: Loose) => RawCounts> = {
       reasoning: nested(u, 'output_token_details', 'reasoning'),
     };
   },
-  openai_agents: (u) => ({
+  // The SDK's `Usage` of a Chat Completions model keeps the wire's output and total: xAI's reasoning, apart from its
+  // `completion_tokens`, is put in the output (`withReasoningInOutput`).
+  openai_agents: (u) => withReasoningInOutput({
     input: count(u, 'inputTokens') ?? count(u, 'input_tokens'),
     output: count(u, 'outputTokens') ?? count(u, 'output_tokens'),
     total: count(u, 'totalTokens') ?? count(u, 'total_tokens'),
@@ -217,12 +248,13 @@ export function chargedUsd(value: unknown): number | undefined {
 }
 
 /**
- * What a Chat Completions usage says the call was charged, in USD: OpenRouter's `usage.cost` (its credits are USD),
- * in the answer or a stream's last chunk. OpenAI's own usage has no `cost`. A BYOK request's upstream bill
- * (`cost_details.upstream_inference_cost`) is paid to the upstream, not charged by OpenRouter: not added.
+ * What a Chat Completions usage says the call was charged, in USD, in the answer or a stream's last chunk:
+ * OpenRouter's `usage.cost` (its credits are USD), or xAI's `usage.cost_in_usd_ticks` (`xaiTicksUsd`). OpenAI's own
+ * usage states none. A BYOK request's upstream bill (`cost_details.upstream_inference_cost`) is paid to the upstream,
+ * not charged by OpenRouter: not added.
  */
 export function usageCostUsd(usage: unknown): number | undefined {
-  return chargedUsd(field(usage, 'cost'));
+  return chargedUsd(field(usage, 'cost')) ?? xaiTicksUsd(field(usage, 'cost_in_usd_ticks'));
 }
 
 /**

@@ -61,6 +61,13 @@ describe('finish reasons: one vocabulary, Chat Completions\' spelling', () => {
       ['SAFETY', false, 'content_filter'],
       ['RECITATION', false, 'content_filter'],
       ['MALFORMED_FUNCTION_CALL', false, 'MALFORMED_FUNCTION_CALL'],
+      // Cohere (ChatCohere keeps v1's `finish_reason`, which says COMPLETE after tool calls too; v2 says TOOL_CALL).
+      ['COMPLETE', false, 'stop'],
+      ['COMPLETE', true, 'tool_calls'],
+      ['STOP_SEQUENCE', false, 'stop'],
+      ['TOOL_CALL', true, 'tool_calls'],
+      ['ERROR_TOXIC', false, 'content_filter'],
+      ['ERROR_LIMIT', false, 'ERROR_LIMIT'],
       // Nothing said.
       [undefined, false, undefined],
       ['', true, undefined],

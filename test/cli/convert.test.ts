@@ -37,6 +37,16 @@ describe('nemo-relay-hooks convert', () => {
     }
   });
 
+  it('takes --quiet, as replay does and docs/cli/README.md says of both: no summary (and no progress line); the files are written', async () => {
+    const out = tempDir();
+    const result = await cliInProcess(['convert', path.join(NATIVE, 'claude-code-session.atof.jsonl'), '--out', out, '--quiet']);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe('');
+    expect(outputFiles(out)).toEqual([path.join(out, 'claude-code-atif-sess-abc.json')]);
+    expect(fileErrors(path.join(out, 'claude-code-atif-sess-abc.json'))).toEqual([]);
+  });
+
   it('reproduces, byte for byte, the trajectory the plugin wrote during a replay', async () => {
     const dir = tempDir();
     const replayed = path.join(dir, 'replayed');

@@ -21,6 +21,7 @@ import {
   type TokenUsage,
   type UsageShape,
   usageCostUsd,
+  billedOutput,
 } from '../../src/formats/usage.ts';
 import { extractMetrics } from '../../src/formats/atif/payload/usage.ts';
 import { readResponse } from '../../src/export/otlp/mappings/llm-shapes.ts';
@@ -97,6 +98,26 @@ describe('the token table, shape by shape', () => {
     expect([chargedUsd(''), chargedUsd(' '), chargedUsd(-0.01), chargedUsd('abc'), chargedUsd(Number.POSITIVE_INFINITY), chargedUsd(null)]).toEqual([undefined, undefined, undefined, undefined, undefined, undefined]);
     expect(usageCostUsd({ prompt_tokens: 194, cost: 0.95, cost_details: { upstream_inference_cost: 19 } })).toBe(0.95);
     expect([usageCostUsd({ prompt_tokens: 194 }), usageCostUsd(undefined), usageCostUsd({ cost: '1' })]).toEqual([undefined, undefined, 1]);
+    // xAI's charge, in ticks of 10^-10 USD: a whole number of them, or none.
+    expect(usageCostUsd({ prompt_tokens: 194, cost_in_usd_ticks: 37_756_000 })).toBe(0.0037756);
+    expect([usageCostUsd({ cost_in_usd_ticks: -1 }), usageCostUsd({ cost_in_usd_ticks: 1.5 }), usageCostUsd({ cost_in_usd_ticks: '37756000' })]).toEqual([undefined, undefined, undefined]);
+  });
+
+  it("counts xAI's reasoning (apart from its completion_tokens, in its total) in the output, once", () => {
+    const xai = { prompt_tokens: 180, completion_tokens: 40, total_tokens: 316, completion_tokens_details: { reasoning_tokens: 96 } };
+    expect(billedOutput(40, xai)).toEqual({ output: 136, total: 316 });
+    // A framework that already added it (its output is not the wire's completion_tokens), or OpenAI's usage (the
+    // reasoning inside completion_tokens, the total without it): nothing to add.
+    expect(billedOutput(136, xai)).toBeUndefined();
+    expect(billedOutput(40, { ...xai, total_tokens: 220 })).toBeUndefined();
+    expect(billedOutput(40, { ...xai, completion_tokens_details: { reasoning_tokens: 0 }, total_tokens: 220 })).toBeUndefined();
+    // The AI SDK's usage (@ai-sdk/openai-compatible keeps the wire's as `raw`), flat or as a provider's; the OpenAI
+    // Agents SDK's, which keeps xAI's output and total.
+    expect(tokenUsage('ai_sdk', { inputTokens: 180, outputTokens: 40, totalTokens: 220, outputTokenDetails: { reasoningTokens: 96 }, raw: xai })).toMatchObject({ completion: 136, total: 316, reasoning: 96 });
+    expect(tokenUsage('ai_sdk', { inputTokens: { total: 180 }, outputTokens: { total: 40, reasoning: 96 }, raw: xai })).toMatchObject({ completion: 136, total: 316, reasoning: 96 });
+    expect(tokenUsage('ai_sdk', { inputTokens: 180, outputTokens: 136, totalTokens: 316, outputTokenDetails: { reasoningTokens: 96 }, raw: xai })).toMatchObject({ completion: 136, total: 316 });
+    expect(tokenUsage('openai_agents', { inputTokens: 180, outputTokens: 40, totalTokens: 316, outputTokensDetails: [{ reasoning_tokens: 96 }] })).toMatchObject({ completion: 136, total: 316, reasoning: 96 });
+    expect(tokenUsage('openai_agents', { inputTokens: 180, outputTokens: 136, totalTokens: 316, outputTokensDetails: [{ reasoning_tokens: 96 }] })).toMatchObject({ completion: 136, total: 316 });
   });
 
   it('writes the one shape adapters emit, which every reader reads back unchanged', () => {

@@ -98,29 +98,37 @@ export interface SnippetRun {
   cwd: string;
 }
 
-/** Runs `code` on `runtime` from a new empty folder. Asynchronous, so a loopback API in this process can answer. */
-export function runSnippet(code: string, runtime: SnippetRuntime, label: string, env: NodeJS.ProcessEnv): Promise<SnippetRun> {
+/**
+ * Runs `code` on `runtime` from a new empty folder. Asynchronous, so a loopback API in this process can answer.
+ * `denoFlags`: the permission flags Deno runs it with (default `-A`), as a page tells a user to.
+ */
+export function runSnippet(code: string, runtime: SnippetRuntime, label: string, env: NodeJS.ProcessEnv, denoFlags: readonly string[] = ['-A']): Promise<SnippetRun> {
   const name = runtime === 'node' ? 'snippet.mjs' : 'snippet.ts';
-  return runFiles({ [name]: code }, name, runtime, label, env);
+  return runFiles({ [name]: code }, name, runtime, label, env, denoFlags);
 }
 
 /**
  * Writes `files` into one new folder inside the package (so 'nemo-relay-hooks' is the package) and runs `main`, one of
  * them, on `runtime` from a new empty folder, where what it writes lands.
  */
-export async function runFiles(files: Record<string, string>, main: string, runtime: SnippetRuntime, label: string, env: NodeJS.ProcessEnv): Promise<SnippetRun> {
+export async function runFiles(files: Record<string, string>, main: string, runtime: SnippetRuntime, label: string, env: NodeJS.ProcessEnv, denoFlags: readonly string[] = ['-A']): Promise<SnippetRun> {
   const home = path.join(repoRoot, '.tmp', 'docs-snippets');
   mkdirSync(home, { recursive: true });
   const folder = mkdtempSync(path.join(home, `${label}-${runtime}-`));
   for (const [name, code] of Object.entries(files)) writeFileSync(path.join(folder, name), code);
   const cwd = mkdtempSync(path.join(tmpdir(), `nrh-docs-${label}-${runtime}-`));
   const file = path.join(folder, main);
+  const deno = [path.join(repoRoot, 'node_modules/.bin/deno'), 'run', ...denoFlags, file];
   const [binary, ...args] =
     runtime === 'node'
       ? [process.execPath.includes('node') ? process.execPath : 'node', file]
       : runtime === 'bun'
         ? [path.join(repoRoot, 'node_modules/.bin/bun'), file]
-        : [path.join(repoRoot, 'node_modules/.bin/deno'), 'run', '-A', file];
+        : denoFlags.length === 1 && denoFlags[0] === '-A'
+          ? deno
+          : // Deno's child_process adds -A to a spawn of a deno executable, even one a shell is handed as an argument:
+            // other flags go in a shell command line, where nothing is recognised.
+            ['/bin/sh', '-c', `exec ${deno.map((word) => `'${word.replaceAll("'", `'\\''`)}'`).join(' ')}`];
   try {
     return await new Promise<SnippetRun>((resolve, reject) => {
       const child = spawn(binary!, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });

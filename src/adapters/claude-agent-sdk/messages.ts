@@ -84,10 +84,27 @@ export function toolResults(content: unknown): ToolResultBlock[] {
  * result with its `_meta`, which the model is not sent) names one for this
  * call. One result per message, as the CLI writes them.
  */
-export function resultOutcome(message: Loose, result: ToolResultBlock): { failed: boolean; error?: string; result?: string; serverTrajectory?: TrajectoryRef } {
+export function resultOutcome(message: Loose, result: ToolResultBlock): { failed: boolean; error?: string; result?: string; interrupted?: boolean; serverTrajectory?: TrajectoryRef } {
   const serverTrajectory = trajectoryAnswering(message.tool_use_result ?? message.toolUseResult, result.toolUseId);
   const linked = serverTrajectory === undefined ? {} : { serverTrajectory };
-  return result.isError ? { failed: true, error: result.content, ...linked } : { failed: false, result: result.content, ...linked };
+  if (!result.isError) return { failed: false, result: result.content, ...linked };
+  return { failed: true, error: result.content, ...(cutShort(message, result.toolUseId) ? { interrupted: true } : {}), ...linked };
+}
+
+/** The CLI's kinds of a call that did not run to its end because it was stopped while it ran, not because it failed. */
+const CUT_SHORT = new Set(['interrupted', 'cancelled']);
+
+/**
+ * Whether a user message (the stream's, or a transcript's record) answers
+ * this call with the CLI's words for a call it stopped while it ran
+ * (`tool_result_meta[].non_execution_kind` in the stream, `toolDenialKind`
+ * in a transcript): the program's `abortController` cancels an in-process
+ * MCP tool so, and the CLI goes on with the turn. The tool did not fail.
+ */
+function cutShort(message: Loose, toolUseId: string): boolean {
+  const meta = Array.isArray(message.tool_result_meta) ? message.tool_result_meta.find((entry) => isRecord(entry) && entry.id === toolUseId) : undefined;
+  const kind = isRecord(meta) ? meta.non_execution_kind : message.toolDenialKind;
+  return typeof kind === 'string' && CUT_SHORT.has(kind);
 }
 
 /**

@@ -36,18 +36,24 @@ const CHAT_SPELLING: ReadonlyMap<string, string> = new Map([
   ['content-filter', 'content_filter'],
   // Chat Completions' own deprecated spelling of a tool call.
   ['function_call', 'tool_calls'],
+  // Cohere's `finish_reason` (v1 and v2 chat; LangChain's ChatCohere keeps v1's as `finishReason`): a natural end or a
+  // stop sequence, v2's answer of tool calls, and an answer its safety filter withheld.
+  ['COMPLETE', 'stop'],
+  ['STOP_SEQUENCE', 'stop'],
+  ['TOOL_CALL', 'tool_calls'],
+  ['ERROR_TOXIC', 'content_filter'],
 ]);
 
 /**
  * `reason` in Chat Completions' spelling. `calledTools`: the answer has
- * tool calls (Gemini says `STOP` for an answer of function calls; the other
+ * tool calls (Gemini says `STOP` for an answer of function calls, and Cohere's v1 chat `COMPLETE`; the other
  * providers say so themselves, and a forced call's `stop` stays theirs).
  */
 export function chatFinishReason(reason: string | undefined, calledTools: boolean): string | undefined {
   if (reason === undefined || reason === '') return undefined;
+  if ((reason === 'STOP' || reason === 'COMPLETE') && calledTools) return 'tool_calls';
   const spelled = CHAT_SPELLING.get(reason);
   if (spelled !== undefined) return spelled;
-  if (reason === 'STOP' && calledTools) return 'tool_calls';
   return geminiFinishReason(reason) ?? reason;
 }
 

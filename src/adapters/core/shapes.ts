@@ -381,6 +381,16 @@ export function textOfParts(parts: readonly unknown[]): string | undefined {
   return text;
 }
 
+/** The HTTP status of the response an error keeps (a fetch `Response`, or a plain `{status}`), if it is one. */
+function responseStatus(response: unknown): number | undefined {
+  try {
+    const status = typeof response === 'object' && response !== null ? (response as { status?: unknown }).status : undefined;
+    return typeof status === 'number' && Number.isInteger(status) && status >= 100 && status <= 599 ? status : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** `{type, message}` of a thrown value, and the HTTP status and retryability when the error says. */
 export function describeError(error: unknown): { type: string; message: string; statusCode?: number; retryable?: boolean } {
   const record = (typeof error === 'object' && error !== null ? error : {}) as Record<string, unknown>;
@@ -396,8 +406,9 @@ export function describeError(error: unknown): { type: string; message: string; 
     message = '[unprintable error]';
   }
   // `status_code`: the ollama client's ResponseError (ChatOllama's), which keeps the HTTP status only there; `$metadata`:
-  // the AWS SDK's service exceptions (Bedrock's through ChatBedrockConverse).
-  const status = record.statusCode ?? record.status ?? record.status_code ?? (record.$metadata as { httpStatusCode?: unknown } | undefined)?.httpStatusCode;
+  // the AWS SDK's service exceptions (Bedrock's through ChatBedrockConverse); `response`: @langchain/google-common's
+  // request error (ChatVertexAI's), which keeps the HTTP status only on the response it failed with.
+  const status = record.statusCode ?? record.status ?? record.status_code ?? (record.$metadata as { httpStatusCode?: unknown } | undefined)?.httpStatusCode ?? responseStatus(record.response);
   const described: { type: string; message: string; statusCode?: number; retryable?: boolean } = { type, message };
   if (typeof status === 'number') described.statusCode = status;
   if (typeof record.isRetryable === 'boolean') described.retryable = record.isRetryable;

@@ -5,7 +5,7 @@
  */
 
 import type { ResponseParts } from '../core/run.ts';
-import { cacheHits, reasoningApart, tokenCount, usageCostUsd, type ProviderUsage } from '../../formats/usage.ts';
+import { cacheHits, billedOutput, tokenCount, usageCostUsd, type ProviderUsage } from '../../formats/usage.ts';
 import { ollamaDoneReason } from '../core/finish.ts';
 import {
   chatToolCall,
@@ -253,7 +253,7 @@ function geminiUsage(usage: Loose, chunks: number): Loose {
  * DeepSeek's cache hits (`cacheHits`); the call's total where LangChain's merge added up two (ChatXAI gives the
  * finishing chunk of a stream xAI's usage as its `usage_metadata`, and ChatOpenAI's usage chunk adds its own, so the
  * merged `total_tokens` counts the call's twice); and the reasoning in the output where the wire counts it apart
- * (`reasoningApart`).
+ * (`billedOutput`).
  */
 function withWireCounts(usage: Loose, wire: Loose | undefined): Loose {
   // Chat Completions' usage only (`prompt_tokens`): whether another kept in `response_metadata.usage` was added up over a stream's chunks is not told.
@@ -261,13 +261,12 @@ function withWireCounts(usage: Loose, wire: Loose | undefined): Loose {
   const details = isRecord(usage.input_token_details) ? usage.input_token_details : {};
   const hits = cacheHits(tokenCount(details.cache_read), wire);
   const total = tokenCount(wire.total_tokens);
-  const apart = reasoningApart(wire);
-  const output = tokenCount(usage.output_tokens);
+  const billed = billedOutput(tokenCount(usage.output_tokens), wire);
   return {
     ...usage,
     ...(hits === undefined ? {} : { input_token_details: { ...details, cache_read: hits } }),
     ...(total === undefined ? {} : { total_tokens: total }),
-    ...(apart !== undefined && output === tokenCount(wire.completion_tokens) ? { output_tokens: output! + apart } : {}),
+    ...(billed === undefined ? {} : { output_tokens: billed.output }),
   };
 }
 
@@ -400,7 +399,8 @@ export function responseOfResult(output: unknown, seen: RunSeen = {}): ResponseP
   // `messageStop` event's own object when streamed (the chunks' response_metadata merged).
   const messageStop = isRecord(metadata.messageStop) ? metadata.messageStop : {};
   const wire = message === undefined ? undefined : wireUsageOf(message, metadata);
-  // What the call was charged, in USD, when the answer says: OpenRouter's `cost`, in the usage it sent.
+  // What the call was charged, in USD, when the answer says: OpenRouter's `cost` or xAI's `cost_in_usd_ticks`, in the
+  // usage it sent.
   const costUsd = usageCostUsd(wire);
   // The model asked for the calls it could not have parsed too: they are in its answer.
   const toolCalls = message !== undefined ? [...toolCallsOf(message), ...invalidToolCallsOf(message).map((invalid) => invalid.call)] : [];

@@ -56,7 +56,7 @@ import { quotedValue } from '../../shared/text.ts';
 export const convertSpec: CommandSpec = {
   name: 'convert',
   summary: 'Convert an ATOF event file into one ATIF trajectory per session',
-  usage: '<events.jsonl|-> --out <dir> [--style exporter|plugin-host] [--profile native|nat] [--json]',
+  usage: '<events.jsonl|-> --out <dir> [--style exporter|plugin-host] [--profile native|nat] [--quiet] [--json]',
   details: [
     'Works offline on any ATOF 0.1 JSONL file, including the ones the native runtime',
     'writes. Each top-level agent scope (with its nested subagents) becomes one file,',
@@ -81,6 +81,7 @@ export const convertSpec: CommandSpec = {
     template: { type: 'string', value: '<name>', description: 'File name template with {session_id} (default <agent>-atif-{session_id}.json; hermes-atif-{session_id}.json for Hermes plugin sessions).' },
     'agent-name': { type: 'string', value: '<name>', description: 'agent.name (default: the agent the plugin named the session after, "Hermes Agent" for Hermes plugin sessions, else the root scope name).' },
     'agent-version': { type: 'string', value: '<version>', description: 'agent.version (default "unknown").' },
+    quiet: { type: 'boolean', short: 'q', description: 'No progress line and no summary; warnings and errors only.' },
     json: JSON_FLAG,
     help: HELP_FLAG,
   },
@@ -116,10 +117,11 @@ export async function convert(args: ParsedArgs, io: CliIo): Promise<number> {
   if (template !== undefined && !template.includes('{session_id}')) throw new UsageError('--template must contain {session_id}', 'convert');
   const started = Date.now();
   const json = booleanFlag(args, 'json');
+  const quiet = booleanFlag(args, 'quiet');
   const name = inputName(input);
   const totalBytes = checkInputFile(input);
   const outDir = ensureOutputDir(out);
-  const progress = new Progress(io, { label: `converting ${input === STDIN ? name : path.basename(input)}`, unit: 'events', totalBytes });
+  const progress = new Progress(io, { label: `converting ${input === STDIN ? name : path.basename(input)}`, unit: 'events', totalBytes }, !quiet);
 
   const owners = new Map<string, OpenSession>();
   const instances = new Map<string, number>();
@@ -251,6 +253,7 @@ export async function convert(args: ParsedArgs, io: CliIo): Promise<number> {
     io.out(`${JSON.stringify(report, null, 2)}\n`);
     return 0;
   }
+  if (quiet) return 0;
   const { style: color } = io;
   const lines = [
     color.bold(`converted ${formatCount(events)} events of ${name} into ${formatCount(written.length)} ${written.length === 1 ? 'trajectory' : 'trajectories'} in ${formatDuration((Date.now() - started) * 1000)}`),

@@ -29,7 +29,8 @@ import type { CliIo } from '../io.ts';
 import { treeFromAtif } from '../view/from-atif.ts';
 import { renderText } from '../view/text.ts';
 import { cliLogger, withAtofFile } from './replay.ts';
-import { PROGRAM } from '../help.ts';
+import { cliInvocation } from '../invocation.ts';
+import { detectRuntime } from '../../shared/js-runtime.ts';
 
 const ATOF_FILENAME = 'demo-atof.jsonl';
 
@@ -155,13 +156,14 @@ export async function demo(args: ParsedArgs, io: CliIo): Promise<number> {
     io.out('\n');
   }
   const atif = shown(atifFiles[0] ?? path.join(atifDir, '*.json'));
-  // Commands that work as printed, in the folder the demo ran in: npx finds the package's own bin.
+  // Commands that work as printed, in the folder the demo ran in, on the runtime it ran on.
+  const again = cliInvocation(detectRuntime(), process.argv[1], io.cwd, process.execPath);
   io.out(
     [
       'Next:',
-      `  npx ${PROGRAM} view ${atif} --html ${shown(path.join(outDir, 'timeline.html'))}`,
-      `  npx ${PROGRAM} replay ${shown(recorder.path)} --out ${shown(path.join(outDir, 'replayed'))}`,
-      `  npx ${PROGRAM} validate ${shown(path.join(atofDir, ATOF_FILENAME))} ${atif}`,
+      `  ${again} view ${atif} --html ${shown(path.join(outDir, 'timeline.html'))}`,
+      `  ${again} replay ${shown(recorder.path)} --out ${shown(path.join(outDir, 'replayed'))}`,
+      `  ${again} validate ${shown(path.join(atofDir, ATOF_FILENAME))} ${atif}`,
       '',
     ].join('\n'),
   );

@@ -231,7 +231,8 @@ function renderDoctor(report: DoctorReport, style: Style): string {
       ? `nemo-relay-node ${installed ?? '(version unknown)'}, loaded`
       : installed
         ? `nemo-relay-node ${installed} installed, not loaded here`
-        : 'nemo-relay-node not installed (optional peer dependency; the in-memory relay is used)',
+        : // The backend row says what runs instead: memory under auto, nothing when NEMO_RELAY_HOOKS_BACKEND=native asked for it.
+          `nemo-relay-node not installed (optional peer dependency${report.backend.kind === 'memory' ? '; the in-memory relay is used' : ''})`,
   ]);
   const set = Object.entries(report.environment.set);
   rows.push(['env', `${set.length} of ${report.environment.total} NEMO_RELAY_HOOKS_* (or HERMES_NEMO_RELAY_*) variables set`]);

@@ -45,8 +45,9 @@ export interface Turn {
    * choices that holds the prompt's; `finish: 'content_filter'` is an answer the filter cut, its category marked
    * filtered), or Groq (each response's `x_groq` with its request id; a stream's usage in the finishing chunk's
    * `x_groq.usage`; a streamed tool call whole in one chunk), or Mistral (the same whole calls, the usage on the
-   * finishing chunk, asked or not), or xAI (a stream's every chunk with the usage so far, the finishing one's whole,
-   * then a chunk of no choices). On the Responses wire, `'xai'` is xAI's Responses API (@ai-sdk/xai): each reasoning
+   * finishing chunk, asked or not), or xAI (reasoning tokens apart from `completion_tokens`, in `total_tokens`; what
+   * the call cost as `cost_in_usd_ticks`, from `cost`; a stream's every chunk with the usage so far, the finishing
+   * one's whole, then a chunk of no choices). On the Responses wire, `'xai'` is xAI's Responses API (@ai-sdk/xai): each reasoning
    * item with its `status`, the usage with xAI's `num_sources_used`, `num_server_side_tools_used` and what the call
    * cost (`cost_in_usd_ticks`, from `cost`). Groq's reasoning is the message's `reasoning` (`reasoning_format:
    * 'parsed'`); Mistral's (Magistral) a `thinking` chunk before the text in the message's `content` array, and its
@@ -344,7 +345,7 @@ function responsesEvents(turn: Turn): Array<{ event?: string; data: unknown }> {
 
 // ------------------------------------------------------------------ OpenAI Chat Completions
 
-function chatUsage(usage: Usage, server?: Turn['server']): Record<string, unknown> {
+function chatUsage(usage: Usage, server?: Turn['server'], cost?: number): Record<string, unknown> {
   const counts = { prompt_tokens: usage.input, completion_tokens: usage.output, total_tokens: usage.input + usage.output };
   if (server === 'ollama') return counts;
   if (server === 'xai') {
@@ -356,6 +357,8 @@ function chatUsage(usage: Usage, server?: Turn['server']): Record<string, unknow
       prompt_tokens_details: { text_tokens: usage.input, audio_tokens: 0, image_tokens: 0, cached_tokens: usage.cached ?? 0 },
       completion_tokens_details: { reasoning_tokens: usage.reasoning ?? 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
       num_sources_used: 0,
+      // What the call cost, in ticks of 10^-10 USD (xAI's cost-tracking docs: every Chat Completions usage states it).
+      ...(cost === undefined ? {} : { cost_in_usd_ticks: Math.round(cost * 1e10) }),
     };
   }
   if (server === 'deepseek') {
@@ -423,7 +426,7 @@ function chatBody(turn: Turn): Record<string, unknown> {
     model: turn.model,
     ...(turn.server === 'azure' ? { prompt_filter_results: AZURE_PROMPT_FILTER } : {}),
     choices: [{ index: 0, message: { role: 'assistant', content: mistralContent ?? turn.text ?? (turn.server === 'ollama' ? '' : null), ...reasoning, ...refusal, ...(calls.length > 0 ? { tool_calls: calls } : {}) }, logprobs: null, finish_reason: chatFinish(turn), ...azureChoiceFilter(turn) }],
-    usage: turn.server === 'groq' ? groqUsage(turn.usage) : chatUsage(turn.usage, turn.server),
+    usage: turn.server === 'groq' ? groqUsage(turn.usage) : chatUsage(turn.usage, turn.server, turn.cost),
     system_fingerprint: turn.server === undefined ? 'fp_test' : FINGERPRINT[turn.server],
     ...(turn.server === 'groq' ? { x_groq: { id: `req_${turn.id}` } } : {}),
   };
@@ -443,8 +446,9 @@ function chatEvents(turn: Turn, withUsage: boolean): Array<{ data: unknown }> {
   if (turn.server === 'mistral') for (const delta of halves(turn.reasoning ?? '')) frames.push(chunk([{ index: 0, delta: { content: [mistralThinking(delta)] }, finish_reason: null }]));
   for (const delta of halves(turn.text ?? '')) frames.push(chunk([{ index: 0, delta: { content: delta }, logprobs: null, finish_reason: null, ...azureChoiceFilter({ ...turn, finish: undefined }) }]));
   (turn.toolCalls ?? []).forEach((call, index) => {
-    if (turn.server === 'ollama' || turn.server === 'mistral' || turn.server === 'groq') {
-      // Ollama, Mistral and Groq send each call whole.
+    if (turn.server === 'ollama' || turn.server === 'mistral' || turn.server === 'groq' || turn.server === 'xai') {
+      // Ollama, Mistral, Groq and xAI send each call whole (@ai-sdk/xai 4.x's chunk schema requires a call's id, name
+      // and arguments in its one delta).
       frames.push(chunk([{ index: 0, delta: { role: 'assistant', content: '', tool_calls: [{ id: call.id, index, type: 'function', function: { name: call.name, arguments: JSON.stringify(call.args) } }] }, finish_reason: null }]));
       return;
     }
@@ -460,12 +464,14 @@ function chatEvents(turn: Turn, withUsage: boolean): Array<{ data: unknown }> {
     if (withUsage) frames.push(chunk([], usage));
   } else if (turn.server === 'xai') {
     frames.push(chunk([{ index: 0, delta: {}, logprobs: null, finish_reason: chatFinish(turn) }]));
-    // xAI counts in every chunk: the prompt's tokens, and the output's so far (the finishing chunk's, all of them).
+    // xAI counts in every chunk: the prompt's tokens, and the output's so far (the finishing chunk's, all of them, with
+    // the call's cost).
     frames.forEach((frame, index) => {
+      const last = index === frames.length - 1;
       const sofar = Math.round((turn.usage.output * (index + 1)) / frames.length);
-      Object.assign(frame.data as Record<string, unknown>, { usage: chatUsage({ ...turn.usage, output: sofar }, 'xai') });
+      Object.assign(frame.data as Record<string, unknown>, { usage: chatUsage({ ...turn.usage, output: sofar }, 'xai', last ? turn.cost : undefined) });
     });
-    frames.push(chunk([], { usage: chatUsage(turn.usage, 'xai') }));
+    frames.push(chunk([], { usage: chatUsage(turn.usage, 'xai', turn.cost) }));
   } else {
     frames.push(chunk([{ index: 0, delta: {}, logprobs: null, finish_reason: chatFinish(turn), ...(turn.finish === 'content_filter' ? azureChoiceFilter(turn) : {}) }]));
     if (withUsage) frames.push(chunk([], usage));
