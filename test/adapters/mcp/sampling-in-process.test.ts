@@ -1,7 +1,9 @@
 // sampling.test.ts's agent in this process, its hooks recorded (the server a
 // child over stdio, as there): the client side on the memory backend and, with
 // the same hooks, on native (sameOnNative): the same files, the sampling a
-// sub-agent of the tool call whose server asked for it.
+// sub-agent of the tool call whose server asked for it. And the wire as the
+// client read it: the instrumented server's messages in the order its tool
+// sent them, its last progress before its result.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { createOpenAI } from '@ai-sdk/openai';
@@ -36,6 +38,14 @@ const script = path.join(folder, 'trip-server.mjs');
 writeFileSync(script, TRIP_SERVER);
 afterAll(() => rmSync(folder, { recursive: true, force: true }));
 
+/** A message as the client read it: a progress notification, a server request, or the answer to the call. */
+function wireEntry(message: unknown): string {
+  const doc = message as Doc;
+  if (doc.method === 'notifications/progress') return `progress ${doc.params?.message}`;
+  if (typeof doc.method === 'string') return `${doc.id === undefined ? 'notification' : 'request'} ${doc.method}`;
+  return doc.result?.content !== undefined ? `result ${JSON.stringify(doc.result.content).includes('Vigeland') ? 'plan_trip' : 'other'}` : `answer ${Object.keys(doc.result ?? doc.error ?? {}).join(',')}`;
+}
+
 describe('an MCP server that samples through its client, the client in this process', () => {
   it('records the sampling as a sub-agent of the tool call, the same on native', async () => {
     const api = new FakeProvider();
@@ -56,8 +66,20 @@ describe('an MCP server that samples through its client, the client in this proc
     });
     client.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'decline' }));
     const mcp = instrumentMcpClient(client, recorded.hooks, { logger: silentLogger });
+    // What the SDK's client reports of the server: a progress notification it read after the call's answer.
+    const reported: string[] = [];
+    mcp.onerror = (error) => reported.push(error.message);
     const cwd = mkdtempSync(path.join(home, 'cwd-'));
-    await mcp.connect(new StdioClientTransport({ command: process.execPath, args: process.versions.deno ? ['run', '-A', script] : [script], env: process.env as Record<string, string>, cwd, stderr: 'ignore' }));
+    const transport = new StdioClientTransport({ command: process.execPath, args: process.versions.deno ? ['run', '-A', script] : [script], env: process.env as Record<string, string>, cwd, stderr: 'ignore' });
+    await mcp.connect(transport);
+    // The messages as the transport reads them off the server's stdout, before the SDK's client handles them.
+    const wire: string[] = [];
+    const handle = transport.onmessage!;
+    transport.onmessage = (message) => {
+      wire.push(wireEntry(message));
+      handle(message);
+    };
+    const progress: string[] = [];
     try {
       const { text } = await generateText({
         model: openai('gpt-4o'),
@@ -66,7 +88,7 @@ describe('an MCP server that samples through its client, the client in this proc
           plan_trip: tool({
             description: 'Plans a day in a city',
             inputSchema: z.object({ city: z.string() }),
-            execute: async ({ city }) => (await mcp.callTool({ name: 'plan_trip', arguments: { city } })).content,
+            execute: async ({ city }) => (await mcp.callTool({ name: 'plan_trip', arguments: { city } }, undefined, { onprogress: (update) => progress.push(String(update.message)) })).content,
           }),
         },
         stopWhen: stepCountIs(3),
@@ -79,6 +101,26 @@ describe('an MCP server that samples through its client, the client in this proc
       uninstall();
       rmSync(cwd, { recursive: true, force: true });
     }
+    // The server's tool sent progress, asked to sample, progress, elicited, progress, returned: the instrumented
+    // server (its handler wrapped, its requests naming their caller, its answer after the session's close) keeps
+    // that order on the wire, the last progress before the answer.
+    expect(wire.slice(0, 6)).toEqual([
+      'progress asking the model',
+      'request sampling/createMessage',
+      'progress asking the user',
+      'request elicitation/create',
+      'progress done',
+      'result plan_trip',
+    ]);
+    // The SDK's client retires a request's progress handler as it reads the answer, synchronously, and hands a
+    // notification on a microtask later: a last notification read in the same chunk as the answer (two writes the
+    // pipe joined, as on a loaded machine) is reported as for an unknown token, not delivered
+    // (modelcontextprotocol/typescript-sdk#2580). The first two precede a request the client answers before the
+    // server goes on: always delivered. Every one is accounted for, in order.
+    const late = reported.flatMap((message) => /unknown token: (.*)$/.exec(message)?.[1] ?? []).map((json) => String(JSON.parse(json).params.message));
+    expect([...progress, ...late]).toEqual(['asking the model', 'asking the user', 'done']);
+    expect(progress.slice(0, 2)).toEqual(['asking the model', 'asking the user']);
+    expect(reported.filter((message) => !/unknown token/.test(message))).toEqual([]);
     const { atif, atof, counters } = await recorded.finish();
     expect(counters.errors ?? 0).toBe(0);
     const doc = onlyTrajectory(atif);

@@ -96,7 +96,14 @@ function checkTrip(backend: 'memory' | 'native', answer: Answer): Promise<void> 
   return withTrip('trip-agent.mjs', backend, answer, replies, ({ run, api, spans, agent, server }) => {
     // What the programs did: the server sampled, asked, reported progress; the client read a resource and a prompt.
     const lines = run.stdout.trim().split('\n');
-    expect(lines.slice(2)).toEqual([final, 'progress: asking the model | asking the user | done', 'resource: Oslo: fjords, museums, parks.', 'prompt: Plan a day in Oslo.']);
+    expect([lines[2], ...lines.slice(4)]).toEqual([final, 'resource: Oslo: fjords, museums, parks.', 'prompt: Plan a day in Oslo.']);
+    // The progress the agent's `onprogress` got: what the MCP SDK's client guarantees. The server sends its last
+    // progress just before its result, and the client retires the call's progress handler as it reads the result
+    // while it hands a notification on a microtask later: when the pipe joins the two writes into one read (a loaded
+    // machine), that last one is dropped (modelcontextprotocol/typescript-sdk#2580; the server's order on the wire,
+    // the last progress before the result, is sampling-in-process.test.ts's to check). The first two each precede a
+    // request the client answers before the server goes on: always delivered.
+    expect(['progress: asking the model | asking the user | done', 'progress: asking the model | asking the user']).toContain(lines[3]);
     // The handlers get the server's requests as its program sent them: the adapter's name of the caller is gone.
     expect(JSON.parse(lines[0]!.replace(/^sampling: /, ''))).toEqual({ messages: [{ role: 'user', content: { type: 'text', text: 'Name one sight in Oslo.' } }], maxTokens: 100 });
     expect(lines[1]).toMatch(/^elicitation: \{"mode":"form","message":"Book a guided tour of Vigeland Park\?","requestedSchema":.*\} -> /);
