@@ -8,13 +8,11 @@
 // program got and to the wire; the same hooks on native write the same files.
 import { describe, expect, it } from 'vitest';
 import { ChatCerebras } from '@langchain/cerebras';
-import { tool } from '@langchain/core/tools';
 import { AIMessage, AIMessageChunk, type BaseMessage } from '@langchain/core/messages';
 import { createAgent } from 'langchain';
-import * as z from 'zod';
-import { NemoRelayCallbackHandler } from '../../src/adapters/langchain/index.ts';
-import { finishedRun, recordedPlugin, type AtifDoc, type Recorded } from './support.ts';
+import { finishedRun, recordedPlugin, type AtifDoc } from './support.ts';
 import { sameOnNative } from './same-on-native.ts';
+import { getWeather, agentSteps, reported, recordedCounts, posts, handler } from './langchain-checks.ts';
 
 const MODEL = 'gpt-oss-120b';
 
@@ -89,11 +87,6 @@ class FakeCerebras {
 const chatCerebras = (fake: FakeCerebras, fields: Record<string, unknown> = {}) =>
   new ChatCerebras({ model: MODEL, apiKey: 'csk-test-not-a-key', fetch: fake.fetch as typeof fetch, maxRetries: 0, ...fields });
 
-const getWeather = tool(async ({ city }) => `It is sunny in ${city}.`, {
-  name: 'get_weather',
-  description: 'Get the weather for a city',
-  schema: z.object({ city: z.string() }),
-});
 
 /** Two calls, then the answer; Cerebras states each call's cache hits and reasoning tokens. */
 const LOOP: CerebrasTurn[] = [
@@ -110,16 +103,6 @@ const LOOP: CerebrasTurn[] = [
   { text: 'It is sunny in Paris and in Rome.', input: 251, output: 12, cached: 192, reasoning: 5 },
 ];
 
-type Usage = { input_tokens: number; output_tokens: number; total_tokens: number };
-const agentSteps = (doc: AtifDoc): AtifDoc[] => (doc.steps as AtifDoc[]).filter((step) => step.source === 'agent');
-const reported = (messages: BaseMessage[]): number[][] =>
-  messages
-    .map((m) => (m as AIMessage).usage_metadata as Usage | undefined)
-    .filter((usage) => usage !== undefined)
-    .map((u) => [u.input_tokens, u.output_tokens, u.total_tokens]);
-const recordedCounts = (doc: AtifDoc): number[][] => agentSteps(doc).map((step) => [step.metrics.prompt_tokens, step.metrics.completion_tokens, step.metrics.extra?.total_tokens]);
-const posts = (recorded: Recorded) => recorded.log.filter((e) => e.hook === 'post_api_request').map((e) => e.payload as Record<string, any>);
-const handler = (recorded: Recorded) => ({ callbacks: [new NemoRelayCallbackHandler(recorded.hooks)] });
 
 describe('ChatCerebras in createAgent, through the LangChain adapter', () => {
   for (const mode of ['invoke', 'stream'] as const) {

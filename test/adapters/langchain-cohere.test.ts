@@ -10,14 +10,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChatCohere } from '@langchain/cohere';
 import { CohereClient } from 'cohere-ai';
-import { tool } from '@langchain/core/tools';
 import { AIMessage, AIMessageChunk, type BaseMessage } from '@langchain/core/messages';
 import { createAgent } from 'langchain';
-import * as z from 'zod';
-import { NemoRelayCallbackHandler } from '../../src/adapters/langchain/index.ts';
 import { loopbackApi } from '../support/doc-snippets.ts';
-import { finishedRun, recordedPlugin, type AtifDoc, type Recorded } from './support.ts';
+import { finishedRun, recordedPlugin, type AtifDoc } from './support.ts';
 import { sameOnNative } from './same-on-native.ts';
+import { getWeather, agentSteps, reported, recordedCounts, posts, handler } from './langchain-checks.ts';
 
 const MODEL = 'command-r-plus-08-2024';
 /** The tokens of Cohere's prompt template, which `tokens` counts and `billed_units` does not. */
@@ -93,11 +91,6 @@ function serve(...turns: Array<CohereTurn | { status: number; message: string }>
 const chatCohere = (fields: Record<string, unknown> = {}) =>
   new ChatCohere({ model: MODEL, client: new CohereClient({ token: 'co-test-not-a-key', environment: server!.url, maxRetries: 0 }), maxRetries: 0, ...fields });
 
-const getWeather = tool(async ({ city }) => `It is sunny in ${city}.`, {
-  name: 'get_weather',
-  description: 'Get the weather for a city',
-  schema: z.object({ city: z.string() }),
-});
 
 /** Two calls (Cohere's words before them are the turn's text), then the answer. */
 const LOOP: CohereTurn[] = [
@@ -113,16 +106,6 @@ const LOOP: CohereTurn[] = [
   { text: 'It is sunny in Paris and in Rome.', input: 251, output: 12 },
 ];
 
-type Usage = { input_tokens: number; output_tokens: number; total_tokens: number };
-const agentSteps = (doc: AtifDoc): AtifDoc[] => (doc.steps as AtifDoc[]).filter((step) => step.source === 'agent');
-const reported = (messages: BaseMessage[]): number[][] =>
-  messages
-    .map((m) => (m as AIMessage).usage_metadata as Usage | undefined)
-    .filter((usage) => usage !== undefined)
-    .map((u) => [u.input_tokens, u.output_tokens, u.total_tokens]);
-const recordedCounts = (doc: AtifDoc): number[][] => agentSteps(doc).map((step) => [step.metrics.prompt_tokens, step.metrics.completion_tokens, step.metrics.extra?.total_tokens]);
-const posts = (recorded: Recorded) => recorded.log.filter((e) => e.hook === 'post_api_request').map((e) => e.payload as Record<string, any>);
-const handler = (recorded: Recorded) => ({ callbacks: [new NemoRelayCallbackHandler(recorded.hooks)] });
 
 describe('ChatCohere in createAgent, through the LangChain adapter', () => {
   const input = { messages: [{ role: 'user', content: 'What is the weather in Paris and Rome?' }] };

@@ -9,15 +9,14 @@
 // each chunk repeats. The same hooks on native (where it loads) write the same files.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChatGoogleGenerativeAI } from '@langchain/google-genai';
-import { tool } from '@langchain/core/tools';
 import { AIMessage, AIMessageChunk, type BaseMessage } from '@langchain/core/messages';
 import { createAgent } from 'langchain';
-import * as z from 'zod';
 import { NemoRelayCallbackHandler } from '../../src/adapters/langchain/index.ts';
 import { loopbackApi } from '../support/doc-snippets.ts';
 import { FakeProvider, type Turn } from './ai-sdk/wire.ts';
-import { finishedRun, recordedPlugin, viewRows, type AtifDoc, type Recorded } from './support.ts';
+import { finishedRun, recordedPlugin, viewRows, type AtifDoc } from './support.ts';
 import { sameOnNative } from './same-on-native.ts';
+import { getWeather, posts } from './langchain-checks.ts';
 
 const MODEL = 'gemini-2.5-flash';
 /** What the API reports as `modelVersion`; LangChain keeps it nowhere on the message (docs/adapters/langchain.md). */
@@ -37,11 +36,6 @@ function gemini(turns: Turn[], stream: boolean, fields: { maxOutputTokens?: numb
   return new ChatGoogleGenerativeAI({ model: MODEL, apiKey: 'test-key', baseUrl: server!.url, maxRetries: 0, ...fields });
 }
 
-const getWeather = tool(async ({ city }) => `It is sunny in ${city}.`, {
-  name: 'get_weather',
-  description: 'Get the weather for a city',
-  schema: z.object({ city: z.string() }),
-});
 
 /** Thoughts, a text and two function calls; then the answer, read partly from the cache. */
 const LOOP: Turn[] = [
@@ -80,7 +74,6 @@ const recordedCounts = (doc: AtifDoc): number[][] =>
  */
 const billed = (turns: Turn[]): number[][] =>
   turns.map(({ usage }) => [usage.input, usage.output + (usage.reasoning ?? 0), usage.cached ?? 0, usage.input + usage.output + (usage.reasoning ?? 0), usage.reasoning ?? 0]);
-const posts = (recorded: Recorded) => recorded.log.filter((e) => e.hook === 'post_api_request').map((e) => e.payload as Record<string, any>);
 
 describe('ChatGoogleGenerativeAI in createAgent, through the LangChain adapter', () => {
   for (const mode of ['invoke', 'stream'] as const) {

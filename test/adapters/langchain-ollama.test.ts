@@ -7,16 +7,15 @@
 // wire; the same hooks on native (where it loads) write the same files.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChatOllama } from '@langchain/ollama';
-import { tool } from '@langchain/core/tools';
 import { AIMessage, AIMessageChunk, type BaseMessage } from '@langchain/core/messages';
 import { createAgent } from 'langchain';
 import * as z from 'zod';
-import { NemoRelayCallbackHandler } from '../../src/adapters/langchain/index.ts';
 import { loopbackApi } from '../support/doc-snippets.ts';
 import { FakeProvider, type Turn } from './ai-sdk/wire.ts';
-import { finishedRun, recordedPlugin, viewRows, type AtifDoc, type Recorded } from './support.ts';
+import { finishedRun, recordedPlugin, viewRows, type AtifDoc } from './support.ts';
 import { sameOnNative } from './same-on-native.ts';
 import { withProcessEnv } from '../support/process-env.ts';
+import { getWeather, agentSteps, reported, recordedCounts, posts, handler } from './langchain-checks.ts';
 
 const MODEL = 'llama3.2';
 
@@ -33,11 +32,6 @@ function serve(...turns: Turn[]): void {
   for (const turn of turns) fake.reply('ollama', turn, { stream: true });
 }
 
-const getWeather = tool(async ({ city }) => `It is sunny in ${city}.`, {
-  name: 'get_weather',
-  description: 'Get the weather for a city',
-  schema: z.object({ city: z.string() }),
-});
 
 /** Two calls without ids and no text, `done_reason` stop; then the answer. */
 const LOOP: Turn[] = [
@@ -53,17 +47,6 @@ const LOOP: Turn[] = [
   { id: '', model: MODEL, text: 'It is sunny in Paris and in Rome.', usage: { input: 251, output: 12 } },
 ];
 
-type Usage = { input_tokens: number; output_tokens: number; total_tokens: number };
-const agentSteps = (doc: AtifDoc): AtifDoc[] => (doc.steps as AtifDoc[]).filter((step) => step.source === 'agent');
-/** The AI messages' usage_metadata: [input, output, total]. */
-const reported = (messages: BaseMessage[]): number[][] =>
-  messages
-    .map((m) => (m as AIMessage).usage_metadata as Usage | undefined)
-    .filter((usage) => usage !== undefined)
-    .map((u) => [u.input_tokens, u.output_tokens, u.total_tokens]);
-const recordedCounts = (doc: AtifDoc): number[][] => agentSteps(doc).map((step) => [step.metrics.prompt_tokens, step.metrics.completion_tokens, step.metrics.extra?.total_tokens]);
-const posts = (recorded: Recorded) => recorded.log.filter((e) => e.hook === 'post_api_request').map((e) => e.payload as Record<string, any>);
-const handler = (recorded: Recorded) => ({ callbacks: [new NemoRelayCallbackHandler(recorded.hooks)] });
 
 describe('ChatOllama in createAgent, through the LangChain adapter', () => {
   for (const mode of ['invoke', 'stream'] as const) {

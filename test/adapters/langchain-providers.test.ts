@@ -10,16 +10,14 @@ import { ChatGroq } from '@langchain/groq';
 import { ChatMistralAI } from '@langchain/mistralai';
 import { ChatDeepSeek } from '@langchain/deepseek';
 import { ChatXAI } from '@langchain/xai';
-import { tool } from '@langchain/core/tools';
 import { AIMessage, AIMessageChunk, type BaseMessage } from '@langchain/core/messages';
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import { createAgent } from 'langchain';
-import * as z from 'zod';
-import { NemoRelayCallbackHandler } from '../../src/adapters/langchain/index.ts';
 import { loopbackApi } from '../support/doc-snippets.ts';
 import { FakeProvider, type Turn } from './ai-sdk/wire.ts';
-import { finishedRun, recordedPlugin, viewRows, type AtifDoc, type Recorded } from './support.ts';
+import { finishedRun, recordedPlugin, viewRows, type AtifDoc } from './support.ts';
 import { sameOnNative } from './same-on-native.ts';
+import { getWeather, agentSteps, reported, recordedCounts, posts, handler } from './langchain-checks.ts';
 
 let fake = new FakeProvider();
 let server: Awaited<ReturnType<typeof loopbackApi>> | undefined;
@@ -36,11 +34,6 @@ function serve(server: Server, stream: boolean, ...turns: Turn[]): void {
   for (const turn of turns) fake.reply('chat', { ...turn, server }, { stream });
 }
 
-const getWeather = tool(async ({ city }) => `It is sunny in ${city}.`, {
-  name: 'get_weather',
-  description: 'Get the weather for a city',
-  schema: z.object({ city: z.string() }),
-});
 
 /**
  * Two calls, then the answer; `cached`: the cache hits of each, which DeepSeek's usage states (its
@@ -64,19 +57,8 @@ const DEEPSEEK_HITS: [number, number] = [64, 192];
 /** The reasoning tokens xAI states for the loop's two calls (grok-4 always reasons; it returns no reasoning text). */
 const XAI_REASONING: [number, number] = [96, 30];
 
-type Usage = { input_tokens: number; output_tokens: number; total_tokens: number };
-const agentSteps = (doc: AtifDoc): AtifDoc[] => (doc.steps as AtifDoc[]).filter((step) => step.source === 'agent');
-/** The AI messages' usage_metadata: [input, output, total]. */
-const reported = (messages: BaseMessage[]): number[][] =>
-  messages
-    .map((m) => (m as AIMessage).usage_metadata as Usage | undefined)
-    .filter((usage) => usage !== undefined)
-    .map((u) => [u.input_tokens, u.output_tokens, u.total_tokens]);
-const recordedCounts = (doc: AtifDoc): number[][] => agentSteps(doc).map((step) => [step.metrics.prompt_tokens, step.metrics.completion_tokens, step.metrics.extra?.total_tokens]);
 const recordedCached = (doc: AtifDoc): Array<number | undefined> => agentSteps(doc).map((step) => step.metrics.cached_tokens);
 const recordedReasoning = (doc: AtifDoc): Array<number | undefined> => agentSteps(doc).map((step) => step.metrics.extra?.completion_tokens_details?.reasoning_tokens);
-const posts = (recorded: Recorded) => recorded.log.filter((e) => e.hook === 'post_api_request').map((e) => e.payload as Record<string, any>);
-const handler = (recorded: Recorded) => ({ callbacks: [new NemoRelayCallbackHandler(recorded.hooks)] });
 
 interface Provider {
   name: string;

@@ -11,14 +11,12 @@
 // write the same files.
 import { describe, expect, it } from 'vitest';
 import { ChatVertexAI } from '@langchain/google-vertexai';
-import { tool } from '@langchain/core/tools';
 import { AIMessage, AIMessageChunk, type BaseMessage } from '@langchain/core/messages';
 import { createAgent } from 'langchain';
-import * as z from 'zod';
-import { NemoRelayCallbackHandler } from '../../src/adapters/langchain/index.ts';
 import { FakeProvider, type Turn } from './ai-sdk/wire.ts';
-import { finishedRun, recordedPlugin, type AtifDoc, type Recorded } from './support.ts';
+import { finishedRun, recordedPlugin, type AtifDoc } from './support.ts';
 import { sameOnNative } from './same-on-native.ts';
+import { getWeather, agentSteps, posts, handler } from './langchain-checks.ts';
 
 const MODEL = 'gemini-2.5-flash';
 /** What Vertex reports as `modelVersion`; google-common keeps it nowhere on the message. */
@@ -55,11 +53,6 @@ function vertex(turns: Turn[], stream: boolean, fail?: { status: number; message
   }
 }
 
-const getWeather = tool(async ({ city }) => `It is sunny in ${city}.`, {
-  name: 'get_weather',
-  description: 'Get the weather for a city',
-  schema: z.object({ city: z.string() }),
-});
 
 /** Thoughts, a text and two function calls; then the answer, read partly from the cache. */
 const LOOP: Turn[] = [
@@ -78,7 +71,6 @@ const LOOP: Turn[] = [
 ];
 
 type Usage = { input_tokens: number; output_tokens: number; total_tokens: number; input_token_details?: { cache_read?: number }; output_token_details?: { reasoning?: number } };
-const agentSteps = (doc: AtifDoc): AtifDoc[] => (doc.steps as AtifDoc[]).filter((step) => step.source === 'agent');
 /** The AI messages' usage_metadata: [input, output, cache read, total, reasoning]. */
 const reported = (messages: BaseMessage[]): number[][] =>
   messages
@@ -91,8 +83,6 @@ const recordedCounts = (doc: AtifDoc): number[][] =>
 /** What Gemini billed each turn: [prompt, candidates + thoughts, cached, total, thoughts]. */
 const billed = (turns: Turn[]): number[][] =>
   turns.map(({ usage }) => [usage.input, usage.output + (usage.reasoning ?? 0), usage.cached ?? 0, usage.input + usage.output + (usage.reasoning ?? 0), usage.reasoning ?? 0]);
-const posts = (recorded: Recorded) => recorded.log.filter((e) => e.hook === 'post_api_request').map((e) => e.payload as Record<string, any>);
-const handler = (recorded: Recorded) => ({ callbacks: [new NemoRelayCallbackHandler(recorded.hooks)] });
 
 describe('ChatVertexAI (express mode, an API key) in createAgent, through the LangChain adapter', () => {
   for (const mode of ['invoke', 'stream'] as const) {
