@@ -389,11 +389,15 @@ export function streamedFinish(event: unknown): string | undefined {
 
 /**
  * What a stream's event says the call was charged: a Chat Completions chunk's usage (OpenRouter's `usage.cost`, on the
- * last chunk), or an `aisdk()` model's `finish` part, as the AI SDK provider package hands the charge on.
+ * last chunk), a Responses stream's finishing event's response usage (xAI's `cost_in_usd_ticks`: the SDK's
+ * `response_done` keeps only its own `Usage`), or an `aisdk()` model's `finish` part, as the AI SDK provider package
+ * hands the charge on.
  */
 export function streamedCost(event: unknown): number | undefined {
   if (!isRecord(event)) return undefined;
-  return event.type === 'finish' ? chargedCostUsd(event.providerMetadata, event.usage) : usageCostUsd(event.usage);
+  if (event.type === 'finish') return chargedCostUsd(event.providerMetadata, event.usage);
+  if ((event.type === 'response.completed' || event.type === 'response.incomplete') && isRecord(event.response)) return usageCostUsd(event.response.usage);
+  return usageCostUsd(event.usage);
 }
 
 /** The cache writes a stream's Chat Completions chunk states (OpenRouter's, in the usage of the last chunk). */

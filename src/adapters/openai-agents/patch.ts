@@ -29,6 +29,7 @@ import { addToolFrameFinder, runInApiCall, runOutsideToolFrames, type ToolFrame 
 import type { ApiCall } from '../core/run.ts';
 import { resultText } from '../mcp/meta.ts';
 import { streamedCacheWrites, streamedCost, streamedFinish, streamedModel, streamedServedBy } from './items.ts';
+import { isRecord } from '../../shared/record.ts';
 
 type Loose = Record<string, unknown>;
 type AnyFunction = (...args: any[]) => any;
@@ -486,6 +487,15 @@ async function* observedStream(stream: AsyncIterable<unknown>, attempts: readonl
   let cost: number | undefined;
   let writes: number | undefined;
   let servedBy: string | undefined;
+  // A Responses stream's response_done keeps the SDK's own usage only; the raw finishing event the SDK yields right
+  // after it has the usage as the server sent it (xAI's `cost_in_usd_ticks`): the answer waits for that event.
+  let held: Loose | undefined;
+  const answer = (done: Loose): void => {
+    answered = true;
+    held = undefined;
+    const response = { ...done, ...(done.model === undefined && model !== undefined ? { model } : {}), ...(finish === undefined ? {} : { finish_reason: finish }), ...(cost === undefined ? {} : { cost_usd: cost }), ...(writes === undefined ? {} : { cache_write_tokens: writes }), ...(servedBy === undefined ? {} : { served_by: servedBy }) };
+    for (const attempt of attempts) quietly(() => attempt.response(response));
+  };
   try {
     for await (const event of stream) {
       const record = event as Loose | null;
@@ -498,22 +508,29 @@ async function* observedStream(stream: AsyncIterable<unknown>, attempts: readonl
           writes = streamedCacheWrites(record.event) ?? writes;
           servedBy ??= streamedServedBy(record.event);
         }
-        if (record.type === 'response_done' && !answered) {
-          answered = true;
+        if (held !== undefined) answer(held);
+        if (record.type === 'response_done' && !answered && held === undefined) {
           const done = (record.response ?? {}) as Loose;
-          const response = { ...done, ...(done.model === undefined && model !== undefined ? { model } : {}), ...(finish === undefined ? {} : { finish_reason: finish }), ...(cost === undefined ? {} : { cost_usd: cost }), ...(writes === undefined ? {} : { cache_write_tokens: writes }), ...(servedBy === undefined ? {} : { served_by: servedBy }) };
-          for (const attempt of attempts) quietly(() => attempt.response(response));
+          if (rawFinishFollows(record.providerData)) held = done;
+          else answer(done);
         }
       }
       yield event;
     }
   } catch (error) {
-    if (!answered) for (const attempt of attempts) quietly(() => attempt.error(error));
+    if (!answered && held === undefined) for (const attempt of attempts) quietly(() => attempt.error(error));
     throw error;
   } finally {
+    if (held !== undefined) answer(held);
     // The consumer stopped early, or the stream ended without a response.
     if (!answered) for (const attempt of attempts) quietly(() => attempt.streamEnded());
   }
+}
+
+/** Whether a response_done came from a Responses stream's finishing event (its `providerData`), which the SDK yields next. */
+function rawFinishFollows(providerData: unknown): boolean {
+  const type = isRecord(providerData) ? providerData.type : undefined;
+  return type === 'response.completed' || type === 'response.incomplete';
 }
 
 /** Adds an adapter instance; the first one patches the prototype. Returns its removal. */
