@@ -8,12 +8,17 @@
 // clients report `completion_tokens` as the output: the trajectory says what xAI billed (the reasoning in the
 // completion, xAI's total) and what it charged, on memory and native. @ai-sdk/xai 4.x's chat model alone adds the
 // reasoning to its output itself.
+// Then xAI's Responses API (/v1/responses) through the Agents SDK's OpenAIResponsesModel and LangChain's ChatOpenAI
+// with useResponsesApi: there `output_tokens` hold the reasoning, and the usage states the charge in ticks too.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { createXai as createXai4 } from '@ai-sdk/xai-4';
 import { generateText, stepCountIs, streamText } from 'ai';
 import OpenAI from 'openai';
-import { Agent, OpenAIChatCompletionsModel, run } from '@openai/agents';
+import { Agent, OpenAIChatCompletionsModel, OpenAIResponsesModel, run } from '@openai/agents';
+import { ChatOpenAI } from '@langchain/openai';
+import { createAgent } from 'langchain';
+import { getWeather } from './langchain-checks.ts';
 import { ChatXAI } from '@langchain/xai';
 import { AIMessageChunk, type AIMessage } from '@langchain/core/messages';
 import { instrumentAiSdk } from '../../src/adapters/ai-sdk/index.ts';
@@ -199,6 +204,97 @@ describe("LangChain's ChatXAI, through the LangChain adapter", () => {
       expect(recordedCounts(agent)).toEqual([BILLED[1]]);
       expect(agent.map((step) => step.metrics.cost_usd)).toEqual([COST[1]]);
       expect(doc.final_metrics.total_cost_usd).toBe(COST[1]);
+      await sameOnNative(recorded);
+    });
+  }
+});
+
+// xAI's Responses API (https://api.x.ai/v1/responses): its `output_tokens` hold the reasoning (as OpenAI's do), its
+// `output_tokens_details.reasoning_tokens` say how many, and its usage states the charge as `cost_in_usd_ticks`.
+const RESPONSES_WIRE = [
+  { input: 180, output: 136, reasoning: 96 },
+  { input: 260, cached: 128, output: 45, reasoning: 30 },
+] as const;
+const THOUGHT = 'The user wants the weather in Paris: call the tool.';
+
+function responsesTurns(tool: string): [Turn, Turn] {
+  return [
+    { server: 'xai', id: 'resp_xai_1', model: ANSWERED, reasoning: THOUGHT, toolCalls: [{ id: 'call_xai_1', name: tool, args: { city: 'Paris' } }], usage: RESPONSES_WIRE[0], cost: COST[0] },
+    { server: 'xai', id: 'resp_xai_2', model: ANSWERED, text: 'It is sunny in Paris, 21°C.', usage: RESPONSES_WIRE[1], cost: COST[1] },
+  ];
+}
+
+/** What every run on xAI's Responses API must say: the calls, the model, the reasoning, xAI's counts and its charge. */
+async function checkResponses(recorded: Recorded, fake: FakeProvider, charged = true): Promise<void> {
+  expect(fake.requests.map((request) => new URL(request.url).href)).toEqual([`${XAI}/responses`, `${XAI}/responses`]);
+  const { doc, agent } = await finishedRun(recorded);
+  expect(agent.map((step) => step.model_name)).toEqual([ANSWERED, ANSWERED]);
+  expect(agent[0]!.tool_calls.map((call: AtifDoc) => [call.tool_call_id, call.arguments])).toEqual([['call_xai_1', { city: 'Paris' }]]);
+  expect(agent[0]!.observation.results.map((result: AtifDoc) => result.source_call_id)).toEqual(['call_xai_1']);
+  expect(agent[0]!.reasoning_content).toBe(THOUGHT);
+  expect(agent[1]!.message).toBe('It is sunny in Paris, 21°C.');
+  // xAI's output_tokens already count the reasoning: billed as sent, not the reasoning added twice.
+  expect(recordedCounts(agent)).toEqual(RESPONSES_WIRE.map((u) => [u.input, u.output, u.input + u.output, u.reasoning]));
+  expect(agent.map((step) => step.metrics.cached_tokens ?? 0)).toEqual([0, 128]);
+  expect(doc.final_metrics.total_completion_tokens).toBe(RESPONSES_WIRE[0].output + RESPONSES_WIRE[1].output);
+  if (!charged) {
+    // What the program never got, the trajectory does not make up.
+    expect(agent.map((step) => step.metrics.cost_usd)).toEqual([undefined, undefined]);
+    expect(doc.final_metrics.total_cost_usd ?? 0).toBe(0);
+    return;
+  }
+  expect(agent.map((step) => step.metrics.cost_usd)).toEqual([...COST]);
+  expect(doc.final_metrics.total_cost_usd).toBeCloseTo(COST[0] + COST[1], 12);
+}
+
+describe("xAI's Responses API: the OpenAI Agents SDK's OpenAIResponsesModel on an openai client at xAI's baseURL", () => {
+  const instrument = instrumentEachTest();
+
+  for (const stream of [false, true]) {
+    it(`${stream ? 'a streamed run' : 'run()'}: xAI's counts (reasoning in the output), the reasoning text and xAI's charge`, async () => {
+      useTracing('tracing off');
+      const fake = new FakeProvider();
+      for (const turn of responsesTurns('get_weather')) fake.reply('responses', turn, { stream });
+      const recorded = recordedPlugin(`xai-responses-agents-${stream ? 'stream' : 'run'}`);
+      instrument(recorded.hooks);
+      const client = new OpenAI({ baseURL: XAI, apiKey: 'xai-test-not-a-key', fetch: fake.fetch as typeof fetch });
+      const agent = new Agent({ name: 'Weather Agent', instructions: 'You are a helpful weather assistant.', model: new OpenAIResponsesModel(client, 'grok-4'), tools: [weatherTool()] });
+      const result = stream ? await run(agent, 'What is the weather in Paris?', { stream: true }) : await run(agent, 'What is the weather in Paris?');
+      if (stream) await (result as { completed: Promise<void> }).completed;
+      expect(result.finalOutput).toBe('It is sunny in Paris, 21°C.');
+      // The SDK's usage: xAI's output_tokens (the reasoning in them) and its reasoning count.
+      expect(result.rawResponses.map((response) => [response.usage.inputTokens, response.usage.outputTokens, response.usage.totalTokens])).toEqual(RESPONSES_WIRE.map((u) => [u.input, u.output, u.input + u.output]));
+      await checkResponses(recorded, fake);
+      await sameOnNative(recorded);
+    });
+  }
+});
+
+describe("xAI's Responses API: LangChain's createAgent on ChatOpenAI({ useResponsesApi: true }) at xAI's baseURL", () => {
+  for (const streaming of [false, true]) {
+    it(`${streaming ? 'agent.stream()' : 'agent.invoke()'}: xAI's counts (reasoning in the output), the reasoning text and xAI's charge`, async () => {
+      const fake = new FakeProvider();
+      for (const turn of responsesTurns('get_weather')) fake.reply('responses', turn, { stream: streaming });
+      const recorded = recordedPlugin(`xai-responses-lc-${streaming ? 'stream' : 'invoke'}`);
+      const model = new ChatOpenAI({ model: 'grok-4', apiKey: 'xai-test-not-a-key', useResponsesApi: true, streaming, maxRetries: 0, configuration: { baseURL: XAI, fetch: fake.fetch as typeof fetch } });
+      const agent = createAgent({ model, tools: [getWeather] });
+      const callbacks = [new NemoRelayCallbackHandler(recorded.hooks)];
+      const input = { messages: [{ role: 'user' as const, content: 'What is the weather in Paris?' }] };
+      let messages: AIMessage[];
+      if (streaming) {
+        let last: { messages: AIMessage[] } | undefined;
+        for await (const state of await agent.stream(input, { callbacks, streamMode: 'values' })) last = state as unknown as { messages: AIMessage[] };
+        messages = last!.messages;
+      } else messages = (await agent.invoke(input, { callbacks })).messages as AIMessage[];
+      expect(messages.at(-1)!.text).toBe('It is sunny in Paris, 21°C.');
+      // What LangChain reports: xAI's output_tokens (the reasoning in them) and its reasoning count.
+      const answers = messages.filter((message) => message.getType() === 'ai');
+      expect(answers.map((message) => [message.usage_metadata?.input_tokens, message.usage_metadata?.output_tokens, message.usage_metadata?.output_token_details?.reasoning])).toEqual(RESPONSES_WIRE.map((u) => [u.input, u.output, u.reasoning]));
+      // The charge xAI sent reaches the program only streamed: the finishing event's response, usage and all, goes
+      // into response_metadata; invoked, ChatOpenAI keeps the usage as LangChain's counts alone (no ticks anywhere).
+      const ticks = answers.map((message) => (message.response_metadata.usage as { cost_in_usd_ticks?: number } | undefined)?.cost_in_usd_ticks);
+      expect(ticks).toEqual(streaming ? COST.map((usd) => Math.round(usd * 1e10)) : [undefined, undefined]);
+      await checkResponses(recorded, fake, streaming);
       await sameOnNative(recorded);
     });
   }
