@@ -24,6 +24,7 @@ export const NATIVE_SHARED = [
   'test/adapters/mcp/sampling-in-process.test.ts',
   'test/adapters/mcp/sampling-langchain.test.ts',
   'test/adapters/ai-sdk/gateway.test.ts',
+  'test/adapters/openai-agents/gateway.test.ts',
   'test/adapters/ai-sdk/openrouter.test.ts',
   'test/adapters/langchain-openrouter.test.ts',
   'test/adapters/ai-sdk/azure.test.ts',

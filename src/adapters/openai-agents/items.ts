@@ -353,7 +353,15 @@ function leftOutCacheWrites(response: Loose): number | undefined {
 function reportedModel(response: Loose): string | undefined {
   const provider = isRecord(response.providerData) ? response.providerData : undefined;
   const aiSdkResponse = isRecord(provider?.response) ? provider.response : undefined;
-  return nonEmptyString(provider?.model) ?? nonEmptyString(response.model) ?? nonEmptyString(aiSdkResponse?.modelId);
+  return nonEmptyString(provider?.model) ?? nonEmptyString(response.model) ?? nonEmptyString(aiSdkResponse?.modelId) ?? bodyModel(aiSdkResponse?.body);
+}
+
+/**
+ * The model a generated answer's raw body names (`response.modelId`): the AI Gateway's provider replaces the result's
+ * `response` with the headers and the body as sent, so the model the gateway says answered is only there.
+ */
+function bodyModel(body: unknown): string | undefined {
+  return isRecord(body) && isRecord(body.response) ? nonEmptyString(body.response.modelId) : undefined;
 }
 
 /**

@@ -69,9 +69,13 @@ function script3(): void {
   });
 }
 
-/** The server as the SDK's docs start it, with the options or without. */
+/**
+ * The server as the SDK's docs start it, with the options or without. The SDK gives the MCP handshake 5 s by
+ * default (`clientSessionTimeoutSeconds`); a child runtime starting on a loaded machine can take longer, so the
+ * test gives it the SDK's own option instead of losing the run to the clock.
+ */
 function weatherServer(options: object): MCPServerStdio {
-  return new MCPServerStdio({ name: 'weather', command: process.execPath, args: runtime === 'deno' ? ['run', '-A', script] : [script], env: process.env as Record<string, string>, ...options });
+  return new MCPServerStdio({ name: 'weather', command: process.execPath, args: runtime === 'deno' ? ['run', '-A', script] : [script], env: process.env as Record<string, string>, clientSessionTimeoutSeconds: 60, ...options });
 }
 
 /** What the model was told of each call, from the request after it. */

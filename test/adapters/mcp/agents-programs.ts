@@ -84,6 +84,8 @@ const server =
         command: process.execPath,
         args: [...(process.versions.deno ? ['run', '-A'] : []), config.server, config.out + '-server'],
         env: process.env,
+        // The SDK's own option for the handshake (5 s by default): a child runtime starting on a loaded machine can take longer.
+        clientSessionTimeoutSeconds: 60,
         toolInputGuardrails: [policy],
         ...linked,
       })

@@ -30,6 +30,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { EmptyResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { z } from 'zod';
@@ -84,8 +85,12 @@ function mcpServer() {
       if (token !== undefined) await extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: step, total: progress } });
       await sleep(1);
     }
-    // Work after the progress: the SDK's client drops a progress notification that arrives with the answer.
-    await sleep(Math.max(delay_ms ?? 0, progress ? 20 : 0));
+    // The SDK's client handles a notification a microtask after it reads it but an answer at once, so progress read
+    // with the answer is lost (modelcontextprotocol/typescript-sdk#2580). An order, not a wait: a ping the client
+    // answers. Its handler is queued behind the progress handlers, so by the time its answer is back every progress
+    // notification has reached the caller, and only then does the result go out.
+    if (token !== undefined && (progress ?? 0) > 0) await extra.sendRequest({ method: 'ping' }, EmptyResultSchema);
+    await sleep(delay_ms ?? 0);
     return { content: [{ type: 'text', text: config.name + ' says ' + text }] };
   });
   server.registerTool('refuse', { inputSchema: text }, async ({ text, delay_ms }) => {
