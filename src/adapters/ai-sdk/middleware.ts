@@ -27,7 +27,7 @@ import type { LanguageModelMiddleware } from 'ai';
 import type { HookRegistry } from '../../hooks/registry.ts';
 import { newSessionId } from '../../hooks/index.ts';
 import { currentAttempt, objectCallOf } from './attempt.ts';
-import { answerMediumOfPart, chatMessages, finishReasonOf, chargedCostUsd, modelVersionOf, servedByOf, offeredTools, providerApprovalAnswersOfPrompt, providerCall, responseOf, toolOutputValue, tokenCounts } from './messages.ts';
+import { answerMediumOfPart, chatMessages, finishReasonOf, chargedCostUsd, modelVersionOf, servedByOf, failedUpstreamsOf, offeredTools, providerApprovalAnswersOfPrompt, providerCall, responseOf, toolOutputValue, tokenCounts } from './messages.ts';
 import { isRecord } from '../../shared/record.ts';
 import { AdapterCore, type AgentRun, type ApiCall, type RequestParts, type ResponseParts } from '../core/run.ts';
 import type { AdapterOptions } from '../core/options.ts';
@@ -86,6 +86,7 @@ class StreamedResponse {
   id: string | undefined;
   costUsd: number | undefined;
   servedBy: string | undefined;
+  failedUpstreams: string[] | undefined;
   error: unknown;
 
   see(part: Part): void {
@@ -126,6 +127,7 @@ class StreamedResponse {
         this.finishReason = finishReasonOf(part.finishReason);
         this.costUsd = chargedCostUsd(part.providerMetadata, part.usage);
         this.servedBy = servedByOf(part.providerMetadata) ?? this.servedBy;
+        this.failedUpstreams = failedUpstreamsOf(part.providerMetadata);
         break;
       case 'error':
         this.error ??= part.error;
@@ -145,6 +147,7 @@ class StreamedResponse {
       id: this.id,
       ...(this.costUsd === undefined ? {} : { costUsd: this.costUsd }),
       ...(this.servedBy === undefined ? {} : { servedBy: this.servedBy }),
+      ...(this.failedUpstreams === undefined ? {} : { failedUpstreams: this.failedUpstreams }),
     };
   }
 }
