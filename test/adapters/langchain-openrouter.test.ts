@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AIMessage, BaseMessage } from '@langchain/core/messages';
 import { tool } from '@langchain/core/tools';
 import { ChatOpenAI } from '@langchain/openai';
+import { ChatOpenRouter } from '@langchain/openrouter';
 import { createAgent } from 'langchain';
 import * as z from 'zod';
 import { NemoRelayCallbackHandler } from '../../src/adapters/langchain/index.ts';
@@ -131,6 +132,47 @@ describe('LangChain ChatOpenAI through OpenRouter', () => {
       const report = reportOf(messages, true);
       expect(report.servedBy).toEqual(['Anthropic', 'Amazon Bedrock']);
       await checkOpenRouterRun(recorded, api, report, { tool: TOOL, sessionModel: false });
+      await sameOnNative(recorded);
+    });
+  }
+});
+
+// LangChain's own OpenRouter package (`@langchain/openrouter`'s ChatOpenRouter, as its README writes it, the base URL
+// the loopback's): it reads OpenRouter's `reasoning` and names the provider `openrouter`, but keeps neither the raw
+// response nor OpenRouter's `provider`: the program cannot read who served a call, and the step has no `served_by`.
+describe('LangChain ChatOpenRouter (@langchain/openrouter)', () => {
+  for (const streamed of [false, true]) {
+    it(`createAgent ${streamed ? 'streamed' : 'invoked'}: steps, tokens, reasoning and the cost OpenRouter charged; no served_by, which it does not keep`, async () => {
+      const api = server.serve(streamed, TOOL);
+      const recorded = recordedPlugin(`openrouter-chatopenrouter-${streamed ? 'stream' : 'invoke'}`);
+      const model = new ChatOpenRouter({ model: ASKED, apiKey: 'sk-or-v1-test-not-a-key', baseURL: server.url });
+      const agent = createAgent({ model, tools: [getWeather], name: 'weather_agent' });
+      const input = { messages: [{ role: 'user', content: PROMPT }] };
+      const config = { callbacks: [new NemoRelayCallbackHandler(recorded.hooks)] };
+      let messages: BaseMessage[] = [];
+      if (!streamed) messages = (await agent.invoke(input, config)).messages;
+      else for await (const [mode, value] of await agent.stream(input, { ...config, streamMode: ['messages', 'values'] })) if (mode === 'values') messages = value.messages;
+
+      expect(api.requests.map((request) => request.body.stream ?? false)).toEqual([streamed, streamed]);
+      const answers = messages.filter((message): message is AIMessage => message.getType() === 'ai');
+      expect(answers.at(-1)?.content).toBe('It is sunny in Paris, 21°C.');
+      // What the program can read of each answer: no raw response, no `provider` of OpenRouter's anywhere.
+      expect(answers.map((message) => [message.additional_kwargs.__raw_response, JSON.stringify(message).includes('Amazon Bedrock')])).toEqual([
+        [undefined, false],
+        [undefined, false],
+      ]);
+      const report = {
+        tokens: answers.map((message) => [message.usage_metadata?.input_tokens, message.usage_metadata?.output_tokens] as const),
+        cached: answers.map((message) => (message.usage_metadata?.input_token_details?.cache_read ?? 0) + (message.usage_metadata?.input_token_details?.cache_creation ?? 0)),
+        reasoningTokens: answers.map((message) => message.usage_metadata?.output_token_details?.reasoning),
+        provider: 'openrouter',
+        servedBy: [undefined, undefined],
+      };
+      expect(answers.map((message) => message.contentBlocks.filter((block) => block.type === 'reasoning').map((block) => block.reasoning).join(''))).toEqual([REASONING, '']);
+      // Streamed, it keeps no model of OpenRouter's either (its chunks' metadata name only the provider): each step
+      // names the model asked, which is all the program can read.
+      expect(answers.map((message) => JSON.stringify(message).includes(ANSWERED))).toEqual([!streamed, !streamed]);
+      await checkOpenRouterRun(recorded, api, report, { tool: TOOL, sessionModel: false, ...(streamed ? { answeredModel: ASKED } : {}) });
       await sameOnNative(recorded);
     });
   }
