@@ -20,6 +20,7 @@
 //     second such file in the same process would talk to the first file's
 //     fake API.
 export const NATIVE_SHARED = [
+  'test/plugin/host-program.test.ts',
   'test/adapters/ai-sdk/chat-route.test.ts',
   'test/adapters/mcp/sampling-in-process.test.ts',
   'test/adapters/mcp/sampling-langchain.test.ts',
