@@ -175,6 +175,11 @@ describe.each(backends())('a host that emits the hooks as the docs say (%s)', (b
     const ls = atof.find((event) => event.kind === 'scope' && event.scope_category === 'start' && event.name === 'ls')!;
     expect(ls.data).toEqual({ dir: '.', token: '[redacted]' });
     expect(ls.metadata).toMatchObject({ tool_call_id: 'call_ls', api_request_id: 'turn-1:api:1' });
+    // docs/hosts/middleware.md: the rewritten arguments are recorded, the trace of who rewrote them is not.
+    const emitted = recorded.log.find((entry) => entry.hook === 'pre_tool_call' && entry.payload.tool_call_id === 'call_ls')!;
+    expect(emitted.payload.middleware_trace).toEqual([expect.objectContaining({ reason: 'no secrets' })]);
+    expect(JSON.stringify(atof)).not.toContain('no secrets');
+    expect(JSON.stringify(doc)).not.toContain('no secrets');
     const marks = atof.filter((event) => event.kind === 'mark').map((event) => [event.name, event.metadata?.tool_call_id ?? null]);
     expect(marks).toEqual(expect.arrayContaining([
       ['hermes.approval.request', 'call_rm'],
