@@ -163,7 +163,7 @@ describe('resolveBackend', () => {
         throw new Error('logger');
       },
     };
-    const result = await resolve('native', { env: {}, logger: throwingLogger, runtime: 'node', nativeLoader: () => Promise.reject(new Error('late failure')) });
+    const result = await resolve('native', { env: {}, logger: throwingLogger, nativeLoader: () => Promise.reject(new Error('late failure')) });
     expect(result.kind).toBe('off');
     expect(result.reason).toContain('late failure');
   });
