@@ -4,7 +4,7 @@
  * | choice      | Node                                   | Bun / Deno / unknown |
  * | ----------- | -------------------------------------- | -------------------- |
  * | `"auto"`    | native if it loads, else memory        | memory               |
- * | `"native"`  | native; if it cannot load: off + one warning | native; if it cannot load: memory + one warning |
+ * | `"native"`  | native; if it cannot load: off + one warning | same           |
  * | `"memory"`  | memory                                 | memory               |
  * | `"off"`     | off (drops everything)                 | off                  |
  * | a backend   | that backend (`kind: "custom"`)        | same                 |
@@ -87,13 +87,6 @@ export async function resolveBackend(choice: BackendChoice, options: ResolveBack
     if (effective === 'native') {
       const loaded = await tryNative(options, logger);
       if (loaded.backend !== undefined) return resolvedNative(loaded.backend, `${via}native relay requested`);
-      if (runtime !== 'node') {
-        // Off Node native is an opt-in that a missing Deno permission or binary defeats; the in-memory relay writes
-        // native's bytes, so the host keeps its telemetry and one warning says what to fix.
-        const reason = `${via}native relay requested but unavailable on ${runtime} (${loaded.why}); using the in-memory relay`;
-        safeLog(logger, 'warn', reason);
-        return resolvedMemory(reason, logger);
-      }
       const reason = `${via}native relay requested but unavailable on ${runtime} (${loaded.why}); telemetry is OFF`;
       safeLog(logger, 'warn', reason);
       return resolvedOff(reason);

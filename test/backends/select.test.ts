@@ -83,20 +83,6 @@ describe('resolveBackend', () => {
     expect(result.backend.stats?.()).toEqual({ events: 0, errors: 0, dropped: 4 });
   });
 
-  it.each(['bun', 'deno'] as const)('fails open to memory with one warning when native was asked for on %s and cannot load', async (runtime) => {
-    const logger = recordingLogger();
-    const result = await resolve('native', { env: {}, logger, runtime, nativeLoader: failingNative });
-    expect(result.kind).toBe('memory');
-    expect(result.backend.kind).toBe('memory');
-    expect(result.reason).toBe(
-      `native relay requested but unavailable on ${runtime} (nemo-relay-node, an optional peer dependency, is not installed); using the in-memory relay`,
-    );
-    expect(logger.lines).toEqual([{ level: 'warn', message: result.reason }]);
-    // It records: a scope pushed and popped is two events, nothing dropped.
-    result.backend.popScope(result.backend.pushScope({ name: 's', category: 'agent' }));
-    expect(result.backend.stats?.()).toMatchObject({ events: 2, dropped: 0 });
-  });
-
   it('gives memory and off when asked for', async () => {
     expect((await resolve('memory', { env: {} })).kind).toBe('memory');
     const off = await resolve('off', { env: {} });

@@ -79,25 +79,4 @@ describe("README.md's Deno permissions", () => {
       rmSync(run.cwd, { recursive: true, force: true });
     }
   });
-
-  it("asked for native, without native's flags, records on the in-memory relay and says why in one line", async () => {
-    const native = host.replace('createNemoRelayPlugin()', "createNemoRelayPlugin({ backend: 'native' })");
-    expect(native).not.toBe(host);
-    const run = await runSnippet(native, 'deno', 'deno-flags-native', userEnv({ NO_COLOR: '1' }), pluginFlags);
-    try {
-      expect(run.status, run.stderr).toBe(0);
-      expect(run.stderr).toMatch(/native relay requested but unavailable on deno \(Deno denied a permission .*\); using the in-memory relay/);
-      expect(run.stderr).not.toMatch(/telemetry is OFF/);
-      const folder = path.join(run.cwd, 'nemo-relay-output');
-      expect(readdirSync(folder).sort()).toEqual(['snippet-atif-s1.json', 'snippet-atof.jsonl']);
-      const trajectory = JSON.parse(readFileSync(path.join(folder, 'snippet-atif-s1.json'), 'utf8'));
-      expect(validateAtif(trajectory)).toEqual([]);
-      expect(trajectory.steps.map((step: { source: string; message: unknown }) => [step.source, step.message])).toEqual([
-        ['user', 'Hi'],
-        ['agent', 'Hello!'],
-      ]);
-    } finally {
-      rmSync(run.cwd, { recursive: true, force: true });
-    }
-  });
 });
