@@ -38,6 +38,7 @@ export const NATIVE_SHARED = [
   'test/adapters/langchain-providers.test.ts',
   'test/adapters/xai.test.ts',
   'test/adapters/langchain-shapes.test.ts',
+  'test/adapters/langchain-global.test.ts',
   'test/adapters/ai-sdk/ollama.test.ts',
   'test/adapters/ai-sdk/openai-compatible.test.ts',
   'test/adapters/ai-sdk/more-providers.test.ts',
