@@ -5,7 +5,9 @@
 // instrumented; both must write the same hooks and the same trajectory, held to what the program got. Then what only
 // the global handler does: the selection `llmToolSelectorMiddleware` makes with `callbacks: []`, a run given the
 // handler anyway (recorded once), the scope of an async context, and `uninstall()`.
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ChatAnthropic } from '@langchain/anthropic';
 import { ChatOpenAI } from '@langchain/openai';
@@ -22,6 +24,7 @@ import * as z from 'zod';
 import { instrumentLangChain, NemoRelayCallbackHandler } from '../../src/adapters/langchain/index.ts';
 import { validateAtif } from '../../src/formats/atif/validate.ts';
 import { runtime } from '../support/child.ts';
+import { repoRoot, runSnippet, SNIPPET_RUNTIMES, tsSnippets, userEnv } from '../support/doc-snippets.ts';
 import { providersOnLoopback } from '../support/provider-loopback.ts';
 import { anthropicError, anthropicMessage, chatCompletion, chatCompletionStream, openAiResponse, scriptedFetch, type WireReply } from '../support/provider-wire.ts';
 import { expectNothingLost, recordedPlugin, type AtifDoc, type Recorded } from './support.ts';
@@ -331,6 +334,30 @@ describe('what only the global handler does', () => {
     expect(await questions(theirs)).toEqual(['theirs: directly', ...served('theirs'), 'theirs: from a timer']);
   });
 
+  it('called inside a function: the rest of the function records, and its caller only when the call came before the function’s first `await`', async () => {
+    const storage = AsyncLocalStorageProviderSingleton.getInstance();
+    const ask = async (question: string) => {
+      const { fetch } = scriptedFetch([chatCompletion({ id: 'chatcmpl-f', model: GPT, content: 'Yes.', usage: { prompt_tokens: 6, completion_tokens: 1 } })]);
+      await openai(fetch).invoke(question);
+    };
+    const questionsOf = async (recorded: Recorded) => (await recordingOf(recorded)).atif.map((doc) => userSteps(doc)[0]).sort();
+    for (const awaitFirst of [true, false]) {
+      const recorded = recordedPlugin(`lc-global-in-function-${awaitFirst}`);
+      let uninstall = () => undefined as void;
+      await storage.run({}, async () => {
+        const setUp = async () => {
+          if (awaitFirst) await Promise.resolve();
+          uninstall = instrumentLangChain(recorded.hooks);
+          await ask('in the function');
+        };
+        await setUp();
+        await ask('in its caller');
+      });
+      uninstall();
+      expect(await questionsOf(recorded), `instrumentLangChain ${awaitFirst ? 'after' : 'before'} an await`).toEqual(awaitFirst ? ['in the function'] : ['in its caller', 'in the function']);
+    }
+  });
+
   it('uninstall(): a run under way finishes recording, the thread it kept open closes, a later run is not recorded', async () => {
     const recorded = recordedPlugin('lc-global-uninstall');
     const uninstall = instrumentLangChain(recorded.hooks);
@@ -372,3 +399,38 @@ describe('what only the global handler does', () => {
   });
 });
 
+
+describe('docs/adapters/langchain.md, "Without `callbacks`"', () => {
+  const providers = providersOnLoopback();
+  const snippet = tsSnippets(readFileSync(path.join(repoRoot, 'docs/adapters/langchain.md'), 'utf8')).find((code) => code.includes('instrumentLangChain(hooks);'));
+  for (const runtime of SNIPPET_RUNTIMES) {
+    it(`its snippet runs as written on ${runtime} (instrumentLangChain at the top level, no callbacks) and records the turn and the selection`, async () => {
+      if (snippet === undefined) expect.fail('the page has no snippet calling instrumentLangChain(hooks)');
+      const { requests } = providers.serve([
+        chatCompletion({ id: 'chatcmpl-sel', model: SELECTOR, content: '{"tools":["get_weather"]}', usage: { prompt_tokens: 96, completion_tokens: 8 } }),
+        openAiResponse({ id: 'resp_01', model: GPT, text: 'It is sunny in Paris.', usage: { prompt_tokens: 120, completion_tokens: 11 } }),
+      ]);
+      const result = await runSnippet(snippet, runtime, 'langchain-global', userEnv({ OPENAI_API_KEY: 'sk-test-not-a-key', OPENAI_BASE_URL: `${providers.url}/v1`, NO_COLOR: '1' }));
+      try {
+        expect(result.status, `${result.stdout}\n${result.stderr}`).toBe(0);
+        expect(result.stdout).toContain('It is sunny in Paris.');
+        expect(requests.map((r) => [new URL(r.url).pathname, r.body.model, (r.body.tools ?? []).map((t: AtifDoc) => t.name ?? t.function?.name)])).toEqual([
+          ['/v1/chat/completions', 'gpt-4o-mini', []],
+          ['/v1/responses', 'gpt-4.1', ['get_weather']],
+        ]);
+        const files = readdirSync(path.join(result.cwd, 'trajectories'));
+        expect(files).toHaveLength(1);
+        const doc = JSON.parse(readFileSync(path.join(result.cwd, 'trajectories', files[0]!), 'utf8')) as AtifDoc;
+        expect(validateAtif(doc)).toEqual([]);
+        expect(doc.session_id).toBe('user-42');
+        expect(userSteps(doc)).toEqual(['What is the weather in Paris?']);
+        expect(agentSteps(doc).map((step) => [step.model_name, step.message])).toEqual([[GPT, 'It is sunny in Paris.']]);
+        expect(recordedCounts(doc)).toEqual([[120, 11]]);
+        const children = doc.subagent_trajectories as AtifDoc[];
+        expect(children.map((child) => [child.agent.name, agentSteps(child).map((step) => step.model_name), recordedCounts(child)])).toEqual([['llmToolSelector', [SELECTOR], [[96, 8]]]]);
+      } finally {
+        rmSync(result.cwd, { recursive: true, force: true });
+      }
+    }, 130_000);
+  }
+});
