@@ -400,6 +400,33 @@ describe('what only the global handler does', () => {
 });
 
 
+describe('importing nemo-relay-hooks/langchain gives LangChain its AsyncLocalStorage, as langchain and @langchain/langgraph do', () => {
+  // A program of @langchain/core alone (no langchain, no LangGraph): a model a RunnableLambda invokes without passing
+  // its config. Run in a process of its own: this one already imported LangGraph.
+  const program = (withAdapter: boolean) => `
+import { RunnableLambda } from '@langchain/core/runnables';
+import { BaseCallbackHandler } from '@langchain/core/callbacks/base';
+import { FakeListChatModel } from '@langchain/core/utils/testing';
+${withAdapter ? "import 'nemo-relay-hooks/langchain';" : ''}
+const heard = [];
+class Listener extends BaseCallbackHandler { name = 'listener'; handleChatModelStart() { heard.push('model'); } }
+const model = new FakeListChatModel({ responses: ['hi'] });
+const chain = RunnableLambda.from(async (text) => (await model.invoke(text)).content);
+await chain.invoke('hello', { callbacks: [new Listener()] });
+console.log(JSON.stringify({ storage: globalThis[Symbol.for('ls:tracing_async_local_storage')] !== undefined, heard }));
+`;
+  it(`on ${runtime}: a model invoked inside a runnable without its config is then told to the runnable's callbacks`, async () => {
+    const outcome = async (withAdapter: boolean) => {
+      const result = await runSnippet(program(withAdapter), runtime, 'langchain-storage', userEnv({ NO_COLOR: '1' }));
+      rmSync(result.cwd, { recursive: true, force: true });
+      expect(result.status, result.stderr).toBe(0);
+      return JSON.parse(result.stdout.trim().split('\n').at(-1)!);
+    };
+    expect(await outcome(false)).toEqual({ storage: false, heard: [] });
+    expect(await outcome(true)).toEqual({ storage: true, heard: ['model'] });
+  }, 130_000);
+});
+
 describe('docs/adapters/langchain.md, "Without `callbacks`"', () => {
   const providers = providersOnLoopback();
   const snippet = tsSnippets(readFileSync(path.join(repoRoot, 'docs/adapters/langchain.md'), 'utf8')).find((code) => code.includes('instrumentLangChain(hooks);'));
