@@ -121,7 +121,7 @@ describe('wrapClaudeAgentSdk: query options no other suite runs', () => {
       await sameOnNative(recorded);
     }, 180_000);
 
-    it(`toolAliases: a call the model made to Bash that the alias routed to an MCP tool is recorded as the model made it, with the MCP tool's result; no Bash ran (${backend} backend)`, async () => {
+    it(`toolAliases: a call the model made to Bash that the alias routed to an MCP tool is recorded as the model made it, with the MCP tool's result and the MCP tool named as the one that ran; no Bash ran (${backend} backend)`, async () => {
       const { mock, env, home } = await offlineApi((request) =>
         request.assistantTurns === 0
           ? { blocks: [{ type: 'text', text: 'Touching it.' }, { type: 'tool_use', id: 'toolu_alias', name: 'Bash', input: { command: 'touch aliased.txt', description: 'Touch a file' } }], usage: { input: 30, output: 8, cacheRead: 4 }, model: dated(MAIN) }
@@ -171,6 +171,10 @@ describe('wrapClaudeAgentSdk: query options no other suite runs', () => {
       expect(JSON.stringify(mock.requests[1]!.body.messages)).toContain('"name":"Bash"');
       expect(toolEnds(recorded.log)).toEqual({ toolu_alias: ['ok', 'remote ran: touch aliased.txt'] });
       expect(observations(doc).get('toolu_alias')!.content).toBe('remote ran: touch aliased.txt');
+      // Which tool ran, as the CLI's hook named it: the call's end says it beside the name the model called.
+      const end = recorded.log.find((entry) => entry.hook === 'post_tool_call' && entry.payload.tool_call_id === 'toolu_alias')!.payload;
+      expect([end.tool_name, end.routed_to]).toEqual(['Bash', 'mcp__workspace__bash']);
+      expect(observations(doc).get('toolu_alias')!.extra.metadata).toMatchObject({ status: 'ok', routed_to: 'mcp__workspace__bash' });
       expect(agentSteps(doc)).toEqual([
         [dated(MAIN), 'Touching it.', ['toolu_alias']],
         [dated(MAIN), 'Done remotely.', []],

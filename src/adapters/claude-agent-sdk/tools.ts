@@ -58,6 +58,8 @@ export type Approval =
 interface ToolState {
   readonly id: string;
   name?: string;
+  /** The tool the CLI's hooks name: the alias's target when `toolAliases` routed the model's call (`name`) elsewhere. */
+  hookName?: string;
   input?: unknown;
   /** `PostToolUse`'s `tool_response`: the tool's own output, before it was rendered for the model. */
   response?: unknown;
@@ -106,7 +108,8 @@ export class ToolBook {
   announced(id: string, name: unknown, input: unknown): void {
     const state = this.#state(id);
     state.begun = true;
-    state.name ??= nonEmptyString(name);
+    state.hookName ??= nonEmptyString(name);
+    state.name ??= state.hookName;
     if (state.input === undefined) state.input = input;
   }
 
@@ -183,21 +186,23 @@ export class ToolBook {
     this.#tools.delete(state.id);
     this.#ended.add(state.id);
     const run = state.run!;
+    // `toolAliases` routed the call: the model's name stays the call's, and the tool that ran is said beside it.
+    const routedTo = state.hookName !== undefined && state.hookName !== state.name ? state.hookName : undefined;
     if (outcome.serverTrajectory !== undefined) {
       const host = { session_id: run.sessionId, turn_id: run.ids.turn_id, tool_call_id: state.id, ...(state.name !== undefined ? { tool_name: state.name } : {}) };
       referenceServerTrajectory(run.core.hooks, host, outcome.serverTrajectory, outcome.failed);
     }
     if (!outcome.failed) {
-      run.toolEnd(state.id, { result: resultText(outcome.result), name: state.name });
+      run.toolEnd(state.id, { result: resultText(outcome.result), name: state.name, routedTo });
       return;
     }
     if (state.denied !== undefined) {
-      run.toolEnd(state.id, { denied: outcome.error ?? state.denied, name: state.name });
+      run.toolEnd(state.id, { denied: outcome.error ?? state.denied, name: state.name, routedTo });
       return;
     }
     const error = new Error(outcome.error ?? (outcome.interrupted === true ? 'interrupted' : 'tool failed'));
     error.name = outcome.errorType ?? (outcome.interrupted === true ? 'Interrupted' : 'ToolError');
-    run.toolEnd(state.id, { error, result: outcome.error, name: state.name });
+    run.toolEnd(state.id, { error, result: outcome.error, name: state.name, routedTo });
   }
 
   /** A recorded call still open ends: denied when it was, with the tool's output when it returned, else interrupted (`text`). */
