@@ -194,6 +194,8 @@ export class SubAgent {
     // Stopped (interrupt(), or the task killed): the calls it left running end interrupted, the same whenever the CLI
     // writes its own answer for them into the transcript (see #results).
     if (this.stop.status === 'interrupted') tools.interruptOpen(run, 'the sub-agent was stopped before the tool returned');
+    // Calls whose streamed error result the transcript never confirmed or corrected end as the stream said.
+    tools.settle(run);
     run.end(this.stop.status, this.stop.summary ?? this.summary ?? this.#lastText);
     this.#forget();
   }

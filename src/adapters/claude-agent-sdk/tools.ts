@@ -35,6 +35,12 @@ export interface ToolOutcome {
   readonly serverTrajectory?: TrajectoryRef;
   /** The call ends at its `tool_result` (or when the query or its agent ends), which may add `serverTrajectory`. */
   readonly awaitsResult?: boolean;
+  /**
+   * A sub-agent's error result as the stream shows it, which does not say whether the call was cut
+   * (`non_execution_kind` is the main agent's only): the record of it in the sub-agent's transcript, read later,
+   * does (`toolDenialKind`), and replaces it. It stands when the transcript never says (see `settle`).
+   */
+  readonly provisional?: boolean;
 }
 
 /**
@@ -132,7 +138,7 @@ export class ToolBook {
     if (AGENT_TOOLS.has(name)) this.#agentCalls.set(id, run);
     run.toolStart({ id, name, arguments: args ?? state.input ?? {} }, apiRequestId);
     this.#flushApprovals(state);
-    if (state.outcome !== undefined && state.outcome.awaitsResult !== true) this.#end(state);
+    if (state.outcome !== undefined && !awaiting(state.outcome)) this.#end(state);
   }
 
   /**
@@ -151,9 +157,11 @@ export class ToolBook {
   ended(id: string, outcome: ToolOutcome): void {
     const state = this.#state(id);
     const first = state.outcome;
-    if (first !== undefined && first.awaitsResult !== true) return;
-    state.outcome = first === undefined ? outcome : { ...first, awaitsResult: false, ...(outcome.serverTrajectory !== undefined ? { serverTrajectory: outcome.serverTrajectory } : {}) };
-    if (state.run !== undefined && state.outcome.awaitsResult !== true) this.#end(state);
+    if (first !== undefined && !awaiting(first)) return;
+    // The transcript's word on a sub-agent's call replaces the stream's (keeping the server trajectory it named).
+    if (first === undefined || first.provisional === true) state.outcome = first?.serverTrajectory !== undefined && outcome.serverTrajectory === undefined ? { ...outcome, serverTrajectory: first.serverTrajectory } : outcome;
+    else state.outcome = { ...first, awaitsResult: false, ...(outcome.serverTrajectory !== undefined ? { serverTrajectory: outcome.serverTrajectory } : {}) };
+    if (state.run !== undefined && !awaiting(state.outcome)) this.#end(state);
   }
 
   /** Whether a denial of this call was already recorded (by the caller's callback or hook, before the CLI reports it). */
@@ -221,6 +229,14 @@ export class ToolBook {
     }
   }
 
+  /**
+   * A sub-agent ended: its calls still waiting for the transcript's word on a streamed error result end as the stream
+   * said (a tool error), so none outlives its agent.
+   */
+  settle(run: AgentRun): void {
+    for (const state of [...this.#tools.values()]) if (state.run === run && !state.ended && state.outcome?.provisional === true) this.#end(state);
+  }
+
   /** These calls get no result (`text` says why): those recorded end as they stand, the others are forgotten. */
   abandon(ids: readonly string[], text: string): void {
     for (const id of ids) {
@@ -250,6 +266,11 @@ export class ToolBook {
   get size(): number {
     return this.#tools.size;
   }
+}
+
+/** An outcome that does not end its call yet: it waits for the call's `tool_result`, or for the transcript's word. */
+function awaiting(outcome: ToolOutcome): boolean {
+  return outcome.awaitsResult === true || outcome.provisional === true;
 }
 
 /**
