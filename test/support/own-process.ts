@@ -77,6 +77,8 @@ export const NATIVE_SHARED = [
   'test/adapters/langgraph-functional.test.ts',
   'test/adapters/langgraph-supervisor.test.ts',
   'test/adapters/langchain-gemini.test.ts',
+  'test/adapters/langchain-gemini-tools.test.ts',
+  'test/adapters/ai-sdk/gemini-tools.test.ts',
   'test/adapters/mcp/agents-is-error.test.ts',
   'test/adapters/mcp/random-cross-process.test.ts',
   'test/adapters/mcp/rerun-same-folder.test.ts',
