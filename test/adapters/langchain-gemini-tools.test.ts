@@ -9,10 +9,15 @@
 // `executableCode` / `codeExecutionResult` blocks (code Gemini ran: calls the provider ran, a failed run failed), and
 // the tokens: what LangChain's `usage_metadata` says of the input, the output and the total, the cache read once.
 // What Gemini counted beyond them (its tools' input and its thoughts, which nothing LangChain keeps tells apart) is
-// neither's. Memory and native write the same files.
+// neither's. ChatVertexAI (`@langchain/google-vertexai`) with Google Search: the same calls; google-common counts the
+// thoughts in its output and Gemini's total, so what the total counts beyond its input and output is the tools' input,
+// which is the prompt's. Memory and native write the same files.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChatGoogleGenerativeAI } from '@langchain/google-genai';
+import { ChatVertexAI } from '@langchain/google-vertexai';
 import { AIMessage, AIMessageChunk, type BaseMessage } from '@langchain/core/messages';
+import type { BaseLanguageModelInput } from '@langchain/core/language_models/base';
+import type { Runnable } from '@langchain/core/runnables';
 import { createAgent } from 'langchain';
 import { NemoRelayCallbackHandler } from '../../src/adapters/langchain/index.ts';
 import { loopbackApi } from '../support/doc-snippets.ts';
@@ -73,7 +78,7 @@ type Usage = { input_tokens: number; output_tokens: number; total_tokens: number
 const recordedCounts = (step: Step): unknown[] => [step.metrics.prompt_tokens, step.metrics.completion_tokens, step.metrics.cached_tokens ?? 0, step.metrics.extra?.total_tokens, step.metrics.extra?.completion_tokens_details?.reasoning_tokens];
 
 /** `model.invoke()`, or `model.stream()` with the chunks merged, as the program reads the answer. */
-async function ask(model: { invoke: ChatGoogleGenerativeAI['invoke']; stream: ChatGoogleGenerativeAI['stream'] }, mode: 'invoke' | 'stream', prompt: string, config: object): Promise<{ answer: AIMessage | AIMessageChunk; chunks: number }> {
+async function ask(model: Runnable<BaseLanguageModelInput, AIMessageChunk, any>, mode: 'invoke' | 'stream', prompt: string, config: object): Promise<{ answer: AIMessage | AIMessageChunk; chunks: number }> {
   if (mode === 'invoke') return { answer: await model.invoke(prompt, config), chunks: 1 };
   let merged: AIMessageChunk | undefined;
   let chunks = 0;
@@ -192,6 +197,42 @@ describe('ChatGoogleGenerativeAI with Gemini\'s own tools, through the LangChain
         [90, 8, 0, 90 + 210 + 33 + 8, undefined],
         [140, 7, 0, 147, undefined],
       ]);
+      await sameOnNative(recorded);
+    });
+  }
+
+  for (const mode of ['invoke', 'stream'] as const) {
+    it(`ChatVertexAI.${mode}() with Google Search and URL context: the same calls, and the tools' input in the prompt`, async () => {
+      // Vertex's stream without alt=sse is one JSON array of the responses; ChatVertexAI keeps the fetch it was built with.
+      const reply = geminiSse(GROUNDED);
+      wire = scriptedFetch([mode === 'stream' ? { json: reply.sse!.map((frame) => frame.data) } : geminiJson(GROUNDED)]);
+      const saved = globalThis.fetch;
+      globalThis.fetch = wire.fetch;
+      let model;
+      try {
+        model = new ChatVertexAI({ model: MODEL, apiKey: 'vertex-test-not-a-key', maxRetries: 0 }).bindTools([{ googleSearch: {} }, { urlContext: {} }] as never);
+      } finally {
+        globalThis.fetch = saved;
+      }
+      const recorded = recordedPlugin(`lc-vertex-grounded-${mode}`);
+      const { answer } = await ask(model, mode, `What is the weather in Paris today? See ${PAGE}`, { callbacks: [new NemoRelayCallbackHandler(recorded.hooks)] });
+      expect(new URL(wire.requests[0]!.url).pathname.endsWith(mode === 'stream' ? ':streamGenerateContent' : ':generateContent')).toBe(true);
+      expect(wire.requests[0]!.body.tools).toEqual([{ googleSearch: {} }, { urlContext: {} }]);
+      expect(answer.text).toBe('Paris is sunny today, 21°C. The page agrees.');
+      const usage = answer.usage_metadata as Usage & { output_token_details?: { reasoning?: number } };
+      // google-common: promptTokenCount in, candidates and thoughts out, Gemini's total: the 380 the tools read only in the total.
+      expect([usage.input_tokens, usage.output_tokens, usage.total_tokens, usage.output_token_details?.reasoning]).toEqual([52, 14 + 71, 52 + 380 + 14 + 71, 71]);
+
+      const { agent } = await finishedRun(recorded);
+      const [step] = agent as Step[];
+      expect(step!.message).toBe(answer.text);
+      expect((step!.tool_calls as Step[]).map((call) => [call.tool_call_id, call.function_name, call.arguments, call.extra?.provider_executed])).toEqual([
+        [`${answer.id}:google_search`, 'google_search', { queries: ['Paris weather today', 'Paris forecast'] }, true],
+        [`${answer.id}:url_context`, 'url_context', { urls: [PAGE] }, true],
+      ]);
+      expect(step!.tool_calls[0].extra.provider_result.groundingChunks.map((chunk: any) => chunk.web.uri)).toEqual(FOUND.map((page) => page.uri));
+      // What Gemini billed: the tools' input is prompt, the thoughts completion and reasoning.
+      expect(recordedCounts(step!)).toEqual([52 + 380, 14 + 71, 16, 52 + 380 + 14 + 71, 71]);
       await sameOnNative(recorded);
     });
   }

@@ -218,7 +218,12 @@ export interface RunSeen {
  */
 function usageOf(message: Loose, llmOutput: Loose, wire: Loose | undefined, seen: RunSeen, info: Loose): ProviderUsage | undefined {
   if (isRecord(message.usage_metadata)) {
-    const usage = seen.provider === GEMINI ? geminiUsage(message.usage_metadata, seen.chunks ?? 0, geminiToolsRan(message, info)) : withWireCounts(message.usage_metadata, wire);
+    const usage =
+      seen.provider === GEMINI
+        ? geminiUsage(message.usage_metadata, seen.chunks ?? 0, geminiToolsRan(message, info))
+        : seen.provider === VERTEX
+          ? vertexUsage(message.usage_metadata)
+          : withWireCounts(message.usage_metadata, wire);
     return { shape: 'langchain', usage };
   }
   const usage = isRecord(llmOutput.tokenUsage) ? llmOutput.tokenUsage : isRecord(llmOutput.token_usage) ? llmOutput.token_usage : groqStreamedUsage(message);
@@ -227,15 +232,36 @@ function usageOf(message: Loose, llmOutput: Loose, wire: Loose | undefined, seen
 
 /** The provider ChatGoogleGenerativeAI (`@langchain/google-genai`) names. */
 const GEMINI = 'google_genai';
+/** The provider ChatVertexAI (`@langchain/google-vertexai`, on google-common) names. */
+const VERTEX = 'google_vertexai';
 
 /**
- * The candidate's metadata of Gemini's own tools, where ChatGoogleGenerativeAI keeps it: the generation's info (the
+ * ChatVertexAI's `usage_metadata` with the input Gemini's own tools read. google-common counts the thoughts in
+ * `output_tokens` (`candidatesTokenCount` + `thoughtsTokenCount`) and takes `totalTokenCount` as `total_tokens`, but
+ * `promptTokenCount` alone as `input_tokens`: what the total counts beyond the two is `toolUsePromptTokenCount` (the
+ * search results, pages and code results Gemini read, billed as input), which it keeps nowhere else.
+ */
+function vertexUsage(usage: Loose): Loose {
+  const input = tokenCount(usage.input_tokens);
+  const output = tokenCount(usage.output_tokens);
+  const total = tokenCount(usage.total_tokens);
+  const toolUse = input !== undefined && output !== undefined && total !== undefined ? total - input - output : 0;
+  return toolUse > 0 ? { ...usage, input_tokens: input! + toolUse } : usage;
+}
+
+/**
+ * The candidate's metadata of Gemini's own tools, where the LangChain packages keep it: the generation's info (the
  * candidate's fields), which LangChain also puts in the message's `response_metadata` unless a graph streamed the
- * call (its `messages` stream: the merged chunks' info only).
+ * call (its `messages` stream: the merged chunks' info only). ChatGoogleGenerativeAI names them as Gemini does;
+ * ChatVertexAI (google-common) `grounding_metadata` and `url_context_metadata`, and `groundingMetadata` too when
+ * invoked.
  */
 function geminiMetadataOf(message: Loose, info: Loose): { groundingMetadata?: unknown; urlContextMetadata?: unknown } {
   const metadata = isRecord(message.response_metadata) ? message.response_metadata : {};
-  return { groundingMetadata: metadata.groundingMetadata ?? info.groundingMetadata, urlContextMetadata: metadata.urlContextMetadata ?? info.urlContextMetadata };
+  return {
+    groundingMetadata: metadata.groundingMetadata ?? info.groundingMetadata ?? metadata.grounding_metadata ?? info.grounding_metadata,
+    urlContextMetadata: metadata.urlContextMetadata ?? info.urlContextMetadata ?? metadata.url_context_metadata ?? info.url_context_metadata,
+  };
 }
 
 /**
