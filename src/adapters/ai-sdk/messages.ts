@@ -5,7 +5,7 @@
  */
 
 import type { ResponseParts } from '../core/run.ts';
-import { completionServedBy, gatewayServedBy } from '../core/upstream.ts';
+import { completionServedBy, gatewayFailedUpstreams, gatewayServedBy } from '../core/upstream.ts';
 import { chargedUsd, usageCostUsd, xaiTicksUsd, type ProviderUsage } from '../../formats/usage.ts';
 import type { AnswerMedium, CallOfTool, ChatMessage, OfferedTool } from '../core/shapes.ts';
 import { assistantMessage, changedArgs, geminiGroundingCalls, hostedCall, newProviderApprovalAnswers, providerApprovalCall, textOfParts, recordedText, recordedValue, type ProviderApprovalAnswer } from '../core/shapes.ts';
@@ -258,11 +258,18 @@ export function groundingCallsOf(providerMetadata: unknown, responseId: unknown)
   return geminiGroundingCalls(google, (name) => `${prefix}:${name}`);
 }
 
+/** The upstreams the AI Gateway's routing says failed before the one that answered (`providerMetadata.gateway.routing`). */
+export function failedUpstreamsOf(providerMetadata: unknown): string[] | undefined {
+  const gateway = isRecord(providerMetadata) ? providerMetadata.gateway : undefined;
+  return isRecord(gateway) ? gatewayFailedUpstreams(gateway.routing) : undefined;
+}
+
 /** A model response from its content parts and what came with them. */
 export function responseOf(content: unknown, details: { usage: unknown; finishReason: unknown; model: unknown; id: unknown; providerMetadata?: unknown; body?: unknown }): ResponseParts {
   const parts = responseOfContent(Array.isArray(content) ? content : []);
   const costUsd = chargedCostUsd(details.providerMetadata, details.usage);
   const servedBy = servedByOf(details.providerMetadata, details.body);
+  const failedUpstreams = failedUpstreamsOf(details.providerMetadata);
   return {
     text: parts.text,
     reasoning: parts.reasoning === '' ? undefined : parts.reasoning,
@@ -274,6 +281,7 @@ export function responseOf(content: unknown, details: { usage: unknown; finishRe
     id: nonEmptyString(details.id),
     ...(costUsd === undefined ? {} : { costUsd }),
     ...(servedBy === undefined ? {} : { servedBy }),
+    ...(failedUpstreams === undefined ? {} : { failedUpstreams }),
   };
 }
 
@@ -311,6 +319,7 @@ export function responseOfObjectStep(event: Record<string, unknown>): ResponsePa
   // The same router facts as a text call's: what the call was charged and who served it.
   const costUsd = chargedCostUsd(event.providerMetadata, event.usage);
   const servedBy = servedByOf(event.providerMetadata);
+  const failedUpstreams = failedUpstreamsOf(event.providerMetadata);
   return {
     text: asString(event.objectText) ?? '',
     reasoning: reasoning === '' ? undefined : reasoning,
@@ -321,6 +330,7 @@ export function responseOfObjectStep(event: Record<string, unknown>): ResponsePa
     id: asString(response.id),
     ...(costUsd === undefined ? {} : { costUsd }),
     ...(servedBy === undefined ? {} : { servedBy }),
+    ...(failedUpstreams === undefined ? {} : { failedUpstreams }),
   };
 }
 

@@ -27,7 +27,7 @@ import type { LanguageModelMiddleware } from 'ai';
 import type { HookRegistry } from '../../hooks/registry.ts';
 import { newSessionId } from '../../hooks/index.ts';
 import { currentAttempt, objectCallOf } from './attempt.ts';
-import { answerMediumOfPart, chatMessages, finishReasonOf, chargedCostUsd, groundingCallsOf, modelVersionOf, servedByOf, offeredTools, providerApprovalAnswersOfPrompt, providerCall, responseOf, toolOutputValue, tokenCounts } from './messages.ts';
+import { answerMediumOfPart, chatMessages, finishReasonOf, chargedCostUsd, groundingCallsOf, modelVersionOf, servedByOf, failedUpstreamsOf, offeredTools, providerApprovalAnswersOfPrompt, providerCall, responseOf, toolOutputValue, tokenCounts } from './messages.ts';
 import { isRecord } from '../../shared/record.ts';
 import { AdapterCore, type AgentRun, type ApiCall, type RequestParts, type ResponseParts } from '../core/run.ts';
 import type { AdapterOptions } from '../core/options.ts';
@@ -88,6 +88,7 @@ class StreamedResponse {
   servedBy: string | undefined;
   /** Gemini's searches and page reads, from the finish part's metadata (`groundingCallsOf`). */
   grounding: CallOfTool[] = [];
+  failedUpstreams: string[] | undefined;
   error: unknown;
 
   see(part: Part): void {
@@ -129,6 +130,7 @@ class StreamedResponse {
         this.costUsd = chargedCostUsd(part.providerMetadata, part.usage);
         this.servedBy = servedByOf(part.providerMetadata) ?? this.servedBy;
         this.grounding = groundingCallsOf(part.providerMetadata, this.id);
+        this.failedUpstreams = failedUpstreamsOf(part.providerMetadata);
         break;
       case 'error':
         this.error ??= part.error;
@@ -148,6 +150,7 @@ class StreamedResponse {
       id: this.id,
       ...(this.costUsd === undefined ? {} : { costUsd: this.costUsd }),
       ...(this.servedBy === undefined ? {} : { servedBy: this.servedBy }),
+      ...(this.failedUpstreams === undefined ? {} : { failedUpstreams: this.failedUpstreams }),
     };
   }
 }

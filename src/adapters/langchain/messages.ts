@@ -7,6 +7,7 @@
 import type { ResponseParts } from '../core/run.ts';
 import { cacheHits, billedOutput, tokenCount, usageCostUsd, type ProviderUsage } from '../../formats/usage.ts';
 import { ollamaDoneReason } from '../core/finish.ts';
+import { completionServedBy } from '../core/upstream.ts';
 import {
   chatToolCall,
   geminiCodeExecutionCalls,
@@ -208,6 +209,8 @@ export interface RunSeen {
   readonly provider?: string;
   /** The chunks the model streamed (`handleLLMNewToken`, once per chunk; once for an answer not streamed). */
   readonly chunks?: number;
+  /** The upstream a router named in the first streamed chunk's raw response that named one (`chunkServedBy`). */
+  readonly servedBy?: string;
 }
 
 /**
@@ -401,11 +404,33 @@ function reasoningOf(message: Loose): string | undefined {
  * are its chunks' merged, their `reasoning` deltas joined in order.
  */
 function rawReasoningOf(message: Loose): string | undefined {
-  const kwargs = isRecord(message.additional_kwargs) ? message.additional_kwargs : {};
-  const raw = isRecord(kwargs.__raw_response) ? kwargs.__raw_response : {};
+  const raw = rawResponseOf(message) ?? {};
   const choice = Array.isArray(raw.choices) && isRecord(raw.choices[0]) ? raw.choices[0] : {};
   const said = isRecord(choice.message) ? choice.message : isRecord(choice.delta) ? choice.delta : {};
   return nonEmptyString(said.reasoning);
+}
+
+/** The raw response ChatOpenAI keeps in a message when the program asks (`__includeRawResponse: true`). */
+function rawResponseOf(message: unknown): Loose | undefined {
+  const kwargs = isRecord(message) && isRecord(message.additional_kwargs) ? message.additional_kwargs : {};
+  return isRecord(kwargs.__raw_response) ? kwargs.__raw_response : undefined;
+}
+
+/**
+ * The upstream OpenRouter names in a streamed chunk (`provider`, in every chunk), from the raw chunk ChatOpenAI keeps
+ * with `__includeRawResponse`: read chunk by chunk, since the merged message joins the chunks' strings (`Anthropic`
+ * as many times as there were chunks).
+ */
+export function chunkServedBy(chunk: unknown): string | undefined {
+  return isRecord(chunk) ? completionServedBy(rawResponseOf(chunk.message)) : undefined;
+}
+
+/**
+ * The upstream a router says served the call: a stream's, read from its chunks (`RunSeen.servedBy`), else the raw
+ * response of an answer not streamed. ChatOpenAI keeps it nowhere else (not in `response_metadata`).
+ */
+function servedByOf(message: Loose, seen: RunSeen): string | undefined {
+  return seen.servedBy ?? ((seen.chunks ?? 0) > 1 ? undefined : completionServedBy(rawResponseOf(message)));
 }
 
 const MEDIA_BLOCKS = new Set(['image', 'audio', 'file']);
@@ -460,6 +485,7 @@ export function responseOfResult(output: unknown, seen: RunSeen = {}): ResponseP
   // What the call was charged, in USD, when the answer says: OpenRouter's `cost` or xAI's `cost_in_usd_ticks`, in the
   // usage it sent.
   const costUsd = usageCostUsd(wire);
+  const servedBy = message === undefined ? undefined : servedByOf(message, seen);
   // The model asked for the calls it could not have parsed too: they are in its answer.
   const toolCalls = message !== undefined ? [...toolCallsOf(message, info), ...invalidToolCallsOf(message).map((invalid) => invalid.call)] : [];
   return {
@@ -492,6 +518,7 @@ export function responseOfResult(output: unknown, seen: RunSeen = {}): ResponseP
       nonEmptyString(kwargs.model),
     id: message !== undefined ? nonEmptyString(message.id) : undefined,
     ...(costUsd === undefined ? {} : { costUsd }),
+    ...(servedBy === undefined ? {} : { servedBy }),
   };
 }
 
