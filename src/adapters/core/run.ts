@@ -69,6 +69,11 @@ export interface ResponseParts {
    * written as the response's `served_by`. `provider` stays the one the program called: prices are looked up by it.
    */
   readonly servedBy?: string;
+  /**
+   * The upstreams the router says it tried and that failed before `servedBy` answered, in order (the AI Gateway's
+   * failed `routing.attempts`), written as the response's `failed_upstreams`.
+   */
+  readonly failedUpstreams?: readonly string[];
 }
 
 export interface RunStart {
@@ -720,7 +725,7 @@ export class ApiCall {
         finish_reason: finish,
         response_model: model,
         // `reasoning` at the top of the response is where the ATIF builder reads a step's reasoning_content.
-        response: { id: response.id, model, assistant_message: message, finish_reason: finish, usage: usage ?? null, ...(response.reasoning ? { reasoning: response.reasoning } : {}), ...(response.servedBy === undefined ? {} : { served_by: response.servedBy }) },
+        response: { id: response.id, model, assistant_message: message, finish_reason: finish, usage: usage ?? null, ...(response.reasoning ? { reasoning: response.reasoning } : {}), ...(response.servedBy === undefined ? {} : { served_by: response.servedBy }), ...(response.failedUpstreams === undefined ? {} : { failed_upstreams: [...response.failedUpstreams] }) },
         usage: usage ?? null,
         assistant_message: message,
         assistant_content_chars: response.text.length,
