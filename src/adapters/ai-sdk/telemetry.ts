@@ -45,6 +45,7 @@ import { currentToolFrame, runInToolFrame } from '../core/context.ts';
 import { lastUserMessage, linkApprovedCalls, type CallOfTool, type ChatMessage } from '../core/shapes.ts';
 import { toJson } from '../../shared/json.ts';
 import { nonEmptyString } from '../../shared/text.ts';
+import { completionServedBy } from '../core/upstream.ts';
 
 type Event = Record<string, unknown>;
 
@@ -81,6 +82,11 @@ interface RunState {
   callMessages: number;
   /** The tool calls of the current model call's last attempt as the model sent them, by id (before the SDK parses them). */
   sent: Map<string, unknown> | undefined;
+  /**
+   * The upstream a router named in the current model call's last attempt as the server sent it (`withSentCalls`): a
+   * generated answer's body, or a stream's raw chunks (`includeRawChunks`). The call-end event carries neither.
+   */
+  served: string | undefined;
   /** The provider's approval requests this run approved, until the call the provider runs for each comes back. */
   providerApproved: CallOfTool[];
   /** `generateText`'s `output` (Output.object, ...): the SDK parses the answer with it after the run's end event. */
@@ -226,15 +232,19 @@ function isAbortError(error: unknown): boolean {
 /**
  * The attempt's `result` with its tool calls noted in `state.sent` as the model sent them: `doGenerate`'s content,
  * or the parts of `doStream`'s stream as they pass (the SDK parses each call, and repairs it, as it comes). The SDK
- * reports a call to telemetry only as it will run it: repaired or refined, its input is no longer the model's.
+ * reports a call to telemetry only as it will run it: repaired or refined, its input is no longer the model's. The
+ * upstream a router names in what the server sent is noted too (`state.served`), where a package (such as
+ * @ai-sdk/openai-compatible) does not hand it on in its provider metadata.
  */
 function withSentCalls<T>(state: RunState, result: T): T {
   const sent = new Map<string, unknown>();
   state.sent = sent;
+  state.served = undefined;
   if (typeof result !== 'object' || result === null) return result;
-  const { content, stream } = result as { content?: unknown; stream?: unknown };
+  const { content, stream, response } = result as { content?: unknown; stream?: unknown; response?: { body?: unknown } };
   if (Array.isArray(content)) {
     for (const part of content) noteSentCall(sent, part);
+    state.served = completionServedBy(response?.body);
     return result;
   }
   if (typeof (stream as ReadableStream | undefined)?.pipeThrough !== 'function') return result;
@@ -242,6 +252,8 @@ function withSentCalls<T>(state: RunState, result: T): T {
     new TransformStream({
       transform(part, controller) {
         noteSentCall(sent, part);
+        // Only with `includeRawChunks`: each chunk as the server sent it.
+        if ((part as { type?: unknown } | undefined)?.type === 'raw') state.served ??= completionServedBy((part as { rawValue?: unknown }).rawValue);
         controller.enqueue(part);
       },
     }),
@@ -337,6 +349,7 @@ export class AiSdkTelemetry {
         resumedCalls: undefined,
         callMessages: 0,
         sent: undefined,
+        served: undefined,
         providerApproved: [],
         output: event.operationId === 'ai.generateText' ? outputSpec(event.output) : undefined,
         structuredText: undefined,
@@ -399,8 +412,9 @@ export class AiSdkTelemetry {
     if (call === undefined) return;
     this.#guard('onLanguageModelCallEnd', () => {
       const response = responseOfCallEnd(event, state!.sent);
+      const servedBy = response.servedBy ?? state!.served;
       // The OpenAI package drops the `approval_request_id` of the call OpenAI ran once approved: its name and arguments say it.
-      call.attemptEnd({ ...response, toolCalls: linkApprovedCalls(response.toolCalls, state!.providerApproved) });
+      call.attemptEnd({ ...response, toolCalls: linkApprovedCalls(response.toolCalls, state!.providerApproved), ...(servedBy === undefined ? {} : { servedBy }) });
     });
   };
 

@@ -43,7 +43,7 @@ import { AdapterCore, OpenSessions, ToolCallRefused, type AgentRun, type ApiCall
 import { currentToolFrame } from '../core/context.ts';
 import { MAX_HELD_SESSIONS, MAX_PENDING_APPROVALS, PausedSubagents, SessionHolds } from '../core/holds.ts';
 import type { AdapterOptions } from '../core/options.ts';
-import { chatMessages, contentText, finalTextOfOutputs, offeredTools, parsedResultOf, providerApprovalAnswersOf, responseOfResult, toolMessageOf, userMessageOfInputs, userTextOfInputs } from './messages.ts';
+import { chatMessages, chunkServedBy, contentText, finalTextOfOutputs, offeredTools, parsedResultOf, providerApprovalAnswersOf, responseOfResult, toolMessageOf, userMessageOfInputs, userTextOfInputs } from './messages.ts';
 import { argumentsObject, changedArgs, localCalls, textOrJson, type CallOfTool } from '../core/shapes.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 import { BareTurns } from './bare.ts';
@@ -88,6 +88,8 @@ interface Node {
   readonly provider?: string;
   /** The chunks a model run streamed, as LangChain told them (`handleLLMNewToken`). */
   chunks?: number;
+  /** The upstream a router named in a streamed chunk's raw response (`chunkServedBy`): the merged message repeats it. */
+  servedBy?: string;
   call?: ApiCall;
 }
 
@@ -660,10 +662,12 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   }
 
   /** A chunk of a model run's answer: counted, since a merged answer may hold a count each chunk repeated (`responseOfResult`). */
-  override handleLLMNewToken(_token: string, _index: unknown, runId: string): void {
+  override handleLLMNewToken(_token: string, _index: unknown, runId: string, _parentRunId?: string, _tags?: string[], fields?: { chunk?: unknown }): void {
     this.#guard('handleLLMNewToken', () => {
       const node = this.#nodes.get(runId);
-      if (node?.kind === 'llm') node.chunks = (node.chunks ?? 0) + 1;
+      if (node?.kind !== 'llm') return;
+      node.chunks = (node.chunks ?? 0) + 1;
+      node.servedBy ??= chunkServedBy(fields?.chunk);
     });
   }
 
@@ -672,7 +676,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     this.#guard('handleLLMEnd', () => {
       const node = this.#take(runId);
       if (node?.call === undefined) return;
-      const response = responseOfResult(output, { provider: node.provider, chunks: node.chunks });
+      const response = responseOfResult(output, { provider: node.provider, chunks: node.chunks, servedBy: node.servedBy });
       node.call.attemptEnd(response);
       if (node.run !== undefined && this.#failedCalls.get(node.run) === node.call) this.#failedCalls.delete(node.run);
       // Calls whose arguments did not parse never reach a tool: failed with the parser's error, apart from the calls a tool runs.
