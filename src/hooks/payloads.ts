@@ -331,6 +331,11 @@ export interface PostToolCallPayload extends ObserverPayload, ToolCallIds {
   error_type?: string | null;
   /** The error's message, when the call failed. */
   error_message?: string | null;
+  /**
+   * The tool the host ran for this call when it is not the one the model named (`tool_name`, which stays the
+   * model's): an alias routed the call (the Claude Agent SDK's `toolAliases`).
+   */
+  routed_to?: string;
   /** The request-middleware rewrites that shaped this request, in order. */
   middleware_trace?: readonly MiddlewareTraceEntry[];
 }

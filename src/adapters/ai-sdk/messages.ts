@@ -8,7 +8,7 @@ import type { ResponseParts } from '../core/run.ts';
 import { completionServedBy, gatewayFailedUpstreams, gatewayServedBy } from '../core/upstream.ts';
 import { chargedUsd, usageCostUsd, xaiTicksUsd, type ProviderUsage } from '../../formats/usage.ts';
 import type { AnswerMedium, CallOfTool, ChatMessage, OfferedTool } from '../core/shapes.ts';
-import { assistantMessage, changedArgs, hostedCall, newProviderApprovalAnswers, providerApprovalCall, textOfParts, recordedText, recordedValue, type ProviderApprovalAnswer } from '../core/shapes.ts';
+import { assistantMessage, changedArgs, geminiGroundingCalls, hostedCall, newProviderApprovalAnswers, providerApprovalCall, textOfParts, recordedText, recordedValue, type ProviderApprovalAnswer } from '../core/shapes.ts';
 import { isRecord } from '../../shared/record.ts';
 import { asString, nonEmptyString } from '../../shared/text.ts';
 
@@ -246,6 +246,18 @@ export function servedByOf(providerMetadata: unknown, body?: unknown): string | 
   return (isRecord(gateway) ? gatewayServedBy(gateway.routing) : undefined) ?? (isRecord(openrouter) ? nonEmptyString(openrouter.provider) : undefined) ?? completionServedBy(body);
 }
 
+/**
+ * The searches and page reads Gemini ran for the answer, which @ai-sdk/google reports only as metadata
+ * (`providerMetadata.google.groundingMetadata` and `urlContextMetadata`) and `source` parts: calls the provider ran,
+ * before the answer's other calls, named by the response's id (`geminiGroundingCalls`).
+ */
+export function groundingCallsOf(providerMetadata: unknown, responseId: unknown): CallOfTool[] {
+  const google = isRecord(providerMetadata) && isRecord(providerMetadata.google) ? providerMetadata.google : undefined;
+  if (google === undefined) return [];
+  const prefix = nonEmptyString(responseId) ?? 'gemini';
+  return geminiGroundingCalls(google, (name) => `${prefix}:${name}`);
+}
+
 /** The upstreams the AI Gateway's routing says failed before the one that answered (`providerMetadata.gateway.routing`). */
 export function failedUpstreamsOf(providerMetadata: unknown): string[] | undefined {
   const gateway = isRecord(providerMetadata) ? providerMetadata.gateway : undefined;
@@ -261,7 +273,7 @@ export function responseOf(content: unknown, details: { usage: unknown; finishRe
   return {
     text: parts.text,
     reasoning: parts.reasoning === '' ? undefined : parts.reasoning,
-    toolCalls: parts.toolCalls,
+    toolCalls: [...groundingCallsOf(details.providerMetadata, details.id), ...parts.toolCalls],
     ...(parts.media.length > 0 ? { media: parts.media } : {}),
     usage: tokenCounts(details.usage),
     finishReason: finishReasonOf(details.finishReason),

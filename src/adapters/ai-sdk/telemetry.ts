@@ -6,7 +6,11 @@
  * `ai:telemetry` tracing channel is not needed, and on Bun it drops
  * messages). `executeTool` runs the tool's `execute` inside our tool frame,
  * so a `generateText`/`streamText`/`ToolLoopAgent` run started by the tool
- * becomes that tool call's sub-agent.
+ * becomes that tool call's sub-agent. A run started inside a step but outside
+ * its tools (the model call an `experimental_repairToolCall` function makes)
+ * is found by the step's span of that tracing channel (`./step-context.ts`,
+ * which binds a store to it and reads no messages): a sub-agent of the run,
+ * under that step.
  *
  * Sessions outlive a run in two cases, each a bounded hold
  * (`SessionHolds`): the session was named by the host (`sessionId`) or the
@@ -42,6 +46,7 @@ import {
 import type { AdapterCore, AgentRun, ApiCall, RequestParts } from '../core/run.ts';
 import { MAX_HELD_SESSIONS, MAX_PENDING_APPROVALS, PausedSubagents, SessionHolds } from '../core/holds.ts';
 import { currentToolFrame, runInToolFrame } from '../core/context.ts';
+import { enclosingStep } from './step-context.ts';
 import { lastUserMessage, linkApprovedCalls, type CallOfTool, type ChatMessage } from '../core/shapes.ts';
 import { toJson } from '../../shared/json.ts';
 import { nonEmptyString } from '../../shared/text.ts';
@@ -285,6 +290,8 @@ export class AiSdkTelemetry {
     for (const [approvalId, pending] of [...this.#approvals]) if (pending.sessionId === run.sessionId) this.#approvals.delete(approvalId);
     for (const [toolCallId, pending] of [...this.#programCalls]) if (pending.sessionId === run.sessionId) this.#programCalls.delete(toolCallId);
   });
+  /** How many runs each run's steps started outside its tools (`#enclosingStep`), for their links' ids. */
+  readonly #stepHelpers = new WeakMap<AgentRun, number>();
   #disposed = false;
 
   constructor(core: AdapterCore) {
@@ -317,7 +324,8 @@ export class AiSdkTelemetry {
       if (callId === undefined || this.#runs.has(callId)) return;
       const agentId = claimAgentId();
       const frame = currentToolFrame();
-      const parent = frame === undefined || frame.run.ended ? undefined : { run: frame.run, toolCallId: frame.toolCallId };
+      const step = frame === undefined ? this.#enclosingStep(callId) : undefined;
+      const parent = frame !== undefined ? (frame.run.ended ? undefined : { run: frame.run, toolCallId: frame.toolCallId }) : step?.parent;
       // A sub-agent takes only the answers to its own requests: its messages may carry its parent's conversation.
       const link = parent === undefined ? undefined : `${parent.run.sessionId}:sub:${parent.toolCallId}`;
       const answers = link === undefined ? approvalAnswers(event.messages) : approvalAnswers(event.messages).filter((answer) => this.#approvals.get(answer.approvalId)?.sessionId === link);
@@ -329,7 +337,7 @@ export class AiSdkTelemetry {
       const run = this.#core.startRun({
         runId: callId,
         conversationId: conversationIdOf(event) ?? resumed,
-        agentName: nonEmptyString(event.functionId) ?? agentId,
+        agentName: nonEmptyString(event.functionId) ?? agentId ?? step?.name(nonEmptyString(event.operationId)),
         model: nonEmptyString(event.modelId),
         provider: nonEmptyString(event.provider),
         userMessage: () => lastUserMessage(chatMessages(undefined, event.messages)) ?? nonEmptyString(event.prompt),
@@ -644,6 +652,26 @@ export class AiSdkTelemetry {
       this.#failOpenCall(state, new Error('abandoned: the run never reported its end'));
       this.#end(state, 'interrupted', undefined, undefined, { reason: 'abandoned' });
     }
+  }
+
+  /**
+   * A run the program starts inside a step of a run this adapter records, outside its tools (a model
+   * call an `experimental_repairToolCall` function makes, as the SDK's docs write one, or `generateText`'s `prepareStep`): that run's
+   * sub-agent, under the step (no tool call ran it), named for what it is (`generateText in step 1`) unless it has a
+   * name of its own.
+   */
+  #enclosingStep(callId: string): { parent: { run: AgentRun; toolCallId: string }; name: (operation: string | undefined) => string } | undefined {
+    const step = enclosingStep(callId);
+    const outer = step === undefined ? undefined : this.#runs.get(step.callId);
+    if (step === undefined || outer === undefined || outer.run.ended) return undefined;
+    const run = outer.run;
+    // No tool call ran it: a link of its own in the step, as LangChain's middleware model calls have (`:agent:`).
+    const helpers = (this.#stepHelpers.get(run) ?? 0) + 1;
+    this.#stepHelpers.set(run, helpers);
+    return {
+      parent: { run, toolCallId: `${run.ids.turn_id}:step:${step.stepNumber + 1}:agent:${helpers}` },
+      name: (operation) => `${(operation ?? 'ai.generateText').replace(/^ai\./, '')} in step ${step.stepNumber + 1}`,
+    };
   }
 
   #state(event: Event): RunState | undefined {

@@ -404,9 +404,10 @@ export class AgentRun {
    * text). `denied`: the call never ran because its approval was denied (the
    * text is what the model is told). `paused`: the call stopped to wait for
    * a human (a LangGraph `interrupt()`) and runs again, with the same id,
-   * when the run is resumed: no result yet, and not a failure.
+   * when the run is resumed: no result yet, and not a failure. `routedTo`:
+   * the tool the host ran instead of the one the model named (an alias).
    */
-  toolEnd(id: string, outcome: { result?: unknown; error?: unknown; failed?: boolean; name?: string; denied?: string; paused?: boolean }): void {
+  toolEnd(id: string, outcome: { result?: unknown; error?: unknown; failed?: boolean; name?: string; denied?: string; paused?: boolean; routedTo?: string }): void {
     // After the run ended, its open tools were already ended with it.
     if (this.#ended) return;
     const open = this.#tools.get(id);
@@ -427,6 +428,7 @@ export class AgentRun {
         status: denied !== undefined ? 'denied' : paused ? 'interrupted' : failed ? 'error' : 'ok',
         error_type: error?.type ?? null,
         error_message: error?.message ?? null,
+        ...(outcome.routedTo === undefined ? {} : { routed_to: outcome.routedTo }),
       };
     });
   }

@@ -273,7 +273,7 @@ function noteOf(text: string | undefined): Partial<ViewNode> {
 /**
  * What a call the provider ran inside the model call says instead of "not run" (it has no run of the program's):
  * how it failed, when the provider said so, or the number of results it returned when they are a list or a list of
- * `sources` (a web search) or `results` (a file search).
+ * `sources` (a web search) or `results` (a file search) or `groundingChunks` (Gemini's Google Search: the pages).
  */
 export function providerRanNote(call: unknown): string | undefined {
   const extra = isRecord(call) && isRecord(call.extra) ? call.extra : undefined;
@@ -288,7 +288,9 @@ export function providerRanNote(call: unknown): string | undefined {
         ? result.sources
         : isRecord(result) && Array.isArray(result.results)
           ? result.results
-          : undefined;
+          : isRecord(result) && Array.isArray(result.groundingChunks)
+            ? result.groundingChunks
+            : undefined;
   return found === undefined ? 'run by the provider' : `run by the provider: ${found.length} ${found.length === 1 ? 'result' : 'results'}`;
 }
 
