@@ -27,7 +27,7 @@ import { runtime } from '../support/child.ts';
 import { repoRoot, runSnippet, SNIPPET_RUNTIMES, tsSnippets, userEnv } from '../support/doc-snippets.ts';
 import { providersOnLoopback } from '../support/provider-loopback.ts';
 import { anthropicError, anthropicMessage, chatCompletion, chatCompletionStream, openAiResponse, scriptedFetch, type WireReply } from '../support/provider-wire.ts';
-import { expectNothingLost, recordedPlugin, type AtifDoc, type Recorded } from './support.ts';
+import { comparable, expectNothingLost, recordedPlugin, type AtifDoc, type Recorded } from './support.ts';
 import { sameOnNative } from './same-on-native.ts';
 
 const CLAUDE = 'claude-sonnet-4-5-20250929';
@@ -42,18 +42,6 @@ const openai = (fetch: typeof globalThis.fetch, more: Record<string, unknown> = 
 type Config = { callbacks?: NemoRelayCallbackHandler[] };
 /** A program: given the config its calls take (the handler in `callbacks`, or nothing), what it got. */
 type Program = (config: Config) => Promise<{ messages: BaseMessage[]; texts: string[]; requests: number }>;
-
-const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
-const TIME_KEYS = new Set(['timestamp', 'time', 'started_at', 'ended_at', 'start_time', 'end_time', 'duration_ms', 'latency_ms', 'created_at', 'elapsed_ms']);
-/**
- * What two recordings of one program share: run ids (LangChain's, new each run) become their order of first
- * appearance, times and durations are left out; everything else (texts, tokens, models, tool call ids) stays.
- */
-function comparable(value: unknown): unknown {
-  const ids = new Map<string, string>();
-  const text = JSON.stringify(value, (key, inner) => (TIME_KEYS.has(key) || /_(ms|ns|at)$|duration|timestamp/.test(key) ? undefined : inner));
-  return JSON.parse(text.replace(UUID, (id) => ids.get(id) ?? (ids.set(id, `<id${ids.size}>`), `<id${ids.size - 1}>`)));
-}
 
 /** The run's hooks and trajectories, nothing lost, every trajectory valid. */
 async function recordingOf(recorded: Recorded): Promise<{ hooks: unknown; atif: AtifDoc[] }> {

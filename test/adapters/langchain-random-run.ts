@@ -48,6 +48,11 @@
 // its retryPolicy ran again is started afresh by LangGraph when resumed:
 // what it paused on is in no state (LangChain's callbacks reported it), its
 // decisions never reach the middleware (asked, never answered).
+// Drawn apart again (`attachOf`): how the runs get the handler, in
+// `callbacks`, from `instrumentLangChain(hooks)` alone (LangChain's configure
+// hook adds it to every run), or both; the same checks hold either way, and
+// langchain-random-wire.test.ts runs seeds all three ways for the same hooks
+// and trajectory.
 import { ChatAnthropic } from '@langchain/anthropic';
 import { ChatOpenAI } from '@langchain/openai';
 import { tool } from '@langchain/core/tools';
@@ -58,7 +63,7 @@ import type { BaseChatModel } from '@langchain/core/language_models/chat_models'
 import { createAgent, humanInTheLoopMiddleware, modelRetryMiddleware, toolErrorMiddleware } from 'langchain';
 import * as z from 'zod';
 import { expect } from 'vitest';
-import { NemoRelayCallbackHandler } from '../../src/adapters/langchain/index.ts';
+import { instrumentLangChain, NemoRelayCallbackHandler } from '../../src/adapters/langchain/index.ts';
 import { Draw } from '../support/seeded-random.ts';
 import { randomScenario, randomText, RandomWire, type RandomScenario, type RandomTool, type RandomWireKind } from '../support/random-wire.ts';
 import { checkRandomRun, type FrameworkApproval, type FrameworkStep, type SeedChecks } from './random-wire-checks.ts';
@@ -252,10 +257,23 @@ function planFeatures(seed: number, wire: LangChainWire, scenario: RandomScenari
   return plan;
 }
 
+/**
+ * How the seed's runs get the handler (docs/adapters/langchain.md, "Without callbacks"), drawn apart so a seed's
+ * replies and plan stay what they were: in `callbacks` as the docs' examples pass it, from `instrumentLangChain(hooks)`
+ * alone (LangChain's configure hook adds it to every run, the expert's and the workers' too), or both (the run keeps
+ * the handler it was given, the global one adds nothing). The trajectory is held to the same truth either way.
+ */
+export type Attach = 'callbacks' | 'instrumentLangChain' | 'both';
+export function attachOf(seed: number): Attach {
+  return new Draw(seed ^ 0x91ab).pick(['callbacks', 'instrumentLangChain', 'both'] as const);
+}
+
 /** What a seed's plan adds on `wire`, for a test's name: approvals, a tool that throws, an abort, a sub-agent. */
 export function seedFeatures(seed: number, wire: LangChainWire, options: RandomOptions = {}): string {
   const plan = planFeatures(seed, wire, randomScenario(seed, wire, DATED[wire], TOOLS), options);
+  const attach = options.attach ?? attachOf(seed);
   return [
+    attach !== 'callbacks' && (attach === 'both' ? 'instrumentLangChain beside callbacks' : 'instrumentLangChain'),
     plan.approvals && 'approvals',
     plan.workerApprovals && 'approvals in the worker',
     plan.expertApprovals && 'approvals in the sub-agent a tool runs',
@@ -300,6 +318,8 @@ function assignTool(agentName: string, returned: Map<string, unknown>) {
 export interface RandomOptions {
   /** A turn that calls `ask_expert` may call it twice at once: two runs of the expert side by side, both may pause for approval. */
   expertTwice?: boolean;
+  /** How the runs get the handler, instead of the seed's draw (`attachOf`). */
+  attach?: Attach;
 }
 
 export async function runLangChainSeed(seed: number, wire: LangChainWire, onNative: boolean, options: RandomOptions = {}, checks: SeedChecks = {}): Promise<void> {
@@ -426,7 +446,16 @@ export async function runLangChainSeed(seed: number, wire: LangChainWire, onNati
         },
         handleToolEnd: (output: unknown) => void (ToolMessage.isInstance(output) && reported.push(output)),
       };
-      const callbacks = [collect, new NemoRelayCallbackHandler(hooks)];
+      const attach = options.attach ?? attachOf(seed);
+      const handler = attach === 'instrumentLangChain' ? undefined : new NemoRelayCallbackHandler(hooks);
+      const callbacks = [collect, ...(handler === undefined ? [] : [handler])];
+      // Installed in this run's async context: every run it starts from here on (the resumes too) gets the handler.
+      const uninstall = attach === 'callbacks' ? undefined : instrumentLangChain(hooks);
+      // Once the program is done with the thread, as the docs end one: `close()`, or `uninstall()` (which closes too).
+      const done = () => {
+        handler?.close();
+        uninstall?.();
+      };
       const thread = threaded ? { configurable: { thread_id: `trip-${seed}` } } : {};
       const config = { callbacks, recursionLimit: 20, signal: controller.signal, ...thread };
       const go = async (input: unknown): Promise<{ messages: BaseMessage[]; __interrupt__?: Loose[] }> => {
@@ -461,64 +490,68 @@ export async function runLangChainSeed(seed: number, wire: LangChainWire, onNati
       let input: unknown = { messages: [{ role: 'user', content: prompt }] };
       let messages: BaseMessage[];
       let aborted: string | undefined;
-      for (;;) {
-        try {
-          messages = (await go(input)).messages;
-        } catch (thrown) {
-          if (!plan.abort || !isAbortError(thrown)) throw thrown;
+      try {
+        for (;;) {
+          try {
+            messages = (await go(input)).messages;
+          } catch (thrown) {
+            if (!plan.abort || !isAbortError(thrown)) throw thrown;
+            turns.push('interrupted');
+            aborted = String(thrown);
+            messages = (await saved()).messages;
+            resumes.push(`aborted: ${String(thrown)}`);
+            break;
+          }
+          const pause = asks ? await saved() : { messages, interrupts: [] };
+          if (pause.interrupts.length === 0) {
+            turns.push('completed');
+            break;
+          }
           turns.push('interrupted');
-          aborted = String(thrown);
-          messages = (await saved()).messages;
-          resumes.push(`aborted: ${String(thrown)}`);
-          break;
+          pausedAt.push(fake.turnsServed);
+          // Workers sent tasks at once, or two experts, may each pause: the run waits for all of them.
+          if (!plan.sends && !plan.expertTwice) expect(pause.interrupts, label).toHaveLength(1);
+          const draw = plan.decisions;
+          const said: string[] = [];
+          const resume: Record<string, { decisions: Loose[] }> = {};
+          for (const interrupt of pause.interrupts) {
+            const actions = interrupt.value.actionRequests as Loose[];
+            // The message whose calls the middleware asks about (those of the tools it interrupts on, in the message's
+            // order): the latest one LangChain reported with those calls not yet decided.
+            const asked = reported.findLast((message) => {
+              const calls = (((message as Loose).tool_calls ?? []) as Loose[]).filter((call) => call.name in INTERRUPT_ON);
+              return message.getType() === 'ai' && !madeCalls.has(turnOf(message)) && calls.length === actions.length && calls.every((call, k) => call.name === actions[k]!.name && JSON.stringify(call.args) === JSON.stringify(actions[k]!.args));
+            }) as unknown as Loose | undefined;
+            expect(asked, `${label}\nthe message asking about ${JSON.stringify(actions)}`).toBeDefined();
+            const turn = turnOf(asked!);
+            madeCalls.set(turn, structuredClone(asked!.tool_calls));
+            const pending = (asked!.tool_calls as Loose[]).filter((call) => call.name in INTERRUPT_ON);
+            const agentName = requestOf.get(asked as unknown as BaseMessage)!.agent;
+            pausedBy.set(turn, agentName);
+            resume[interrupt.id] = {
+              decisions: actions.map((action, k) => {
+                const id = pending[k]!.id as string;
+                const kind = draw.pick(INTERRUPT_ON[action.name as keyof typeof INTERRUPT_ON].allowedDecisions);
+                const edited = kind === 'edit' ? { ...action.args, orderId: action.args.orderId + 1000 } : undefined;
+                decided.push({ id, agent: agentName, approved: kind !== 'reject', ...(edited === undefined ? {} : { changedArgs: edited }) });
+                said.push(`${id} ${kind}`);
+                if (kind === 'approve') return { type: 'approve' };
+                if (edited !== undefined) return { type: 'edit', editedAction: { name: action.name, args: edited } };
+                // Where the parent's state keeps no ToolMessage for it (tasks sent), the rejection says what the model is told.
+                if (!plan.sends && !draw.chance(0.5)) return { type: 'reject' };
+                const message = `Not now: ${randomText(draw, 4)}`;
+                rejections.set(id, message);
+                return { type: 'reject', message };
+              }),
+            };
+          }
+          // Several interrupts at once are resumed by id (as LangGraph's interrupt docs write it); one, either way.
+          const byId = draw.chance(0.5) || pause.interrupts.length > 1;
+          resumes.push(`resumed${byId ? ' by interrupt id' : ''}: ${said.join(', ')}`);
+          input = new Command({ resume: byId ? resume : resume[pause.interrupts[0]!.id]! });
         }
-        const pause = asks ? await saved() : { messages, interrupts: [] };
-        if (pause.interrupts.length === 0) {
-          turns.push('completed');
-          break;
-        }
-        turns.push('interrupted');
-        pausedAt.push(fake.turnsServed);
-        // Workers sent tasks at once, or two experts, may each pause: the run waits for all of them.
-        if (!plan.sends && !plan.expertTwice) expect(pause.interrupts, label).toHaveLength(1);
-        const draw = plan.decisions;
-        const said: string[] = [];
-        const resume: Record<string, { decisions: Loose[] }> = {};
-        for (const interrupt of pause.interrupts) {
-          const actions = interrupt.value.actionRequests as Loose[];
-          // The message whose calls the middleware asks about (those of the tools it interrupts on, in the message's
-          // order): the latest one LangChain reported with those calls not yet decided.
-          const asked = reported.findLast((message) => {
-            const calls = (((message as Loose).tool_calls ?? []) as Loose[]).filter((call) => call.name in INTERRUPT_ON);
-            return message.getType() === 'ai' && !madeCalls.has(turnOf(message)) && calls.length === actions.length && calls.every((call, k) => call.name === actions[k]!.name && JSON.stringify(call.args) === JSON.stringify(actions[k]!.args));
-          }) as unknown as Loose | undefined;
-          expect(asked, `${label}\nthe message asking about ${JSON.stringify(actions)}`).toBeDefined();
-          const turn = turnOf(asked!);
-          madeCalls.set(turn, structuredClone(asked!.tool_calls));
-          const pending = (asked!.tool_calls as Loose[]).filter((call) => call.name in INTERRUPT_ON);
-          const agentName = requestOf.get(asked as unknown as BaseMessage)!.agent;
-          pausedBy.set(turn, agentName);
-          resume[interrupt.id] = {
-            decisions: actions.map((action, k) => {
-              const id = pending[k]!.id as string;
-              const kind = draw.pick(INTERRUPT_ON[action.name as keyof typeof INTERRUPT_ON].allowedDecisions);
-              const edited = kind === 'edit' ? { ...action.args, orderId: action.args.orderId + 1000 } : undefined;
-              decided.push({ id, agent: agentName, approved: kind !== 'reject', ...(edited === undefined ? {} : { changedArgs: edited }) });
-              said.push(`${id} ${kind}`);
-              if (kind === 'approve') return { type: 'approve' };
-              if (edited !== undefined) return { type: 'edit', editedAction: { name: action.name, args: edited } };
-              // Where the parent's state keeps no ToolMessage for it (tasks sent), the rejection says what the model is told.
-              if (!plan.sends && !draw.chance(0.5)) return { type: 'reject' };
-              const message = `Not now: ${randomText(draw, 4)}`;
-              rejections.set(id, message);
-              return { type: 'reject', message };
-            }),
-          };
-        }
-        // Several interrupts at once are resumed by id (as LangGraph's interrupt docs write it); one, either way.
-        const byId = draw.chance(0.5) || pause.interrupts.length > 1;
-        resumes.push(`resumed${byId ? ' by interrupt id' : ''}: ${said.join(', ')}`);
-        input = new Command({ resume: byId ? resume : resume[pause.interrupts[0]!.id]! });
+      } finally {
+        done();
       }
       // A worker that paused after LangGraph ran its node again (its RetryPolicy) is started afresh on resuming: the
       // message it paused on is in no state, its calls never ran, and the decisions never reached the middleware.

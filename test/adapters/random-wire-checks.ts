@@ -25,7 +25,7 @@ import { chatFinishReason } from '../../src/adapters/core/finish.ts';
 import { validateAtofEvents } from '../../src/formats/atof/validate.ts';
 import { compareRuns, failedLlmAsNative } from '../differential/random-diff.ts';
 import { replay } from '../differential/replay.ts';
-import { expectNothingLost, recordedPlugin, type AtifDoc } from './support.ts';
+import { expectNothingLost, recordedPlugin, type AtifDoc, type Recorded } from './support.ts';
 import { cliInProcess } from '../cli/support.ts';
 import { expectBackendsEquivalent, expectFilesEquivalent } from './random-wire-compare.ts';
 
@@ -183,6 +183,8 @@ export interface SeedChecks {
    * native's two files and memory's trajectory against native's.
    */
   compareFiles?: boolean;
+  /** Given the run's trajectory (memory's) and its hooks once written, to hold them against another run of the seed. */
+  keep?(doc: AtifDoc, log: Recorded['log']): void;
 }
 
 /** The trajectory and its embedded sub-agent trajectories, depth first. */
@@ -257,6 +259,7 @@ export async function checkRandomRun(options: RandomRun & SeedChecks): Promise<v
   // ATIF: one trajectory (the agents a run was handed to are sub-agents embedded in it), every one valid.
   expect(atif, label).toHaveLength(1);
   const doc = atif[0]! as AtifDoc;
+  options.keep?.(doc, recorded.log);
   const docs = trajectoriesOf(doc);
   for (const trajectory of docs) expect(validateAtif(trajectory), `${label}\n${trajectory.session_id}`).toEqual([]);
   expect((doc.steps as AtifDoc[])[0], label).toMatchObject({ source: 'user', message: truth.prompt });

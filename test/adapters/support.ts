@@ -275,3 +275,16 @@ export async function viewRows(recorded: Recorded, of: 'atif' | 'atof'): Promise
         .join('  '),
     );
 }
+
+const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
+const TIME_KEYS = new Set(['timestamp', 'time', 'started_at', 'ended_at', 'start_time', 'end_time', 'duration_ms', 'latency_ms', 'created_at', 'elapsed_ms']);
+/**
+ * What two recordings of one program share: run ids (LangChain's, new each run) become their order of first
+ * appearance, times and durations are left out; everything else (texts, tokens, models, tool call ids) stays.
+ * (langchain-global.test.ts: the explicit handler against `instrumentLangChain`; the random wire's seeds likewise.)
+ */
+export function comparable(value: unknown): unknown {
+  const ids = new Map<string, string>();
+  const text = JSON.stringify(value, (key, inner) => (TIME_KEYS.has(key) || /_(ms|ns|at)$|duration|timestamp/.test(key) ? undefined : inner));
+  return JSON.parse(text.replace(UUID, (id) => ids.get(id) ?? (ids.set(id, `<id${ids.size}>`), `<id${ids.size - 1}>`)));
+}
