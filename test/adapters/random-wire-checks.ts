@@ -187,6 +187,26 @@ export interface SeedChecks {
   keep?(doc: AtifDoc, log: Recorded['log']): void;
 }
 
+/** A sub-agent the adapter made of a model call the program made inside a step, not from a tool: its link ends so. */
+const STEP_HELPER = /:step:\d+:agent:\d+$/;
+
+/**
+ * The truth with its `helper:<n>` links (model calls the program made inside a step of its own agent, numbered in the
+ * order they started, step-context.ts) replaced by the links the adapter gave them (the run's turn id, the step, the
+ * call's number in it), as the `subagent_start` hooks name them in that order.
+ */
+function withHelperLinks(truth: FrameworkTruth, log: Recorded['log']): FrameworkTruth {
+  const started = log.filter((entry) => entry.hook === 'subagent_start' && STEP_HELPER.test(String(entry.payload.child_session_id)));
+  const links = started.map((entry) => String(entry.payload.child_session_id).slice(`${String(entry.payload.parent_session_id)}:sub:`.length));
+  const resolve = (link: string) => (/^helper:\d+$/.test(link) ? (links[Number(link.slice('helper:'.length)) - 1] ?? link) : link);
+  if (links.length === 0) return truth;
+  return {
+    ...truth,
+    ...(truth.steps === undefined ? {} : { steps: truth.steps.map((step) => (step.trajectory === undefined ? step : { ...step, trajectory: step.trajectory.map(resolve) })) }),
+    ...(truth.subagentPrompts === undefined ? {} : { subagentPrompts: new Map([...truth.subagentPrompts].map(([link, prompt]) => [resolve(link), prompt])) }),
+  };
+}
+
 /** The trajectory and its embedded sub-agent trajectories, depth first. */
 function trajectoriesOf(doc: AtifDoc): AtifDoc[] {
   return [doc, ...((doc.subagent_trajectories ?? []) as AtifDoc[]).flatMap(trajectoriesOf)];
@@ -244,7 +264,7 @@ export async function checkRandomRun(options: RandomRun & SeedChecks): Promise<v
   const llm = atof.filter((event) => event.kind === 'scope' && event.category === 'llm');
   const starts = llm.filter((event) => event.scope_category === 'start');
   const ends = llm.filter((event) => event.scope_category === 'end');
-  const { truth, unrecorded } = withoutUnrecorded(label, told, starts);
+  const { truth, unrecorded } = withoutUnrecorded(label, withHelperLinks(told, recorded.log), starts);
   const requests = options.requests() - unrecorded;
   expect([starts.length, ends.length], `${label}\nLLM start/end pairs against provider requests`).toEqual([requests, requests]);
   expect(new Set(starts.map((event) => event.uuid)).size, label).toBe(starts.length);
@@ -262,7 +282,10 @@ export async function checkRandomRun(options: RandomRun & SeedChecks): Promise<v
   options.keep?.(doc, recorded.log);
   const docs = trajectoriesOf(doc);
   for (const trajectory of docs) expect(validateAtif(trajectory), `${label}\n${trajectory.session_id}`).toEqual([]);
-  expect((doc.steps as AtifDoc[])[0], label).toMatchObject({ source: 'user', message: truth.prompt });
+  // A model call the program made inside its run's first step before that step's request (an AI SDK `prepareStep`'s) is
+  // linked before the turn's user step, which ATIF takes from that request (docs/adapters/ai-sdk.md, "Sub-agents").
+  const helperLink = (step: AtifDoc) => step.source === 'agent' && (step.llm_call_count ?? 0) === 0 && (step.tool_calls ?? []).length > 0 && (step.tool_calls as AtifDoc[]).every((call) => STEP_HELPER.test(String(call.extra?.metadata?.child_session_id)));
+  expect((doc.steps as AtifDoc[]).find((step) => !helperLink(step)), label).toMatchObject({ source: 'user', message: truth.prompt });
   // In each trajectory nothing else: the user's prompt, then one agent step per model call (a step twice, or one without
   // its call, is a defect). A sub-agent's trajectory has no user step: its first request ends with the transfer's
   // output, not a user message (its goal is the link's, `subagent_start`); one started with a prompt of its own (the Claude
@@ -291,7 +314,7 @@ export async function checkRandomRun(options: RandomRun & SeedChecks): Promise<v
     };
     const kept = steps.filter((step, index) => !repeated(step, index) && !linkStep(step, trajectory) && !answeredThere(step, trajectory));
     expect(kept.map((step) => step.source), `${label}\n${trajectory.session_id}`).toEqual([...(started === undefined ? [] : ['user']), ...agentStepsOf(trajectory).map(() => 'agent')]);
-    if (started !== undefined) expect(steps[0], `${label}\n${trajectory.session_id}: its prompt`).toMatchObject({ source: 'user', message: started });
+    if (started !== undefined) expect(steps.find((step) => !helperLink(step)), `${label}\n${trajectory.session_id}: its prompt`).toMatchObject({ source: 'user', message: started });
   }
   // The model calls in the order the provider saw them: each request's step is the next one of the trajectory whose
   // session sent it, and every step of every trajectory is some request's.
@@ -461,11 +484,13 @@ the outcomes of the calls that needed approval`).toEqual(outcomes.map((outcome) 
     const callId = link.split(':sub:').at(-1)!;
     const child = docs.find((trajectory) => String(trajectory.session_id) === `${doc.session_id}:sub:${link}`);
     const parent = docs.find((trajectory) => ((trajectory.subagent_trajectories ?? []) as AtifDoc[]).includes(child!));
-    const links = ((parent?.steps ?? []) as AtifDoc[])
-      .flatMap((step) => (step.observation?.results ?? []) as AtifDoc[])
-      .filter((result) => result.source_call_id === callId)
+    const results = ((parent?.steps ?? []) as AtifDoc[]).flatMap((step) => (step.observation?.results ?? []) as AtifDoc[]);
+    // A model call made inside a step (no tool call ran it): linked from a call of its own, the link's.
+    const helper = STEP_HELPER.test(link);
+    const links = results
+      .filter((result) => (helper ? String(result.source_call_id).startsWith('subagent:') && (result.subagent_trajectory_ref ?? []).some((ref: AtifDoc) => ref.session_id === child?.session_id) : result.source_call_id === callId))
       .map((result) => (result.subagent_trajectory_ref ?? []).map((ref: AtifDoc) => ref.session_id));
-    expect({ embedded: child !== undefined, links }, `${label}\nthe sub-agent of ${callId}, linked from its call`).toEqual({ embedded: true, links: [[child?.session_id]] });
+    expect({ embedded: child !== undefined, links }, `${label}\nthe sub-agent of ${callId}, linked from ${helper ? 'its step' : 'its call'}`).toEqual({ embedded: true, links: [[child?.session_id]] });
   }
 
   // How each sub-agent ended: its session's last turn, and what its parent was told.
