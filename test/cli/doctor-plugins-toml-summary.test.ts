@@ -62,6 +62,36 @@ describe('doctor on what a plugins.toml sends and records', () => {
     expect(report.problems.map((problem) => problem.code)).not.toContain('plugins_toml.records_nothing');
   });
 
+  it('names the other components the document runs (redaction, pricing), once each, and not a disabled one', async () => {
+    const components = [
+      '[[components]]',
+      'kind = "pii_redaction"',
+      '[components.config.builtin]',
+      'action = "redact"',
+      'detector = "email"',
+      '',
+      '[[components]]',
+      'kind = "pricing"',
+      '[[components.config.sources]]',
+      'type = "inline"',
+      '[components.config.sources.catalog]',
+      'version = 1',
+      '[[components.config.sources.catalog.entries]]',
+      'provider = "openai"',
+      'model_id = "gpt-4o-mini"',
+      'pricing_as_of = "2026-06-01"',
+      'pricing_source = "https://openai.com/api/pricing/"',
+      'rates = { input_per_million = 0.15, output_per_million = 0.6 }',
+      'prompt_cache = { read_accounting = "included_in_prompt_tokens" }',
+      '',
+      '[[components]]',
+      'kind = "adaptive"',
+      'enabled = false',
+    ].join('\n');
+    const { report } = await doctor(`${COLLECTOR}\n\n${components}`);
+    expect(report.pluginsToml.summary).toBe('observability: 1 ATOF file sink, ATIF off, 2 OTLP trace endpoints (gen_ai, openinference), 2 OTLP log destinations; pii_redaction, pricing');
+  });
+
   it('says a document whose sections are all off records nothing', async () => {
     const misspelt = COLLECTOR.replace(/^enabled = true$/gm, (line, offset: number) => (offset === COLLECTOR.indexOf('enabled = true') ? line : 'enabeld = true'));
     const { text, report } = await doctor(misspelt);

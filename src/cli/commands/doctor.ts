@@ -20,7 +20,8 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import type { Logger } from '../../shared/logger.ts';
-import { staticPluginDocument } from '../../formats/plugins-toml/document.ts';
+import { isJsonObject, type JsonObject } from '../../shared/json.ts';
+import { componentEnabled, staticPluginDocument } from '../../formats/plugins-toml/document.ts';
 import { redactionRequested, WITHHELD } from '../../plugin/activation.ts';
 import { GENAI_PRICES_PACKAGE, hasResolvableSources, withSourcesForValidation } from '../../plugin/price-sources.ts';
 import { environmentVariables, loadSettings, namesItsFiles } from '../../plugin/config/settings.ts';
@@ -188,7 +189,8 @@ async function examine(args: ParsedArgs, io: CliIo): Promise<DoctorReport> {
         ? `observability: ${observability.fileSinks.length} ATOF file sink${observability.fileSinks.length === 1 ? '' : 's'}, ATIF ${observability.atif ? 'on' : 'off'}${remoteSummary(observability)}`
         : 'no enabled, valid observability component';
       const dynamic = settings.dynamicPlugins.length > 0 ? `, ${settings.dynamicPlugins.length} dynamic plugin(s)` : '';
-      pluginsToml = { path: settings.pluginsTomlPath, valid: !relevant.some((d) => d.level === 'error'), summary: `${what}${dynamic}` };
+      const others = otherComponents(settings.pluginsConfig);
+      pluginsToml = { path: settings.pluginsTomlPath, valid: !relevant.some((d) => d.level === 'error'), summary: `${what}${dynamic}${others.length > 0 ? `; ${others.join(', ')}` : ''}` };
     }
   }
 
@@ -333,6 +335,13 @@ function remoteSummary(observability: ObservabilityOutputs): string {
   if (traces.length > 0) parts.push(`${count(traces.length, 'OTLP trace endpoint', 'OTLP trace endpoints')} (${[...new Set(traces.map((endpoint) => endpoint.type))].join(', ')})`);
   if (logs.length > 0) parts.push(count(logs.length, 'OTLP log destination', 'OTLP log destinations'));
   return parts.map((part) => `, ${part}`).join('');
+}
+
+/** The kinds of the document's enabled components besides observability (redaction, pricing, ...), once each, in order. */
+function otherComponents(document: JsonObject): string[] {
+  const components = Array.isArray(document.components) ? document.components.filter(isJsonObject) : [];
+  const kinds = components.filter((component) => componentEnabled(component)).map((component) => component.kind);
+  return [...new Set(kinds.filter((kind): kind is string => typeof kind === 'string' && kind !== 'observability'))];
 }
 
 /** Whether the observability component writes or sends anything at all. */
