@@ -12,7 +12,7 @@ import path from 'node:path';
 import type { AtofEvent } from '../formats/atof/types.ts';
 import { parseAtofJsonl, type AtofLineError } from '../formats/atof/validate.ts';
 import { isRecord } from '../shared/record.ts';
-import { JsonTooDeepError, parseJson } from '../shared/json.ts';
+import { JsonTooDeepError, parseJson, whyNotJson } from '../shared/json.ts';
 
 export type LoadedFile =
   | { kind: 'atif'; document: unknown }
@@ -52,12 +52,15 @@ export function loadByContent(file: string, text: string): LoadedFile {
   let whole: unknown;
   let parsedWhole = false;
   let tooDeep: string | undefined;
+  // The parser's own words (where it stopped): a file cut short says "Unexpected end of JSON input".
+  let notJson = 'not valid JSON';
   try {
     whole = parseJson(trimmed);
     parsedWhole = true;
   } catch (error) {
     parsedWhole = false;
     if (error instanceof JsonTooDeepError) tooDeep = `valid JSON, but ${error.message}, more than this reader takes`;
+    else notJson = whyNotJson(error);
   }
   if (parsedWhole) {
     if (isRecord(whole) && ('schema_version' in whole || 'steps' in whole || 'agent' in whole)) return { kind: 'atif', document: whole };
@@ -76,7 +79,7 @@ export function loadByContent(file: string, text: string): LoadedFile {
   if (looksLikeAtofEvent(first)) return atofOf(text);
   const extension = path.extname(file).toLowerCase();
   if (extension === '.jsonl' || extension === '.ndjson') return atofOf(text);
-  if (extension === '.json') return parsedWhole ? { kind: 'atif', document: whole } : { kind: 'unknown', reason: tooDeep ?? 'not valid JSON' };
+  if (extension === '.json') return parsedWhole ? { kind: 'atif', document: whole } : { kind: 'unknown', reason: tooDeep ?? notJson };
   return { kind: 'unknown', reason: 'neither an ATIF document nor ATOF JSONL' };
 }
 
