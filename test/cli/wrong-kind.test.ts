@@ -59,6 +59,15 @@ describe('replay and convert given the wrong kind of file', () => {
     await refused(['convert', pretty], [`${pretty} is an ATIF trajectory, not ATOF events`]);
   });
 
+  it('view given a folder (the plugin\'s nemo-relay-output/) points to view --serve, which lists a folder\'s sessions', async () => {
+    const folder = path.join(dir, 'run');
+    const result = await cliInProcess(['view', folder]);
+    expectNoStack(result.stderr);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe('');
+    expect(result.stderr.trim()).toBe(`nemo-relay-hooks: cannot read ${folder}: is a directory; to list and open its sessions, run "nemo-relay-hooks view --serve ${folder}"`);
+  });
+
   it('still reads the right kind, and a file of junk lines is still reported line by line', async () => {
     const converted = await cliInProcess(['convert', atof, '--out', path.join(dir, 'converted'), '--json']);
     expect(converted.code, converted.stderr).toBe(0);
