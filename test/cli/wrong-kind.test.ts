@@ -3,9 +3,10 @@
 // hook stream or a trajectory. Each is refused at once with one line naming
 // the command that reads that file, exit 1 and no output folder, where it
 // once reported every line malformed and exited 0 having written nothing.
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { Catalog } from '../../src/cli/serve/catalog.ts';
 import { cliInProcess, EXAMPLES, expectNoStack, tempDir } from './support.ts';
 
 const HOOKS = path.join(EXAMPLES, 'agent-session.hooks.jsonl');
@@ -66,6 +67,23 @@ describe('replay and convert given the wrong kind of file', () => {
     expect(result.code).toBe(1);
     expect(result.stdout).toBe('');
     expect(result.stderr.trim()).toBe(`nemo-relay-hooks: cannot read ${folder}: is a directory; to list and open its sessions, run "nemo-relay-hooks view --serve ${folder}"`);
+  });
+
+  it('view --serve lists a trajectory saved as .jsonl as what it is, and the ATIF beside it as a session', () => {
+    const folder = path.join(dir, 'served');
+    mkdirSync(folder);
+    // Ended by a newline, as a JSONL line is: without one the server waits for the line to end.
+    writeFileSync(path.join(folder, 'one-line.jsonl'), `${readFileSync(atif, 'utf8')}\n`);
+    writeFileSync(path.join(folder, 'pretty.jsonl'), readFileSync(pretty, 'utf8'));
+    writeFileSync(path.join(folder, 'trajectory.json'), readFileSync(atif, 'utf8'));
+    const catalog = new Catalog([folder]);
+    catalog.refresh();
+    const why = 'an ATIF trajectory, not ATOF JSONL (name it .json to list its session)';
+    expect(catalog.problems().map((problem) => [path.basename(problem.file), problem.problem]).sort()).toEqual([
+      ['one-line.jsonl', why],
+      ['pretty.jsonl', why],
+    ]);
+    expect(catalog.sessions().map((session) => [path.basename(session.file), session.session, session.llmCalls, session.promptTokens])).toEqual([['trajectory.json', 'demo-session-7f3a', 7, 6654]]);
   });
 
   it('still reads the right kind, and a file of junk lines is still reported line by line', async () => {
