@@ -147,6 +147,19 @@ export function billedOutput(output: number | undefined, wire: unknown): { outpu
   return { output: output + apart, total: count(wire, 'total_tokens') };
 }
 
+/**
+ * The input and total a framework took from Gemini's `usageMetadata` (`raw`, as the API sent it) without the input
+ * its built-in tools read (`toolUsePromptTokenCount`: Google Search results, pages URL context fetched, billed as
+ * input and counted in `totalTokenCount`): @ai-sdk/google 3.x takes `promptTokenCount` alone as the input. Undefined
+ * when the usage has none, or the framework's input already holds it (it is not `promptTokenCount`).
+ */
+export function geminiToolUseInput(input: number | undefined, raw: unknown): { input: number; total: number | undefined } | undefined {
+  const prompt = count(raw, 'promptTokenCount');
+  const toolUse = count(raw, 'toolUsePromptTokenCount');
+  if (input === undefined || prompt === undefined || toolUse === undefined || toolUse === 0 || input !== prompt) return undefined;
+  return { input: prompt + toolUse, total: count(raw, 'totalTokenCount') };
+}
+
 /** What each shape states, field by field. */
 const READERS: Record<UsageShape, (usage: Loose) => RawCounts> = {
   openai_chat: (u) => ({
@@ -193,15 +206,18 @@ const READERS: Record<UsageShape, (usage: Loose) => RawCounts> = {
     if (isRecord(input) || isRecord(output)) {
       // A provider's LanguageModelV4Usage, as middleware sees it.
       const billed = billedOutput(count(output, 'total'), raw);
-      return { input: count(input, 'total'), output: billed?.output ?? count(output, 'total'), total: billed?.total, cacheRead: cacheHits(count(input, 'cacheRead'), raw), cacheWrite: count(input, 'cacheWrite'), reasoning: count(output, 'reasoning') };
+      const read = geminiToolUseInput(count(input, 'total'), raw);
+      return { input: read?.input ?? count(input, 'total'), output: billed?.output ?? count(output, 'total'), total: read?.total ?? billed?.total, cacheRead: cacheHits(count(input, 'cacheRead'), raw), cacheWrite: count(input, 'cacheWrite'), reasoning: count(output, 'reasoning') };
     }
-    // @ai-sdk/openai-compatible takes xAI's `completion_tokens` as the output, without the reasoning xAI bills apart:
-    // the usage as the server sent it (`raw`) says so.
+    // @ai-sdk/openai-compatible takes xAI's `completion_tokens` as the output, without the reasoning xAI bills apart,
+    // and @ai-sdk/google 3.x Gemini's `promptTokenCount` as the input, without its tools' input: the usage as the
+    // server sent it (`raw`) says so.
     const billed = billedOutput(tokenCount(output), raw);
+    const read = geminiToolUseInput(tokenCount(input), raw);
     return {
-      input: tokenCount(input),
+      input: read?.input ?? tokenCount(input),
       output: billed?.output ?? tokenCount(output),
-      total: billed === undefined ? count(u, 'totalTokens') : billed.total,
+      total: read !== undefined ? read.total : billed === undefined ? count(u, 'totalTokens') : billed.total,
       cacheRead: cacheHits(nested(u, 'inputTokenDetails', 'cacheReadTokens') ?? count(u, 'cachedInputTokens'), raw),
       cacheWrite: nested(u, 'inputTokenDetails', 'cacheWriteTokens'),
       reasoning: nested(u, 'outputTokenDetails', 'reasoningTokens') ?? count(u, 'reasoningTokens'),

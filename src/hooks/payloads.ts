@@ -253,7 +253,8 @@ export interface PostApiRequestPayload extends ObserverPayload, ApiRequestIds {
   response_model?: string;
   /**
    * The sanitised response; never a raw provider object. Its `served_by`, when set, is the upstream a router says
-   * served the call (OpenRouter's `provider`, the AI Gateway's final provider); `provider` stays the one called.
+   * served the call (OpenRouter's `provider`, the AI Gateway's final provider); `provider` stays the one called. Its
+   * `failed_upstreams`, when set, are the upstreams the router says it tried and that failed first, in order.
    */
   response?: Record<string, unknown>;
   /** Token accounting, e.g. `{prompt_tokens, completion_tokens, total_tokens}`. */
@@ -330,6 +331,11 @@ export interface PostToolCallPayload extends ObserverPayload, ToolCallIds {
   error_type?: string | null;
   /** The error's message, when the call failed. */
   error_message?: string | null;
+  /**
+   * The tool the host ran for this call when it is not the one the model named (`tool_name`, which stays the
+   * model's): an alias routed the call (the Claude Agent SDK's `toolAliases`).
+   */
+  routed_to?: string;
   /** The request-middleware rewrites that shaped this request, in order. */
   middleware_trace?: readonly MiddlewareTraceEntry[];
 }

@@ -283,6 +283,8 @@ export class Recorder {
     const metadata = metadataOf(payload);
     const failed = toolFailed(payload);
     if (failed) metadata['error.type'] = truthy(payload.error_type) ? stringOf(payload.error_type) : stringOf(payload.status ?? 'error');
+    // The tool that ran when an alias routed the call elsewhere: the span keeps the name the model called.
+    if (truthy(payload.routed_to)) metadata.routed_to = stringOf(payload.routed_to);
     const remote = state.remoteTrajectories?.get(key);
     if (remote !== undefined) metadata.subagent_trajectory_ref = remote;
     const result = payload.result ?? null;

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AIMessage, BaseMessage } from '@langchain/core/messages';
 import { tool } from '@langchain/core/tools';
 import { ChatOpenAI } from '@langchain/openai';
+import { ChatOpenRouter } from '@langchain/openrouter';
 import { createAgent } from 'langchain';
 import * as z from 'zod';
 import { NemoRelayCallbackHandler } from '../../src/adapters/langchain/index.ts';
@@ -35,6 +36,15 @@ function weatherAgent(raw = false) {
   return createAgent({ model, tools: [getWeather], name: 'weather_agent' });
 }
 
+/** The upstream OpenRouter names in a message's raw response: whole, or repeated once per chunk a stream merged. */
+function rawProvider(message: AIMessage): string | undefined {
+  const provider = (message.additional_kwargs.__raw_response as Record<string, any> | undefined)?.provider as string | undefined;
+  if (provider === undefined) return undefined;
+  const once = ['Anthropic', 'Amazon Bedrock'].find((name) => provider.length % name.length === 0 && name.repeat(provider.length / name.length) === provider);
+  expect(once, `${provider} is one upstream's name, repeated`).toBeDefined();
+  return once;
+}
+
 /**
  * What LangChain reported of each call (the AI messages' `usage_metadata` and `response_metadata`): it reads
  * OpenRouter's cache writes (`prompt_tokens_details.cache_write_tokens`, as `cache_creation`) beside the reads, and
@@ -42,15 +52,17 @@ function weatherAgent(raw = false) {
  * OpenRouter's `reasoning`: the message has no reasoning, nor so the trajectory, unless the program keeps the raw
  * responses (`__includeRawResponse`).
  */
-function reportOf(messages: BaseMessage[]) {
+function reportOf(messages: BaseMessage[], raw = false) {
   const answers = messages.filter((message): message is AIMessage => message.getType() === 'ai');
   const report = {
     tokens: answers.map((message) => [message.usage_metadata?.input_tokens, message.usage_metadata?.output_tokens] as const),
     cached: answers.map((message) => (message.usage_metadata?.input_token_details?.cache_read ?? 0) + (message.usage_metadata?.input_token_details?.cache_creation ?? 0)),
     reasoningTokens: answers.map((message) => message.usage_metadata?.output_token_details?.reasoning),
     provider: 'openai',
-    // ChatOpenAI keeps no `provider` of OpenRouter's answer in response_metadata: the program cannot read who served it.
-    servedBy: answers.map((message) => metadataOf(message).provider as string | undefined),
+    // ChatOpenAI keeps no `provider` of OpenRouter's answer in response_metadata; the program reads who served it only
+    // in the raw response it asked for (`__includeRawResponse`), whole when invoked. A streamed message's raw response
+    // is its chunks' merged, their strings joined: `provider` is there once per chunk, and the program reads one chunk's.
+    servedBy: answers.map((message) => (raw ? rawProvider(message) : (metadataOf(message).provider as string | undefined))),
   };
   expect([report.cached, report.reasoningTokens]).toEqual([
     [900, 1310],
@@ -102,9 +114,10 @@ describe('LangChain ChatOpenAI through OpenRouter', () => {
   });
 
   // OpenRouter's `reasoning`, which ChatOpenAI does not read, is the first step's reasoning when the program keeps the
-  // raw responses: the message's contentBlocks have none, its raw response (joined deltas, streamed) has it.
+  // raw responses: the message's contentBlocks have none, its raw response (joined deltas, streamed) has it. So is the
+  // upstream that served each call (OpenRouter's `provider`): the step's `served_by`.
   for (const streamed of [false, true]) {
-    it(`createAgent ${streamed ? 'streamed' : 'invoked'} with __includeRawResponse: OpenRouter's reasoning is the step's`, async () => {
+    it(`createAgent ${streamed ? 'streamed' : 'invoked'} with __includeRawResponse: OpenRouter's reasoning and the upstream that served each call are the step's`, async () => {
       const api = server.serve(streamed, TOOL);
       const recorded = recordedPlugin(`openrouter-langchain-raw-${streamed ? 'stream' : 'invoke'}`);
       const input = { messages: [{ role: 'user', content: PROMPT }] };
@@ -116,7 +129,50 @@ describe('LangChain ChatOpenAI through OpenRouter', () => {
       const answers = messages.filter((message): message is AIMessage => message.getType() === 'ai');
       const raw = answers.map((message) => (message.additional_kwargs.__raw_response as Record<string, any>).choices[0]);
       expect(raw.map((choice) => (streamed ? choice.delta : choice.message).reasoning)).toEqual([REASONING, undefined]);
-      await checkOpenRouterRun(recorded, api, reportOf(messages), { tool: TOOL, sessionModel: false });
+      const report = reportOf(messages, true);
+      expect(report.servedBy).toEqual(['Anthropic', 'Amazon Bedrock']);
+      await checkOpenRouterRun(recorded, api, report, { tool: TOOL, sessionModel: false });
+      await sameOnNative(recorded);
+    });
+  }
+});
+
+// LangChain's own OpenRouter package (`@langchain/openrouter`'s ChatOpenRouter, as its README writes it, the base URL
+// the loopback's): it reads OpenRouter's `reasoning` and names the provider `openrouter`, but keeps neither the raw
+// response nor OpenRouter's `provider`: the program cannot read who served a call, and the step has no `served_by`.
+describe('LangChain ChatOpenRouter (@langchain/openrouter)', () => {
+  for (const streamed of [false, true]) {
+    it(`createAgent ${streamed ? 'streamed' : 'invoked'}: steps, tokens, reasoning and the cost OpenRouter charged; no served_by, which it does not keep`, async () => {
+      const api = server.serve(streamed, TOOL);
+      const recorded = recordedPlugin(`openrouter-chatopenrouter-${streamed ? 'stream' : 'invoke'}`);
+      const model = new ChatOpenRouter({ model: ASKED, apiKey: 'sk-or-v1-test-not-a-key', baseURL: server.url });
+      const agent = createAgent({ model, tools: [getWeather], name: 'weather_agent' });
+      const input = { messages: [{ role: 'user', content: PROMPT }] };
+      const config = { callbacks: [new NemoRelayCallbackHandler(recorded.hooks)] };
+      let messages: BaseMessage[] = [];
+      if (!streamed) messages = (await agent.invoke(input, config)).messages;
+      else for await (const [mode, value] of await agent.stream(input, { ...config, streamMode: ['messages', 'values'] })) if (mode === 'values') messages = value.messages;
+
+      expect(api.requests.map((request) => request.body.stream ?? false)).toEqual([streamed, streamed]);
+      const answers = messages.filter((message): message is AIMessage => message.getType() === 'ai');
+      expect(answers.at(-1)?.content).toBe('It is sunny in Paris, 21°C.');
+      // What the program can read of each answer: no raw response, no `provider` of OpenRouter's anywhere.
+      expect(answers.map((message) => [message.additional_kwargs.__raw_response, JSON.stringify(message).includes('Amazon Bedrock')])).toEqual([
+        [undefined, false],
+        [undefined, false],
+      ]);
+      const report = {
+        tokens: answers.map((message) => [message.usage_metadata?.input_tokens, message.usage_metadata?.output_tokens] as const),
+        cached: answers.map((message) => (message.usage_metadata?.input_token_details?.cache_read ?? 0) + (message.usage_metadata?.input_token_details?.cache_creation ?? 0)),
+        reasoningTokens: answers.map((message) => message.usage_metadata?.output_token_details?.reasoning),
+        provider: 'openrouter',
+        servedBy: [undefined, undefined],
+      };
+      expect(answers.map((message) => message.contentBlocks.filter((block) => block.type === 'reasoning').map((block) => block.reasoning).join(''))).toEqual([REASONING, '']);
+      // Streamed, it keeps no model of OpenRouter's either (its chunks' metadata name only the provider): each step
+      // names the model asked, which is all the program can read.
+      expect(answers.map((message) => JSON.stringify(message).includes(ANSWERED))).toEqual([!streamed, !streamed]);
+      await checkOpenRouterRun(recorded, api, report, { tool: TOOL, sessionModel: false, ...(streamed ? { answeredModel: ASKED } : {}) });
       await sameOnNative(recorded);
     });
   }

@@ -61,6 +61,25 @@ describe.skipIf(!available)('native ATOF exporter', () => {
     expect(readAtof(path.join(dir, 'overwrite.jsonl')).map((e) => e.name)).toEqual(['overwrite-1']);
   });
 
+  // docs/known-limits.md, "Several plugins on native in one process": native's event stream is process-wide, so a
+  // second native relay's ATOF file receives the first's events too. When this fails, native keeps them apart: say so.
+  it('writes the events of every native relay of the process into each relay\'s ATOF file (a known limit)', async () => {
+    backend = relay();
+    const other = relay();
+    try {
+      const dir = tempDir('two-relays');
+      const mine = backend.registerAtofExporter({ outputDirectory: dir, filename: 'mine.jsonl', mode: 'overwrite' });
+      const theirs = other.registerAtofExporter({ outputDirectory: dir, filename: 'theirs.jsonl', mode: 'overwrite' });
+      backend.mark({ name: 'from-mine' });
+      other.mark({ name: 'from-theirs' });
+      await Promise.all([backend.flush(), other.flush()]);
+      expect(readAtof(mine.path).map((e) => e.name).sort()).toEqual(['from-mine', 'from-theirs']);
+      expect(readAtof(theirs.path).map((e) => e.name).sort()).toEqual(['from-mine', 'from-theirs']);
+    } finally {
+      await other.shutdown();
+    }
+  });
+
   it('stops writing after close, and close and flush stay harmless afterwards', async () => {
     backend = relay();
     const sink = backend.registerAtofExporter({ outputDirectory: tempDir('close'), filename: 'e.jsonl', mode: 'overwrite' });

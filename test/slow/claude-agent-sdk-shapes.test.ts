@@ -10,7 +10,7 @@
 //
 // Slow (each query spawns the CLI), so it runs in `npm run test:slow`; one
 // query per case.
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import * as sdk from '@anthropic-ai/claude-agent-sdk';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -43,6 +43,13 @@ async function drain(iterable: AsyncIterable<any>): Promise<any[]> {
 /** Each agent step of a trajectory: [model, message, tool call ids]. */
 function agentSteps(doc: AtifDoc): unknown[][] {
   return (doc.steps as AtifDoc[]).filter((step) => step.source === 'agent').map((step) => [step.model_name, step.message, (step.tool_calls ?? []).map((call: AtifDoc) => call.tool_call_id)]);
+}
+
+/** Every record of the sub-agents' transcripts the CLI wrote under `home` (`<session>/subagents/agent-<id>.jsonl`). */
+function subagentRecords(home: string): any[] {
+  const projects = path.join(home, '.claude', 'projects');
+  const files = (readdirSync(projects, { recursive: true }) as string[]).filter((file) => /(^|[\\/])subagents[\\/]agent-[^\\/]+\.jsonl$/.test(file));
+  return files.flatMap((file) => readFileSync(path.join(projects, file), 'utf8').split('\n').filter((line) => line.trim() !== '').map((line) => JSON.parse(line)));
 }
 
 /** The query's one turn ended as its result says, with every tool call started ended. */
@@ -121,7 +128,7 @@ describe('wrapClaudeAgentSdk: query options no other suite runs', () => {
       await sameOnNative(recorded);
     }, 180_000);
 
-    it(`toolAliases: a call the model made to Bash that the alias routed to an MCP tool is recorded as the model made it, with the MCP tool's result; no Bash ran (${backend} backend)`, async () => {
+    it(`toolAliases: a call the model made to Bash that the alias routed to an MCP tool is recorded as the model made it, with the MCP tool's result and the MCP tool named as the one that ran; no Bash ran (${backend} backend)`, async () => {
       const { mock, env, home } = await offlineApi((request) =>
         request.assistantTurns === 0
           ? { blocks: [{ type: 'text', text: 'Touching it.' }, { type: 'tool_use', id: 'toolu_alias', name: 'Bash', input: { command: 'touch aliased.txt', description: 'Touch a file' } }], usage: { input: 30, output: 8, cacheRead: 4 }, model: dated(MAIN) }
@@ -171,6 +178,10 @@ describe('wrapClaudeAgentSdk: query options no other suite runs', () => {
       expect(JSON.stringify(mock.requests[1]!.body.messages)).toContain('"name":"Bash"');
       expect(toolEnds(recorded.log)).toEqual({ toolu_alias: ['ok', 'remote ran: touch aliased.txt'] });
       expect(observations(doc).get('toolu_alias')!.content).toBe('remote ran: touch aliased.txt');
+      // Which tool ran, as the CLI's hook named it: the call's end says it beside the name the model called.
+      const end = recorded.log.find((entry) => entry.hook === 'post_tool_call' && entry.payload.tool_call_id === 'toolu_alias')!.payload;
+      expect([end.tool_name, end.routed_to]).toEqual(['Bash', 'mcp__workspace__bash']);
+      expect(observations(doc).get('toolu_alias')!.extra.metadata).toMatchObject({ status: 'ok', routed_to: 'mcp__workspace__bash' });
       expect(agentSteps(doc)).toEqual([
         [dated(MAIN), 'Touching it.', ['toolu_alias']],
         [dated(MAIN), 'Done remotely.', []],
@@ -282,6 +293,100 @@ describe('wrapClaudeAgentSdk: query options no other suite runs', () => {
       ]);
       expect(stepTotals(doc)).toEqual(resultTotals(messages));
       expect(stepTotals(doc)).toEqual(modelUsageTotals(messages));
+      await sameOnNative(recorded);
+    }, 180_000);
+
+    it(`abortController aborted while a sub-agent's in-process MCP tool runs: the CLI cancels the call and both agents go on; the sub-agent's call ends interrupted (not a tool error), as its transcript says, though the streamed result does not (${backend} backend)`, async () => {
+      const { mock, env, home } = await offlineApi((request) => {
+        if (request.system.includes('You are the researcher.')) {
+          return request.assistantTurns === 0
+            ? { blocks: [{ type: 'text', text: 'Looking it up.' }, { type: 'tool_use', id: 'toolu_subslow', name: 'mcp__ops__slow_lookup', input: { word: 'abort' } }], usage: { input: 11, output: 3 }, model: dated(SUB) }
+            : { blocks: [{ type: 'text', text: 'The lookup was cut.' }], usage: { input: 21, output: 4, cacheRead: 2 }, model: dated(SUB) };
+        }
+        return request.assistantTurns === 0
+          ? { blocks: [{ type: 'tool_use', id: 'toolu_agent', name: 'Agent', input: { description: 'Look up', prompt: 'Look up abort.', subagent_type: 'researcher', run_in_background: false } }], usage: { input: 30, output: 8 }, model: dated(MAIN) }
+          : { blocks: [{ type: 'text', text: 'The researcher was cut off.' }], usage: { input: 60, output: 7 }, model: dated(MAIN) };
+      });
+      // The sub-agent's tool says when it started and returns only once the query is over.
+      let started: () => void = () => {};
+      const running = new Promise<void>((resolve) => (started = resolve));
+      let release: () => void = () => {};
+      const queryOver = new Promise<void>((resolve) => (release = resolve));
+      const ops = sdk.createSdkMcpServer({
+        name: 'ops',
+        version: '1.0.0',
+        tools: [sdk.tool('slow_lookup', 'Looks a word up, slowly', { word: z.string() }, async (args) => (started(), await queryOver, { content: [{ type: 'text', text: `${args.word}: found` }] }))],
+      });
+      const recorded = recordedPlugin(`claude-abort-subagent-tool-${backend}`, backend);
+      const { query } = wrapClaudeAgentSdk(sdk, recorded.hooks);
+      const abortController = new AbortController();
+      const messages: any[] = [];
+      let thrown: unknown;
+      try {
+        for await (const message of query({
+          prompt: 'Ask the researcher to look up abort.',
+          options: {
+            model: MAIN,
+            cwd: home,
+            env,
+            settingSources: [],
+            mcpServers: { ops },
+            allowedTools: ['Agent', 'mcp__ops__slow_lookup'],
+            abortController,
+            agents: { researcher: { description: 'Looks words up', prompt: 'You are the researcher.', tools: ['mcp__ops__slow_lookup'], model: SUB } },
+          },
+        })) {
+          messages.push(message);
+          // Aborted once the sub-agent's tool runs, as the program would cancel a query that takes too long.
+          if (message.type === 'assistant' && message.parent_tool_use_id === 'toolu_agent' && message.message.content.some((block: any) => block.type === 'tool_use')) {
+            await running;
+            abortController.abort();
+          }
+        }
+      } catch (error) {
+        thrown = error;
+      }
+      release();
+      const { atif, counters } = await recorded.finish();
+      expectNothingLost(counters);
+
+      // What the program got: the sub-agent's call cancelled (the model told so), both agents answered, then the SDK threw.
+      // The streamed result does not say the call was cut (its meta has no non_execution_kind, the main agent's has);
+      // the sub-agent's transcript does.
+      const cut = messages.find((m) => m.type === 'user' && m.parent_tool_use_id === 'toolu_agent' && m.message.content.some((block: any) => block.tool_use_id === 'toolu_subslow'));
+      expect(cut.tool_result_meta.find((meta: any) => meta.id === 'toolu_subslow').non_execution_kind).toBeUndefined();
+      const told = toldTheModel(mock);
+      expect(told.get('toolu_subslow')!.is_error).toBe(true);
+      expect(told.get('toolu_subslow')!.content).toContain('interrupted before a result was received');
+      expect(subagentRecords(home).find((record) => record.type === 'user' && JSON.stringify(record.message).includes('toolu_subslow'))?.toolDenialKind).toBe('interrupted');
+      expect(mock.requests.map((request) => request.model)).toEqual([MAIN, SUB, SUB, MAIN]);
+      expect(messages.filter((m) => m.type === 'result').map((m) => m.subtype)).toEqual(['success']);
+      expect(String(thrown)).toContain('aborted');
+
+      // The sub-agent's call was cut, not failed: interrupted, with what the model was told.
+      const end = recorded.log.find((entry) => entry.hook === 'post_tool_call' && entry.payload.tool_call_id === 'toolu_subslow')!.payload;
+      expect([end.status, end.error_type, end.result]).toEqual(['error', 'Interrupted', told.get('toolu_subslow')!.content]);
+      expect(recorded.log.filter((entry) => entry.hook === 'post_tool_call' && entry.payload.tool_call_id === 'toolu_subslow')).toHaveLength(1);
+      expectCompletedTurn(recorded.log);
+      const doc = onlyTrajectory(atif);
+      expect(validateAtif(doc)).toEqual([]);
+      const subs = (doc.subagent_trajectories ?? []) as AtifDoc[];
+      expect(subs).toHaveLength(1);
+      expect(observations(subs[0]!).get('toolu_subslow')).toMatchObject({ content: told.get('toolu_subslow')!.content, extra: { metadata: { status: 'error', 'error.type': 'Interrupted' } } });
+      expect(agentSteps(subs[0]!)).toEqual([
+        [dated(SUB), 'Looking it up.', ['toolu_subslow']],
+        [dated(SUB), 'The lookup was cut.', []],
+      ]);
+      // The Agent call ends with the sub-agent's answer, as the main agent was told.
+      expect(toolEnds(recorded.log).toolu_agent).toEqual(['ok', told.get('toolu_agent')!.content]);
+      expect(agentSteps(doc)).toEqual([
+        [dated(MAIN), '', ['toolu_agent']],
+        [dated(MAIN), 'The researcher was cut off.', []],
+      ]);
+      expect(stepTotals(doc)).toEqual(resultTotals(messages));
+      const { held, reported } = tokensByModel(atif, recorded.log, messages, askedFor);
+      expect(held).toEqual(reported);
+      expect(reported).toEqual({ [MAIN]: [90, 15], [SUB]: [34, 7] });
       await sameOnNative(recorded);
     }, 180_000);
 

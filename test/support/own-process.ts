@@ -20,6 +20,7 @@
 //     second such file in the same process would talk to the first file's
 //     fake API.
 export const NATIVE_SHARED = [
+  'test/plugin/host-program.test.ts',
   'test/adapters/ai-sdk/chat-route.test.ts',
   'test/adapters/mcp/sampling-in-process.test.ts',
   'test/adapters/mcp/sampling-langchain.test.ts',
@@ -38,6 +39,7 @@ export const NATIVE_SHARED = [
   'test/adapters/langchain-providers.test.ts',
   'test/adapters/xai.test.ts',
   'test/adapters/langchain-shapes.test.ts',
+  'test/adapters/langchain-global.test.ts',
   'test/adapters/ai-sdk/ollama.test.ts',
   'test/adapters/ai-sdk/openai-compatible.test.ts',
   'test/adapters/ai-sdk/more-providers.test.ts',
@@ -77,6 +79,8 @@ export const NATIVE_SHARED = [
   'test/adapters/langgraph-functional.test.ts',
   'test/adapters/langgraph-supervisor.test.ts',
   'test/adapters/langchain-gemini.test.ts',
+  'test/adapters/langchain-gemini-tools.test.ts',
+  'test/adapters/ai-sdk/gemini-tools.test.ts',
   'test/adapters/mcp/agents-is-error.test.ts',
   'test/adapters/mcp/random-cross-process.test.ts',
   'test/adapters/mcp/rerun-same-folder.test.ts',
@@ -138,6 +142,7 @@ export const NATIVE_SHARED = [
   'test/export/otlp-gemini-parity.test.ts',
   'test/export/otlp-native-leftovers.test.ts',
   'test/export/otlp-native-parity.test.ts',
+  'test/export/otlp-served-by-parity.test.ts',
   'test/export/otlp-request-shapes.test.ts',
   'test/export/otlp-size-cap.test.ts',
   'test/export/random-llm-shapes.test.ts',

@@ -13,6 +13,7 @@ import type { HookRegistry } from '../../hooks/registry.ts';
 import { AdapterCore } from '../core/run.ts';
 import type { AdapterOptions } from '../core/options.ts';
 import { trackAgentIds } from './agent-id.ts';
+import { trackSteps } from './step-context.ts';
 import { AiSdkTelemetry } from './telemetry.ts';
 
 export { aiSdkMiddleware, type AiSdkMiddleware } from './middleware.ts';
@@ -35,11 +36,13 @@ export function instrumentAiSdk(hooks: HookRegistry, options: AiSdkAdapterOption
   const integration = new AiSdkTelemetry(new AdapterCore(hooks, options, 'ai-sdk'));
   registerTelemetry(integration as unknown as Telemetry);
   const untrackAgentIds = trackAgentIds();
+  const untrackSteps = trackSteps();
   let installed = true;
   return () => {
     if (!installed) return;
     installed = false;
     untrackAgentIds();
+    untrackSteps();
     integration.dispose();
     // The SDK has no unregister: `registerTelemetry` appends to this global list.
     const list = (globalThis as TelemetryGlobal).AI_SDK_TELEMETRY_INTEGRATIONS;

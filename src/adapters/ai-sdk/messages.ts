@@ -5,10 +5,10 @@
  */
 
 import type { ResponseParts } from '../core/run.ts';
-import { completionServedBy, gatewayServedBy } from '../core/upstream.ts';
+import { completionServedBy, gatewayFailedUpstreams, gatewayServedBy } from '../core/upstream.ts';
 import { chargedUsd, usageCostUsd, xaiTicksUsd, type ProviderUsage } from '../../formats/usage.ts';
 import type { AnswerMedium, CallOfTool, ChatMessage, OfferedTool } from '../core/shapes.ts';
-import { assistantMessage, changedArgs, hostedCall, newProviderApprovalAnswers, providerApprovalCall, textOfParts, recordedText, recordedValue, type ProviderApprovalAnswer } from '../core/shapes.ts';
+import { assistantMessage, changedArgs, geminiGroundingCalls, hostedCall, newProviderApprovalAnswers, providerApprovalCall, textOfParts, recordedText, recordedValue, type ProviderApprovalAnswer } from '../core/shapes.ts';
 import { isRecord } from '../../shared/record.ts';
 import { asString, nonEmptyString } from '../../shared/text.ts';
 
@@ -246,15 +246,34 @@ export function servedByOf(providerMetadata: unknown, body?: unknown): string | 
   return (isRecord(gateway) ? gatewayServedBy(gateway.routing) : undefined) ?? (isRecord(openrouter) ? nonEmptyString(openrouter.provider) : undefined) ?? completionServedBy(body);
 }
 
+/**
+ * The searches and page reads Gemini ran for the answer, which @ai-sdk/google reports only as metadata
+ * (`providerMetadata.google.groundingMetadata` and `urlContextMetadata`) and `source` parts: calls the provider ran,
+ * before the answer's other calls, named by the response's id (`geminiGroundingCalls`).
+ */
+export function groundingCallsOf(providerMetadata: unknown, responseId: unknown): CallOfTool[] {
+  const google = isRecord(providerMetadata) && isRecord(providerMetadata.google) ? providerMetadata.google : undefined;
+  if (google === undefined) return [];
+  const prefix = nonEmptyString(responseId) ?? 'gemini';
+  return geminiGroundingCalls(google, (name) => `${prefix}:${name}`);
+}
+
+/** The upstreams the AI Gateway's routing says failed before the one that answered (`providerMetadata.gateway.routing`). */
+export function failedUpstreamsOf(providerMetadata: unknown): string[] | undefined {
+  const gateway = isRecord(providerMetadata) ? providerMetadata.gateway : undefined;
+  return isRecord(gateway) ? gatewayFailedUpstreams(gateway.routing) : undefined;
+}
+
 /** A model response from its content parts and what came with them. */
 export function responseOf(content: unknown, details: { usage: unknown; finishReason: unknown; model: unknown; id: unknown; providerMetadata?: unknown; body?: unknown }): ResponseParts {
   const parts = responseOfContent(Array.isArray(content) ? content : []);
   const costUsd = chargedCostUsd(details.providerMetadata, details.usage);
   const servedBy = servedByOf(details.providerMetadata, details.body);
+  const failedUpstreams = failedUpstreamsOf(details.providerMetadata);
   return {
     text: parts.text,
     reasoning: parts.reasoning === '' ? undefined : parts.reasoning,
-    toolCalls: parts.toolCalls,
+    toolCalls: [...groundingCallsOf(details.providerMetadata, details.id), ...parts.toolCalls],
     ...(parts.media.length > 0 ? { media: parts.media } : {}),
     usage: tokenCounts(details.usage),
     finishReason: finishReasonOf(details.finishReason),
@@ -262,6 +281,7 @@ export function responseOf(content: unknown, details: { usage: unknown; finishRe
     id: nonEmptyString(details.id),
     ...(costUsd === undefined ? {} : { costUsd }),
     ...(servedBy === undefined ? {} : { servedBy }),
+    ...(failedUpstreams === undefined ? {} : { failedUpstreams }),
   };
 }
 
@@ -299,6 +319,7 @@ export function responseOfObjectStep(event: Record<string, unknown>): ResponsePa
   // The same router facts as a text call's: what the call was charged and who served it.
   const costUsd = chargedCostUsd(event.providerMetadata, event.usage);
   const servedBy = servedByOf(event.providerMetadata);
+  const failedUpstreams = failedUpstreamsOf(event.providerMetadata);
   return {
     text: asString(event.objectText) ?? '',
     reasoning: reasoning === '' ? undefined : reasoning,
@@ -309,6 +330,7 @@ export function responseOfObjectStep(event: Record<string, unknown>): ResponsePa
     id: asString(response.id),
     ...(costUsd === undefined ? {} : { costUsd }),
     ...(servedBy === undefined ? {} : { servedBy }),
+    ...(failedUpstreams === undefined ? {} : { failedUpstreams }),
   };
 }
 

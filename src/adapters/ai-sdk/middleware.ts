@@ -27,7 +27,7 @@ import type { LanguageModelMiddleware } from 'ai';
 import type { HookRegistry } from '../../hooks/registry.ts';
 import { newSessionId } from '../../hooks/index.ts';
 import { currentAttempt, objectCallOf } from './attempt.ts';
-import { answerMediumOfPart, chatMessages, finishReasonOf, chargedCostUsd, modelVersionOf, servedByOf, offeredTools, providerApprovalAnswersOfPrompt, providerCall, responseOf, toolOutputValue, tokenCounts } from './messages.ts';
+import { answerMediumOfPart, chatMessages, finishReasonOf, chargedCostUsd, groundingCallsOf, modelVersionOf, servedByOf, failedUpstreamsOf, offeredTools, providerApprovalAnswersOfPrompt, providerCall, responseOf, toolOutputValue, tokenCounts } from './messages.ts';
 import { isRecord } from '../../shared/record.ts';
 import { AdapterCore, type AgentRun, type ApiCall, type RequestParts, type ResponseParts } from '../core/run.ts';
 import type { AdapterOptions } from '../core/options.ts';
@@ -86,6 +86,9 @@ class StreamedResponse {
   id: string | undefined;
   costUsd: number | undefined;
   servedBy: string | undefined;
+  /** Gemini's searches and page reads, from the finish part's metadata (`groundingCallsOf`). */
+  grounding: CallOfTool[] = [];
+  failedUpstreams: string[] | undefined;
   error: unknown;
 
   see(part: Part): void {
@@ -126,6 +129,8 @@ class StreamedResponse {
         this.finishReason = finishReasonOf(part.finishReason);
         this.costUsd = chargedCostUsd(part.providerMetadata, part.usage);
         this.servedBy = servedByOf(part.providerMetadata) ?? this.servedBy;
+        this.grounding = groundingCallsOf(part.providerMetadata, this.id);
+        this.failedUpstreams = failedUpstreamsOf(part.providerMetadata);
         break;
       case 'error':
         this.error ??= part.error;
@@ -137,7 +142,7 @@ class StreamedResponse {
     return {
       text: this.text,
       reasoning: this.reasoning === '' ? undefined : this.reasoning,
-      toolCalls: this.toolCalls.map((call) => (call.providerExecuted === true ? providerCall(call, this.#providerResults.get(call.id), this.#approvalIds.get(call.id)) : call)),
+      toolCalls: [...this.grounding, ...this.toolCalls.map((call) => (call.providerExecuted === true ? providerCall(call, this.#providerResults.get(call.id), this.#approvalIds.get(call.id)) : call))],
       ...(this.media.length > 0 ? { media: this.media } : {}),
       usage: tokenCounts(this.usage),
       finishReason: this.finishReason,
@@ -145,6 +150,7 @@ class StreamedResponse {
       id: this.id,
       ...(this.costUsd === undefined ? {} : { costUsd: this.costUsd }),
       ...(this.servedBy === undefined ? {} : { servedBy: this.servedBy }),
+      ...(this.failedUpstreams === undefined ? {} : { failedUpstreams: this.failedUpstreams }),
     };
   }
 }

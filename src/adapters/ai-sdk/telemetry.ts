@@ -6,7 +6,11 @@
  * `ai:telemetry` tracing channel is not needed, and on Bun it drops
  * messages). `executeTool` runs the tool's `execute` inside our tool frame,
  * so a `generateText`/`streamText`/`ToolLoopAgent` run started by the tool
- * becomes that tool call's sub-agent.
+ * becomes that tool call's sub-agent. A run started inside a step but outside
+ * its tools (the model call an `experimental_repairToolCall` function makes)
+ * is found by the step's span of that tracing channel (`./step-context.ts`,
+ * which binds a store to it and reads no messages): a sub-agent of the run,
+ * under that step.
  *
  * Sessions outlive a run in two cases, each a bounded hold
  * (`SessionHolds`): the session was named by the host (`sessionId`) or the
@@ -42,9 +46,11 @@ import {
 import type { AdapterCore, AgentRun, ApiCall, RequestParts } from '../core/run.ts';
 import { MAX_HELD_SESSIONS, MAX_PENDING_APPROVALS, PausedSubagents, SessionHolds } from '../core/holds.ts';
 import { currentToolFrame, runInToolFrame } from '../core/context.ts';
+import { enclosingStep } from './step-context.ts';
 import { lastUserMessage, linkApprovedCalls, type CallOfTool, type ChatMessage } from '../core/shapes.ts';
 import { toJson } from '../../shared/json.ts';
 import { nonEmptyString } from '../../shared/text.ts';
+import { completionServedBy } from '../core/upstream.ts';
 
 type Event = Record<string, unknown>;
 
@@ -81,6 +87,11 @@ interface RunState {
   callMessages: number;
   /** The tool calls of the current model call's last attempt as the model sent them, by id (before the SDK parses them). */
   sent: Map<string, unknown> | undefined;
+  /**
+   * The upstream a router named in the current model call's last attempt as the server sent it (`withSentCalls`): a
+   * generated answer's body, or a stream's raw chunks (`includeRawChunks`). The call-end event carries neither.
+   */
+  served: string | undefined;
   /** The provider's approval requests this run approved, until the call the provider runs for each comes back. */
   providerApproved: CallOfTool[];
   /** `generateText`'s `output` (Output.object, ...): the SDK parses the answer with it after the run's end event. */
@@ -226,15 +237,19 @@ function isAbortError(error: unknown): boolean {
 /**
  * The attempt's `result` with its tool calls noted in `state.sent` as the model sent them: `doGenerate`'s content,
  * or the parts of `doStream`'s stream as they pass (the SDK parses each call, and repairs it, as it comes). The SDK
- * reports a call to telemetry only as it will run it: repaired or refined, its input is no longer the model's.
+ * reports a call to telemetry only as it will run it: repaired or refined, its input is no longer the model's. The
+ * upstream a router names in what the server sent is noted too (`state.served`), where a package (such as
+ * @ai-sdk/openai-compatible) does not hand it on in its provider metadata.
  */
 function withSentCalls<T>(state: RunState, result: T): T {
   const sent = new Map<string, unknown>();
   state.sent = sent;
+  state.served = undefined;
   if (typeof result !== 'object' || result === null) return result;
-  const { content, stream } = result as { content?: unknown; stream?: unknown };
+  const { content, stream, response } = result as { content?: unknown; stream?: unknown; response?: { body?: unknown } };
   if (Array.isArray(content)) {
     for (const part of content) noteSentCall(sent, part);
+    state.served = completionServedBy(response?.body);
     return result;
   }
   if (typeof (stream as ReadableStream | undefined)?.pipeThrough !== 'function') return result;
@@ -242,6 +257,8 @@ function withSentCalls<T>(state: RunState, result: T): T {
     new TransformStream({
       transform(part, controller) {
         noteSentCall(sent, part);
+        // Only with `includeRawChunks`: each chunk as the server sent it.
+        if ((part as { type?: unknown } | undefined)?.type === 'raw') state.served ??= completionServedBy((part as { rawValue?: unknown }).rawValue);
         controller.enqueue(part);
       },
     }),
@@ -273,6 +290,8 @@ export class AiSdkTelemetry {
     for (const [approvalId, pending] of [...this.#approvals]) if (pending.sessionId === run.sessionId) this.#approvals.delete(approvalId);
     for (const [toolCallId, pending] of [...this.#programCalls]) if (pending.sessionId === run.sessionId) this.#programCalls.delete(toolCallId);
   });
+  /** How many runs each run's steps started outside its tools (`#enclosingStep`), for their links' ids. */
+  readonly #stepHelpers = new WeakMap<AgentRun, number>();
   #disposed = false;
 
   constructor(core: AdapterCore) {
@@ -305,7 +324,8 @@ export class AiSdkTelemetry {
       if (callId === undefined || this.#runs.has(callId)) return;
       const agentId = claimAgentId();
       const frame = currentToolFrame();
-      const parent = frame === undefined || frame.run.ended ? undefined : { run: frame.run, toolCallId: frame.toolCallId };
+      const step = frame === undefined ? this.#enclosingStep(callId) : undefined;
+      const parent = frame !== undefined ? (frame.run.ended ? undefined : { run: frame.run, toolCallId: frame.toolCallId }) : step?.parent;
       // A sub-agent takes only the answers to its own requests: its messages may carry its parent's conversation.
       const link = parent === undefined ? undefined : `${parent.run.sessionId}:sub:${parent.toolCallId}`;
       const answers = link === undefined ? approvalAnswers(event.messages) : approvalAnswers(event.messages).filter((answer) => this.#approvals.get(answer.approvalId)?.sessionId === link);
@@ -317,7 +337,7 @@ export class AiSdkTelemetry {
       const run = this.#core.startRun({
         runId: callId,
         conversationId: conversationIdOf(event) ?? resumed,
-        agentName: nonEmptyString(event.functionId) ?? agentId,
+        agentName: nonEmptyString(event.functionId) ?? agentId ?? step?.name(nonEmptyString(event.operationId)),
         model: nonEmptyString(event.modelId),
         provider: nonEmptyString(event.provider),
         userMessage: () => lastUserMessage(chatMessages(undefined, event.messages)) ?? nonEmptyString(event.prompt),
@@ -337,6 +357,7 @@ export class AiSdkTelemetry {
         resumedCalls: undefined,
         callMessages: 0,
         sent: undefined,
+        served: undefined,
         providerApproved: [],
         output: event.operationId === 'ai.generateText' ? outputSpec(event.output) : undefined,
         structuredText: undefined,
@@ -399,8 +420,9 @@ export class AiSdkTelemetry {
     if (call === undefined) return;
     this.#guard('onLanguageModelCallEnd', () => {
       const response = responseOfCallEnd(event, state!.sent);
+      const servedBy = response.servedBy ?? state!.served;
       // The OpenAI package drops the `approval_request_id` of the call OpenAI ran once approved: its name and arguments say it.
-      call.attemptEnd({ ...response, toolCalls: linkApprovedCalls(response.toolCalls, state!.providerApproved) });
+      call.attemptEnd({ ...response, toolCalls: linkApprovedCalls(response.toolCalls, state!.providerApproved), ...(servedBy === undefined ? {} : { servedBy }) });
     });
   };
 
@@ -630,6 +652,26 @@ export class AiSdkTelemetry {
       this.#failOpenCall(state, new Error('abandoned: the run never reported its end'));
       this.#end(state, 'interrupted', undefined, undefined, { reason: 'abandoned' });
     }
+  }
+
+  /**
+   * A run the program starts inside a step of a run this adapter records, outside its tools (a model
+   * call an `experimental_repairToolCall` function makes, as the SDK's docs write one, or `generateText`'s `prepareStep`): that run's
+   * sub-agent, under the step (no tool call ran it), named for what it is (`generateText in step 1`) unless it has a
+   * name of its own.
+   */
+  #enclosingStep(callId: string): { parent: { run: AgentRun; toolCallId: string }; name: (operation: string | undefined) => string } | undefined {
+    const step = enclosingStep(callId);
+    const outer = step === undefined ? undefined : this.#runs.get(step.callId);
+    if (step === undefined || outer === undefined || outer.run.ended) return undefined;
+    const run = outer.run;
+    // No tool call ran it: a link of its own in the step, as LangChain's middleware model calls have (`:agent:`).
+    const helpers = (this.#stepHelpers.get(run) ?? 0) + 1;
+    this.#stepHelpers.set(run, helpers);
+    return {
+      parent: { run, toolCallId: `${run.ids.turn_id}:step:${step.stepNumber + 1}:agent:${helpers}` },
+      name: (operation) => `${(operation ?? 'ai.generateText').replace(/^ai\./, '')} in step ${step.stepNumber + 1}`,
+    };
   }
 
   #state(event: Event): RunState | undefined {

@@ -120,13 +120,17 @@ export class SubAgent {
    * Whether the transcript holds all the agent did: every request the stream
    * showed, and the last text `SubagentStop` reported. The CLI writes the
    * transcript after it streams, so the stream's end of a task can come
-   * first, even before the transcript's first record.
+   * first, even before the transcript's first record. When nothing reported
+   * its last text (the program's abort cut the hooks, `SubagentStop`
+   * included), a completed agent's transcript holds all once the last request
+   * read asked for no tool: that is its answer, which the stream never shows.
    */
   #complete(): boolean {
     if (!this.#fromTranscript) return !this.#transcriptExpected;
     for (const id of this.#streamedIds) if (!this.#transcriptIds.has(id)) return false;
     const summary = this.summary?.trim();
-    return summary === undefined || summary === '' || this.#lastText.trim() === summary;
+    if (summary === undefined || summary === '') return this.stop?.status !== 'completed' || (this.#request?.blocks.toolCalls.length ?? 0) === 0;
+    return this.#lastText.trim() === summary;
   }
 
   /**
@@ -194,6 +198,8 @@ export class SubAgent {
     // Stopped (interrupt(), or the task killed): the calls it left running end interrupted, the same whenever the CLI
     // writes its own answer for them into the transcript (see #results).
     if (this.stop.status === 'interrupted') tools.interruptOpen(run, 'the sub-agent was stopped before the tool returned');
+    // Calls whose streamed error result the transcript never confirmed or corrected end as the stream said.
+    tools.settle(run);
     run.end(this.stop.status, this.stop.summary ?? this.summary ?? this.#lastText);
     this.#forget();
   }

@@ -35,6 +35,12 @@ export interface ToolOutcome {
   readonly serverTrajectory?: TrajectoryRef;
   /** The call ends at its `tool_result` (or when the query or its agent ends), which may add `serverTrajectory`. */
   readonly awaitsResult?: boolean;
+  /**
+   * A sub-agent's error result as the stream shows it, which does not say whether the call was cut
+   * (`non_execution_kind` is the main agent's only): the record of it in the sub-agent's transcript, read later,
+   * does (`toolDenialKind`), and replaces it. It stands when the transcript never says (see `settle`).
+   */
+  readonly provisional?: boolean;
 }
 
 /**
@@ -58,6 +64,8 @@ export type Approval =
 interface ToolState {
   readonly id: string;
   name?: string;
+  /** The tool the CLI's hooks name: the alias's target when `toolAliases` routed the model's call (`name`) elsewhere. */
+  hookName?: string;
   input?: unknown;
   /** `PostToolUse`'s `tool_response`: the tool's own output, before it was rendered for the model. */
   response?: unknown;
@@ -106,7 +114,8 @@ export class ToolBook {
   announced(id: string, name: unknown, input: unknown): void {
     const state = this.#state(id);
     state.begun = true;
-    state.name ??= nonEmptyString(name);
+    state.hookName ??= nonEmptyString(name);
+    state.name ??= state.hookName;
     if (state.input === undefined) state.input = input;
   }
 
@@ -129,7 +138,7 @@ export class ToolBook {
     if (AGENT_TOOLS.has(name)) this.#agentCalls.set(id, run);
     run.toolStart({ id, name, arguments: args ?? state.input ?? {} }, apiRequestId);
     this.#flushApprovals(state);
-    if (state.outcome !== undefined && state.outcome.awaitsResult !== true) this.#end(state);
+    if (state.outcome !== undefined && !awaiting(state.outcome)) this.#end(state);
   }
 
   /**
@@ -148,9 +157,11 @@ export class ToolBook {
   ended(id: string, outcome: ToolOutcome): void {
     const state = this.#state(id);
     const first = state.outcome;
-    if (first !== undefined && first.awaitsResult !== true) return;
-    state.outcome = first === undefined ? outcome : { ...first, awaitsResult: false, ...(outcome.serverTrajectory !== undefined ? { serverTrajectory: outcome.serverTrajectory } : {}) };
-    if (state.run !== undefined && state.outcome.awaitsResult !== true) this.#end(state);
+    if (first !== undefined && !awaiting(first)) return;
+    // The transcript's word on a sub-agent's call replaces the stream's (keeping the server trajectory it named).
+    if (first === undefined || first.provisional === true) state.outcome = first?.serverTrajectory !== undefined && outcome.serverTrajectory === undefined ? { ...outcome, serverTrajectory: first.serverTrajectory } : outcome;
+    else state.outcome = { ...first, awaitsResult: false, ...(outcome.serverTrajectory !== undefined ? { serverTrajectory: outcome.serverTrajectory } : {}) };
+    if (state.run !== undefined && !awaiting(state.outcome)) this.#end(state);
   }
 
   /** Whether a denial of this call was already recorded (by the caller's callback or hook, before the CLI reports it). */
@@ -183,21 +194,23 @@ export class ToolBook {
     this.#tools.delete(state.id);
     this.#ended.add(state.id);
     const run = state.run!;
+    // `toolAliases` routed the call: the model's name stays the call's, and the tool that ran is said beside it.
+    const routedTo = state.hookName !== undefined && state.hookName !== state.name ? state.hookName : undefined;
     if (outcome.serverTrajectory !== undefined) {
       const host = { session_id: run.sessionId, turn_id: run.ids.turn_id, tool_call_id: state.id, ...(state.name !== undefined ? { tool_name: state.name } : {}) };
       referenceServerTrajectory(run.core.hooks, host, outcome.serverTrajectory, outcome.failed);
     }
     if (!outcome.failed) {
-      run.toolEnd(state.id, { result: resultText(outcome.result), name: state.name });
+      run.toolEnd(state.id, { result: resultText(outcome.result), name: state.name, routedTo });
       return;
     }
     if (state.denied !== undefined) {
-      run.toolEnd(state.id, { denied: outcome.error ?? state.denied, name: state.name });
+      run.toolEnd(state.id, { denied: outcome.error ?? state.denied, name: state.name, routedTo });
       return;
     }
     const error = new Error(outcome.error ?? (outcome.interrupted === true ? 'interrupted' : 'tool failed'));
     error.name = outcome.errorType ?? (outcome.interrupted === true ? 'Interrupted' : 'ToolError');
-    run.toolEnd(state.id, { error, result: outcome.error, name: state.name });
+    run.toolEnd(state.id, { error, result: outcome.error, name: state.name, routedTo });
   }
 
   /** A recorded call still open ends: denied when it was, with the tool's output when it returned, else interrupted (`text`). */
@@ -214,6 +227,14 @@ export class ToolBook {
       state.outcome ??= state.denied !== undefined ? { failed: true } : { failed: true, interrupted: true, error: text };
       this.#end(state);
     }
+  }
+
+  /**
+   * A sub-agent ended: its calls still waiting for the transcript's word on a streamed error result end as the stream
+   * said (a tool error), so none outlives its agent.
+   */
+  settle(run: AgentRun): void {
+    for (const state of [...this.#tools.values()]) if (state.run === run && !state.ended && state.outcome?.provisional === true) this.#end(state);
   }
 
   /** These calls get no result (`text` says why): those recorded end as they stand, the others are forgotten. */
@@ -245,6 +266,11 @@ export class ToolBook {
   get size(): number {
     return this.#tools.size;
   }
+}
+
+/** An outcome that does not end its call yet: it waits for the call's `tool_result`, or for the transcript's word. */
+function awaiting(outcome: ToolOutcome): boolean {
+  return outcome.awaitsResult === true || outcome.provisional === true;
 }
 
 /**

@@ -497,7 +497,11 @@ export class QueryTrace {
       if (main) this.#remember({ role: 'tool', tool_call_id: result.toolUseId, content: result.content }, nonEmptyString(m.uuid));
       const interrupted = result.isError && rejectedByUser(m, result.toolUseId);
       if (agent?.background === true && interrupted && !this.#tools.denied(result.toolUseId)) continue;
-      this.#tools.ended(result.toolUseId, { ...resultOutcome(m, result), ...(interrupted ? { interrupted } : {}) });
+      const outcome = { ...resultOutcome(m, result), ...(interrupted ? { interrupted } : {}) };
+      // A sub-agent's error result in the stream does not say whether the program's abort cut the call (the main
+      // agent's does): its transcript, which the sub-agent's steps are read from, does, and has the last word.
+      const provisional = agent !== undefined && this.#options.transcripts && outcome.failed && outcome.interrupted !== true && !this.#tools.denied(result.toolUseId);
+      this.#tools.ended(result.toolUseId, provisional ? { ...outcome, provisional } : outcome);
     }
   }
 

@@ -69,6 +69,11 @@ export interface ResponseParts {
    * written as the response's `served_by`. `provider` stays the one the program called: prices are looked up by it.
    */
   readonly servedBy?: string;
+  /**
+   * The upstreams the router says it tried and that failed before `servedBy` answered, in order (the AI Gateway's
+   * failed `routing.attempts`), written as the response's `failed_upstreams`.
+   */
+  readonly failedUpstreams?: readonly string[];
 }
 
 export interface RunStart {
@@ -399,9 +404,10 @@ export class AgentRun {
    * text). `denied`: the call never ran because its approval was denied (the
    * text is what the model is told). `paused`: the call stopped to wait for
    * a human (a LangGraph `interrupt()`) and runs again, with the same id,
-   * when the run is resumed: no result yet, and not a failure.
+   * when the run is resumed: no result yet, and not a failure. `routedTo`:
+   * the tool the host ran instead of the one the model named (an alias).
    */
-  toolEnd(id: string, outcome: { result?: unknown; error?: unknown; failed?: boolean; name?: string; denied?: string; paused?: boolean }): void {
+  toolEnd(id: string, outcome: { result?: unknown; error?: unknown; failed?: boolean; name?: string; denied?: string; paused?: boolean; routedTo?: string }): void {
     // After the run ended, its open tools were already ended with it.
     if (this.#ended) return;
     const open = this.#tools.get(id);
@@ -422,6 +428,7 @@ export class AgentRun {
         status: denied !== undefined ? 'denied' : paused ? 'interrupted' : failed ? 'error' : 'ok',
         error_type: error?.type ?? null,
         error_message: error?.message ?? null,
+        ...(outcome.routedTo === undefined ? {} : { routed_to: outcome.routedTo }),
       };
     });
   }
@@ -718,7 +725,7 @@ export class ApiCall {
         finish_reason: finish,
         response_model: model,
         // `reasoning` at the top of the response is where the ATIF builder reads a step's reasoning_content.
-        response: { id: response.id, model, assistant_message: message, finish_reason: finish, usage: usage ?? null, ...(response.reasoning ? { reasoning: response.reasoning } : {}), ...(response.servedBy === undefined ? {} : { served_by: response.servedBy }) },
+        response: { id: response.id, model, assistant_message: message, finish_reason: finish, usage: usage ?? null, ...(response.reasoning ? { reasoning: response.reasoning } : {}), ...(response.servedBy === undefined ? {} : { served_by: response.servedBy }), ...(response.failedUpstreams === undefined ? {} : { failed_upstreams: [...response.failedUpstreams] }) },
         usage: usage ?? null,
         assistant_message: message,
         assistant_content_chars: response.text.length,

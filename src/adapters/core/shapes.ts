@@ -252,6 +252,14 @@ function hostedError(result: unknown): string | undefined {
   }
   const code = result.error_code ?? result.errorCode;
   if (typeof result.type === 'string' && result.type.endsWith('_error') && typeof code === 'string') return code;
+  // Gemini's URL context: no page of the call's was retrieved (each page's `urlRetrievalStatus`).
+  if (Array.isArray(result.urlMetadata) && result.urlMetadata.length > 0 && result.urlMetadata.every((page) => isRecord(page) && typeof page.urlRetrievalStatus === 'string' && page.urlRetrievalStatus !== 'URL_RETRIEVAL_STATUS_SUCCESS')) {
+    return result.urlMetadata.map((page) => `${String((page as Record<string, unknown>).retrievedUrl)}: ${String((page as Record<string, unknown>).urlRetrievalStatus)}`).join('; ');
+  }
+  // Gemini's code execution: an `outcome` other than OUTCOME_OK (a failed run, one past its deadline), its output the traceback.
+  if (typeof result.outcome === 'string' && result.outcome.startsWith('OUTCOME_') && result.outcome !== 'OUTCOME_OK') {
+    return typeof result.output === 'string' && result.output !== '' ? `${result.outcome}: ${result.output}` : result.outcome;
+  }
   return undefined;
 }
 
@@ -298,6 +306,44 @@ export function hostedCallOfItem(item: unknown, blocks: readonly unknown[] = [])
   if (item.type === 'mcp_approval_request') return providerApprovalCall(item.id, typeof item.name === 'string' ? item.name : 'mcp_call', item.arguments);
   const name = HOSTED_ITEMS.get(item.type);
   return name === undefined ? undefined : hostedCall(item.id, name, undefined, item);
+}
+
+/**
+ * The code Gemini ran itself (its code execution tool), from an answer's parts in order, as a framework that keeps
+ * them hands them on (ChatGoogleGenerativeAI's content blocks): each `executableCode` part is a call named
+ * `code_execution`, as the AI SDK's Google package names it, with the code as its arguments (`{language, code}`) and
+ * the `codeExecutionResult` part that follows it as its result (`{outcome, output}`). Gemini gives these parts no id:
+ * `idOf(n)` names the call of the nth.
+ */
+export function geminiCodeExecutionCalls(parts: readonly unknown[], idOf: (index: number) => string): CallOfTool[] {
+  const calls: Array<{ id: string; code: unknown; result?: unknown }> = [];
+  for (const part of parts) {
+    if (!isRecord(part)) continue;
+    if (isRecord(part.executableCode)) calls.push({ id: idOf(calls.length), code: part.executableCode });
+    else if (isRecord(part.codeExecutionResult) && calls.length > 0 && calls.at(-1)!.result === undefined) calls.at(-1)!.result = part.codeExecutionResult;
+  }
+  return calls.map((call) => hostedCall(call.id, 'code_execution', call.code, call.result));
+}
+
+/**
+ * The searches and page reads Gemini ran itself for an answer (its Google Search and URL context tools), from the
+ * candidate's metadata as a framework hands it on (the AI SDK's `providerMetadata.google`, ChatGoogleGenerativeAI's
+ * `response_metadata`): a call named `google_search` when `groundingMetadata` names the searches it ran
+ * (`webSearchQueries`, its arguments `{queries}`), its result the `groundingMetadata` (the pages found,
+ * `groundingChunks`, and the spans of the answer each supports, `groundingSupports`); a call named `url_context` when
+ * `urlContextMetadata` lists pages, its arguments `{urls}`, its result the `urlContextMetadata` (each page's retrieval
+ * status). Gemini reports neither as a call and gives them no id: `idOf(name)` names them. Metadata of other sources
+ * (a retrieval store's) is not a search of Gemini's: no call.
+ */
+export function geminiGroundingCalls(metadata: { groundingMetadata?: unknown; urlContextMetadata?: unknown }, idOf: (name: string) => string): CallOfTool[] {
+  const calls: CallOfTool[] = [];
+  const grounding = metadata.groundingMetadata;
+  const queries = isRecord(grounding) && Array.isArray(grounding.webSearchQueries) ? grounding.webSearchQueries.filter((query) => typeof query === 'string') : [];
+  if (queries.length > 0) calls.push(hostedCall(idOf('google_search'), 'google_search', { queries }, grounding));
+  const pages = metadata.urlContextMetadata;
+  const urls = isRecord(pages) && Array.isArray(pages.urlMetadata) ? pages.urlMetadata.flatMap((page) => (isRecord(page) && typeof page.retrievedUrl === 'string' ? [page.retrievedUrl] : [])) : [];
+  if (urls.length > 0) calls.push(hostedCall(idOf('url_context'), 'url_context', { urls }, pages));
+  return calls;
 }
 
 /**

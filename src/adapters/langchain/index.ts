@@ -2,7 +2,8 @@
  * LangChain.js / LangGraph.js adapter: `new NemoRelayCallbackHandler(hooks)`,
  * passed in `callbacks`, maps chain, chat-model, LLM and tool runs to the
  * observer hooks. Works with `langchain`'s `createAgent`, LangGraph graphs
- * and plain runnables.
+ * and plain runnables. `instrumentLangChain(hooks)` puts one such handler in
+ * every run started from the async context it is called in (`./global.ts`).
  *
  * - The root chain run is the turn; its session is `options.sessionId`, else
  *   the `thread_id` LangGraph puts in the run metadata, else the root run id.
@@ -42,11 +43,13 @@ import { AdapterCore, OpenSessions, ToolCallRefused, type AgentRun, type ApiCall
 import { currentToolFrame } from '../core/context.ts';
 import { MAX_HELD_SESSIONS, MAX_PENDING_APPROVALS, PausedSubagents, SessionHolds } from '../core/holds.ts';
 import type { AdapterOptions } from '../core/options.ts';
-import { chatMessages, contentText, finalTextOfOutputs, offeredTools, parsedResultOf, providerApprovalAnswersOf, responseOfResult, toolMessageOf, userMessageOfInputs, userTextOfInputs } from './messages.ts';
+import { chatMessages, chunkServedBy, contentText, finalTextOfOutputs, offeredTools, parsedResultOf, providerApprovalAnswersOf, responseOfResult, toolMessageOf, userMessageOfInputs, userTextOfInputs } from './messages.ts';
 import { argumentsObject, changedArgs, localCalls, textOrJson, type CallOfTool } from '../core/shapes.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 import { BareTurns } from './bare.ts';
 import { jsonEqual } from '../../shared/json.ts';
+import { consoleLogger } from '../../shared/logger.ts';
+import { addToEveryRun } from './global.ts';
 
 export type { AdapterOptions, RunInfo, SessionScope } from '../core/options.ts';
 /** Options of `NemoRelayCallbackHandler`: the session id and scope, the platform name and the logger shared by every adapter. */
@@ -85,6 +88,8 @@ interface Node {
   readonly provider?: string;
   /** The chunks a model run streamed, as LangChain told them (`handleLLMNewToken`). */
   chunks?: number;
+  /** The upstream a router named in a streamed chunk's raw response (`chunkServedBy`): the merged message repeats it. */
+  servedBy?: string;
   call?: ApiCall;
 }
 
@@ -115,8 +120,15 @@ interface Shared {
   readonly bareTurns: BareTurns;
   /** The calls an interrupted run's models asked for that no tool ran, by session, for the `Command` resuming it. */
   readonly interruptedCalls: Map<string, CallOfTool[]>;
+  /** The handler `instrumentLangChain` put in every run, while it is installed: it records what no other knows of. */
+  instrumented?: NemoRelayCallbackHandler;
 }
 const sharedByHooks = new WeakMap<HookRegistry, Shared>();
+/**
+ * Handlers `instrumentLangChain` installed and then removed: they start no new run (a context that kept the handler,
+ * one started before the removal, still adds it to its runs), and finish recording the runs under way.
+ */
+const retired = new WeakSet<NemoRelayCallbackHandler>();
 
 /** Tool calls a run's models asked for, kept for the tool runs that carry them out without naming them; beyond it the oldest are forgotten. */
 const MAX_UNCLAIMED_CALLS = 256;
@@ -193,6 +205,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   /** Handlers run in order with the run, so hooks arrive in the order things happened. */
   override awaitHandlers = true;
   readonly #core: AdapterCore;
+  readonly #shared: Shared;
   readonly #nodes = new Map<string, Node>();
   /** The open nodes of each top-level run, oldest run first. */
   readonly #roots = new Map<string, Set<string>>();
@@ -264,6 +277,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     this.#pausedAgents = shared.pausedAgents;
     this.#interruptedCalls = shared.interruptedCalls;
     this.#bare = shared.bareTurns;
+    this.#shared = shared;
   }
 
   /** Closes the sessions kept open between runs (threads, named sessions) on these hooks, whichever handler ran them; runs under way are not affected. */
@@ -294,7 +308,8 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   /** Ends a run's turn; a top-level run of a named session (a thread) leaves it open for the thread's next run. */
   #endRun(run: AgentRun | undefined, status: RunStatus, text?: string, error?: unknown): void {
     if (run === undefined || run.ended) return;
-    const keep = run.ownsSession && run.sessionId !== run.runId;
+    // A removed handler's run ends its thread: no later run of it will be recorded through this handler.
+    const keep = run.ownsSession && run.sessionId !== run.runId && !retired.has(this);
     run.end(status, text, error, { keepSessionOpen: keep });
     if (keep) this.#holds.hold(run.sessionId, true);
     const unclaimed = this.#unclaimedCalls.get(run);
@@ -393,6 +408,11 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       const parentRunId = this.#outsideAnyRun(givenParent) ? undefined : givenParent;
       const parent = parentRunId === undefined ? undefined : this.#nodes.get(parentRunId);
       if (parentRunId !== undefined && parent === undefined) return; // inside a run we are not recording
+      if (parent === undefined && retired.has(this)) return;
+      // A middleware's own call LangChain runs with `callbacks: []` (`llmToolSelectorMiddleware`'s selection, a
+      // structured-output sequence): no parent, so only a handler LangChain adds to every run hears it. Its model
+      // call is the helper sub-agent of the run that made it (`#modelStart`), as a handler on that model records it.
+      if (givenParent === undefined && nonEmptyString(metadata?.lc_source) !== undefined) return;
       const namespace = nonEmptyString(metadata?.langgraph_checkpoint_ns);
       // A sub-agent's node run again by its RetryPolicy after a failed model call: the same sub-agent, continued. Its
       // task is its checkpoint namespace (the node and its task id) in the top-level run: each attempt has a parent
@@ -568,10 +588,15 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     const caller = this.#callerRun;
     this.#callerRun = undefined;
     const heardParent = unheardParent && caller !== undefined && this.#nodes.has(caller) ? caller : givenParent;
+    // A handler on the middleware's model (`llmToolSelectorMiddleware`'s selector) while `instrumentLangChain`'s is
+    // installed: LangChain tells both of the call, and the installed one, which records the run that made it, has it.
+    const instrumented = this.#shared.instrumented;
+    if (unheardParent && caller !== undefined && heardParent !== caller && instrumented !== undefined && instrumented !== this && instrumented.#nodes.has(caller)) return;
     // A model a tool the program ran on its own calls is a model called on its own.
     const parentRunId = this.#outsideAnyRun(heardParent) ? undefined : heardParent;
     const parentNode = parentRunId === undefined ? undefined : this.#nodes.get(parentRunId);
     if (parentNode !== undefined && parentNode.run === undefined) return; // inside a run we are not recording
+    if (parentNode === undefined && retired.has(this)) return;
     let run = parentNode?.run;
     let ownsRun = false;
     let bare = false;
@@ -637,10 +662,12 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   }
 
   /** A chunk of a model run's answer: counted, since a merged answer may hold a count each chunk repeated (`responseOfResult`). */
-  override handleLLMNewToken(_token: string, _index: unknown, runId: string): void {
+  override handleLLMNewToken(_token: string, _index: unknown, runId: string, _parentRunId?: string, _tags?: string[], fields?: { chunk?: unknown }): void {
     this.#guard('handleLLMNewToken', () => {
       const node = this.#nodes.get(runId);
-      if (node?.kind === 'llm') node.chunks = (node.chunks ?? 0) + 1;
+      if (node?.kind !== 'llm') return;
+      node.chunks = (node.chunks ?? 0) + 1;
+      node.servedBy ??= chunkServedBy(fields?.chunk);
     });
   }
 
@@ -649,7 +676,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     this.#guard('handleLLMEnd', () => {
       const node = this.#take(runId);
       if (node?.call === undefined) return;
-      const response = responseOfResult(output, { provider: node.provider, chunks: node.chunks });
+      const response = responseOfResult(output, { provider: node.provider, chunks: node.chunks, servedBy: node.servedBy });
       node.call.attemptEnd(response);
       if (node.run !== undefined && this.#failedCalls.get(node.run) === node.call) this.#failedCalls.delete(node.run);
       // Calls whose arguments did not parse never reach a tool: failed with the parser's error, apart from the calls a tool runs.
@@ -703,6 +730,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     toolCallId?: string,
   ): void {
     this.#guard('handleToolStart', () => {
+      if (parentRunId === undefined && retired.has(this)) return;
       const given = nonEmptyString(toolCallId);
       // Outside any run: a call of a bare model call's answer the program runs in its loop (`./bare.ts`), else nothing.
       const run = parentRunId === undefined ? (given === undefined ? undefined : this.#bare.claim(given)) : this.#runOf(parentRunId);
@@ -993,6 +1021,40 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     const node = asked[0]?.node;
     if (node === undefined) answer();
     else this.#awaitingDecisions.set(run, { node, answer });
+  }
+}
+
+/**
+ * Records every LangChain and LangGraph run started from here on, without `callbacks`: one handler that LangChain
+ * adds to each run (`./global.ts`), as if the program passed it in every call's `callbacks`. A run given a handler
+ * in its `callbacks` keeps that one alone. Call it before the runs start, in the async context that starts them (the
+ * top level of the program, or of the function that makes them, before its first `await`). Returns the function that
+ * removes it: new runs are not recorded, runs under way finish recording, and the sessions kept open between runs
+ * (threads) close, as `handler.close()` closes them.
+ */
+export function instrumentLangChain(hooks: HookRegistry, options: LangChainAdapterOptions = {}): () => void {
+  const logger = options.logger ?? consoleLogger;
+  try {
+    const handler = new NemoRelayCallbackHandler(hooks, options);
+    const remove = addToEveryRun(handler);
+    const shared = sharedByHooks.get(hooks)!;
+    shared.instrumented = handler;
+    let installed = true;
+    return () => {
+      if (!installed) return;
+      installed = false;
+      retired.add(handler);
+      if (shared.instrumented === handler) shared.instrumented = undefined;
+      try {
+        remove();
+      } catch (error) {
+        logger.warn('nemo-relay-hooks: instrumentLangChain could not remove its handler; it records no new run', error);
+      }
+      handler.close();
+    };
+  } catch (error) {
+    logger.warn('nemo-relay-hooks: instrumentLangChain could not attach to LangChain; nothing is recorded', error);
+    return () => undefined;
   }
 }
 

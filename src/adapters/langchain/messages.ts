@@ -7,8 +7,11 @@
 import type { ResponseParts } from '../core/run.ts';
 import { cacheHits, billedOutput, tokenCount, usageCostUsd, type ProviderUsage } from '../../formats/usage.ts';
 import { ollamaDoneReason } from '../core/finish.ts';
+import { completionServedBy } from '../core/upstream.ts';
 import {
   chatToolCall,
+  geminiCodeExecutionCalls,
+  geminiGroundingCalls,
   hostedCallOfItem,
   lastUserMessage,
   newProviderApprovalAnswers,
@@ -53,10 +56,15 @@ export function contentText(content: unknown): string {
 /**
  * The calls a message's provider ran itself, which LangChain keeps out of `tool_calls`: ChatOpenAI's Responses
  * items in `additional_kwargs.tool_outputs` (`web_search_call`, `mcp_call`, ...), ChatAnthropic's `server_tool_use`
- * blocks in the content (each with its result block, where ChatAnthropic kept it).
+ * blocks in the content (each with its result block, where ChatAnthropic kept it), ChatGoogleGenerativeAI's
+ * `groundingMetadata` and `urlContextMetadata` in `response_metadata` (Gemini's Google Search and URL context) and
+ * `executableCode` blocks (Gemini's code execution, each with the `codeExecutionResult` block after it). Gemini gives
+ * them no id: each is named by the message's id (LangChain's `run-<run id>`), its tool and its place.
  */
-function hostedCallsOf(message: Loose): CallOfTool[] {
-  const out: CallOfTool[] = [];
+function hostedCallsOf(message: Loose, info: Loose = {}): CallOfTool[] {
+  const prefix = nonEmptyString(message.id) ?? 'gemini';
+  // Gemini's searches and page reads came before the answer's parts.
+  const out: CallOfTool[] = geminiGroundingCalls(geminiMetadataOf(message, info), (name) => `${prefix}:${name}`);
   const kwargs = isRecord(message.additional_kwargs) ? message.additional_kwargs : {};
   const items = Array.isArray(kwargs.tool_outputs) ? kwargs.tool_outputs : [];
   const blocks = Array.isArray(message.content) ? message.content : [];
@@ -66,6 +74,7 @@ function hostedCallsOf(message: Loose): CallOfTool[] {
     const call = hostedCallOfItem(input === undefined ? item : { ...item, input }, blocks);
     if (call !== undefined) out.push(call);
   }
+  out.push(...geminiCodeExecutionCalls(blocks.filter((block) => isRecord(block) && (block.type === 'executableCode' || block.type === 'codeExecutionResult')), (n) => `${prefix}:code_execution:${n}`));
   return out;
 }
 
@@ -122,9 +131,9 @@ export function invalidToolCallsOf(message: Loose): Array<{ call: CallOfTool; er
   return out;
 }
 
-function toolCallsOf(message: Loose): CallOfTool[] {
+function toolCallsOf(message: Loose, info: Loose = {}): CallOfTool[] {
   const calls = message.tool_calls;
-  const out: CallOfTool[] = hostedCallsOf(message);
+  const out: CallOfTool[] = hostedCallsOf(message, info);
   if (!Array.isArray(calls)) return out;
   for (const call of calls) {
     if (!isRecord(call)) continue;
@@ -200,6 +209,8 @@ export interface RunSeen {
   readonly provider?: string;
   /** The chunks the model streamed (`handleLLMNewToken`, once per chunk; once for an answer not streamed). */
   readonly chunks?: number;
+  /** The upstream a router named in the first streamed chunk's raw response that named one (`chunkServedBy`). */
+  readonly servedBy?: string;
 }
 
 /**
@@ -208,9 +219,14 @@ export interface RunSeen {
  * where LangChain's is not: Gemini's (`geminiUsage`), or where the wire's usage ChatOpenAI keeps (`wire`) says more
  * (`withWireCounts`).
  */
-function usageOf(message: Loose, llmOutput: Loose, wire: Loose | undefined, seen: RunSeen): ProviderUsage | undefined {
+function usageOf(message: Loose, llmOutput: Loose, wire: Loose | undefined, seen: RunSeen, info: Loose): ProviderUsage | undefined {
   if (isRecord(message.usage_metadata)) {
-    const usage = seen.provider === GEMINI ? geminiUsage(message.usage_metadata, seen.chunks ?? 0) : withWireCounts(message.usage_metadata, wire);
+    const usage =
+      seen.provider === GEMINI
+        ? geminiUsage(message.usage_metadata, seen.chunks ?? 0, geminiToolsRan(message, info))
+        : seen.provider === VERTEX
+          ? vertexUsage(message.usage_metadata)
+          : withWireCounts(message.usage_metadata, wire);
     return { shape: 'langchain', usage };
   }
   const usage = isRecord(llmOutput.tokenUsage) ? llmOutput.tokenUsage : isRecord(llmOutput.token_usage) ? llmOutput.token_usage : groqStreamedUsage(message);
@@ -219,17 +235,62 @@ function usageOf(message: Loose, llmOutput: Loose, wire: Loose | undefined, seen
 
 /** The provider ChatGoogleGenerativeAI (`@langchain/google-genai`) names. */
 const GEMINI = 'google_genai';
+/** The provider ChatVertexAI (`@langchain/google-vertexai`, on google-common) names. */
+const VERTEX = 'google_vertexai';
+
+/**
+ * ChatVertexAI's `usage_metadata` with the input Gemini's own tools read. google-common counts the thoughts in
+ * `output_tokens` (`candidatesTokenCount` + `thoughtsTokenCount`) and takes `totalTokenCount` as `total_tokens`, but
+ * `promptTokenCount` alone as `input_tokens`: what the total counts beyond the two is `toolUsePromptTokenCount` (the
+ * search results, pages and code results Gemini read, billed as input), which it keeps nowhere else.
+ */
+function vertexUsage(usage: Loose): Loose {
+  const input = tokenCount(usage.input_tokens);
+  const output = tokenCount(usage.output_tokens);
+  const total = tokenCount(usage.total_tokens);
+  const toolUse = input !== undefined && output !== undefined && total !== undefined ? total - input - output : 0;
+  return toolUse > 0 ? { ...usage, input_tokens: input! + toolUse } : usage;
+}
+
+/**
+ * The candidate's metadata of Gemini's own tools, where the LangChain packages keep it: the generation's info (the
+ * candidate's fields), which LangChain also puts in the message's `response_metadata` unless a graph streamed the
+ * call (its `messages` stream: the merged chunks' info only). ChatGoogleGenerativeAI names them as Gemini does;
+ * ChatVertexAI (google-common) `grounding_metadata` and `url_context_metadata`, and `groundingMetadata` too when
+ * invoked.
+ */
+function geminiMetadataOf(message: Loose, info: Loose): { groundingMetadata?: unknown; urlContextMetadata?: unknown } {
+  const metadata = isRecord(message.response_metadata) ? message.response_metadata : {};
+  return {
+    groundingMetadata: metadata.groundingMetadata ?? info.groundingMetadata ?? metadata.grounding_metadata ?? info.grounding_metadata,
+    urlContextMetadata: metadata.urlContextMetadata ?? info.urlContextMetadata ?? metadata.url_context_metadata ?? info.url_context_metadata,
+  };
+}
+
+/**
+ * Whether Gemini ran one of its own tools in the call: Google Search or URL context (the candidate's
+ * `groundingMetadata` or `urlContextMetadata`, which ChatGoogleGenerativeAI keeps in `response_metadata`), or code
+ * execution (`executableCode` blocks in the content). Their input is counted apart (`toolUsePromptTokenCount`),
+ * which LangChain keeps nowhere.
+ */
+function geminiToolsRan(message: Loose, info: Loose): boolean {
+  const metadata = geminiMetadataOf(message, info);
+  if (isRecord(metadata.groundingMetadata) || isRecord(metadata.urlContextMetadata)) return true;
+  return Array.isArray(message.content) && message.content.some((block) => isRecord(block) && (block.type === 'executableCode' || block.type === 'codeExecutionResult'));
+}
 
 /**
  * ChatGoogleGenerativeAI's `usage_metadata` as Gemini counted the call, in the table's reading of Gemini's own
  * `usageMetadata` (which the AI SDK's runs get). Its `output_tokens` are `candidatesTokenCount` alone, and LangChain
  * keeps `thoughtsTokenCount` nowhere: the thoughts are what its `total_tokens` (`totalTokenCount`) counts beyond the
- * input and the output, output the call is billed for, so completion and reasoning tokens. Streamed chunk by chunk
- * (`model.stream()`, a graph's `messages` stream), each chunk's `usage_metadata` repeats `cachedContentTokenCount`
- * (Gemini states it in every chunk), which the merged message adds up: the chunks LangChain told of divide it, and a
- * sum they do not divide says nothing.
+ * input and the output, output the call is billed for, so completion and reasoning tokens. Not when Gemini ran one of
+ * its own tools (`toolsRan`): that remainder also holds the tools' input (`toolUsePromptTokenCount`, billed as input),
+ * and nothing LangChain keeps tells the two apart, so it is neither the input's nor the output's (the total keeps
+ * it). Streamed chunk by chunk (`model.stream()`, a graph's `messages` stream), each chunk's `usage_metadata` repeats
+ * `cachedContentTokenCount` (Gemini states its counts so far in every chunk, the prompt's whole from the first), which
+ * the merged message adds up: the chunks LangChain told of divide it, and a sum they do not divide says nothing.
  */
-function geminiUsage(usage: Loose, chunks: number): Loose {
+function geminiUsage(usage: Loose, chunks: number, toolsRan: boolean): Loose {
   const input = tokenCount(usage.input_tokens);
   const output = tokenCount(usage.output_tokens);
   const total = tokenCount(usage.total_tokens);
@@ -240,7 +301,7 @@ function geminiUsage(usage: Loose, chunks: number): Loose {
     if (merged % chunks === 0) inputDetails.cache_read = merged / chunks;
     else delete inputDetails.cache_read;
   }
-  const thoughts = input !== undefined && output !== undefined && total !== undefined ? total - input - output : 0;
+  const thoughts = !toolsRan && input !== undefined && output !== undefined && total !== undefined ? total - input - output : 0;
   return {
     ...usage,
     ...(inputDetails === undefined ? {} : { input_token_details: inputDetails }),
@@ -343,11 +404,33 @@ function reasoningOf(message: Loose): string | undefined {
  * are its chunks' merged, their `reasoning` deltas joined in order.
  */
 function rawReasoningOf(message: Loose): string | undefined {
-  const kwargs = isRecord(message.additional_kwargs) ? message.additional_kwargs : {};
-  const raw = isRecord(kwargs.__raw_response) ? kwargs.__raw_response : {};
+  const raw = rawResponseOf(message) ?? {};
   const choice = Array.isArray(raw.choices) && isRecord(raw.choices[0]) ? raw.choices[0] : {};
   const said = isRecord(choice.message) ? choice.message : isRecord(choice.delta) ? choice.delta : {};
   return nonEmptyString(said.reasoning);
+}
+
+/** The raw response ChatOpenAI keeps in a message when the program asks (`__includeRawResponse: true`). */
+function rawResponseOf(message: unknown): Loose | undefined {
+  const kwargs = isRecord(message) && isRecord(message.additional_kwargs) ? message.additional_kwargs : {};
+  return isRecord(kwargs.__raw_response) ? kwargs.__raw_response : undefined;
+}
+
+/**
+ * The upstream OpenRouter names in a streamed chunk (`provider`, in every chunk), from the raw chunk ChatOpenAI keeps
+ * with `__includeRawResponse`: read chunk by chunk, since the merged message joins the chunks' strings (`Anthropic`
+ * as many times as there were chunks).
+ */
+export function chunkServedBy(chunk: unknown): string | undefined {
+  return isRecord(chunk) ? completionServedBy(rawResponseOf(chunk.message)) : undefined;
+}
+
+/**
+ * The upstream a router says served the call: a stream's, read from its chunks (`RunSeen.servedBy`), else the raw
+ * response of an answer not streamed. ChatOpenAI keeps it nowhere else (not in `response_metadata`).
+ */
+function servedByOf(message: Loose, seen: RunSeen): string | undefined {
+  return seen.servedBy ?? ((seen.chunks ?? 0) > 1 ? undefined : completionServedBy(rawResponseOf(message)));
 }
 
 const MEDIA_BLOCKS = new Set(['image', 'audio', 'file']);
@@ -402,15 +485,16 @@ export function responseOfResult(output: unknown, seen: RunSeen = {}): ResponseP
   // What the call was charged, in USD, when the answer says: OpenRouter's `cost` or xAI's `cost_in_usd_ticks`, in the
   // usage it sent.
   const costUsd = usageCostUsd(wire);
+  const servedBy = message === undefined ? undefined : servedByOf(message, seen);
   // The model asked for the calls it could not have parsed too: they are in its answer.
-  const toolCalls = message !== undefined ? [...toolCallsOf(message), ...invalidToolCallsOf(message).map((invalid) => invalid.call)] : [];
+  const toolCalls = message !== undefined ? [...toolCallsOf(message, info), ...invalidToolCallsOf(message).map((invalid) => invalid.call)] : [];
   return {
     text: message !== undefined ? contentText(message.content) : (nonEmptyString(generation.text) ?? ''),
     toolCalls,
     refused: message !== undefined ? invalidToolCallsOf(message) : [],
     reasoning: message !== undefined ? reasoningOf(message) : undefined,
     media: message !== undefined ? answerMediaOf(message) : undefined,
-    usage: usageOf(message ?? {}, llmOutput, wire, seen),
+    usage: usageOf(message ?? {}, llmOutput, wire, seen, info),
     // ChatGoogleGenerativeAI keeps Gemini's `finishReason` as the API spells it, in generationInfo (and so in
     // response_metadata, unless the answer was streamed).
     finishReason:
@@ -434,6 +518,7 @@ export function responseOfResult(output: unknown, seen: RunSeen = {}): ResponseP
       nonEmptyString(kwargs.model),
     id: message !== undefined ? nonEmptyString(message.id) : undefined,
     ...(costUsd === undefined ? {} : { costUsd }),
+    ...(servedBy === undefined ? {} : { servedBy }),
   };
 }
 

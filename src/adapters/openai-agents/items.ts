@@ -11,7 +11,7 @@ import { chargedUsd, chatCacheWrites, tokenCount, tokenUsage, usageCostUsd, type
 import { toJson } from '../../shared/json.ts';
 import type { ResponseParts } from '../core/run.ts';
 import { completionServedBy } from '../core/upstream.ts';
-import { chargedCostUsd, finishReasonOf, servedByOf } from '../ai-sdk/messages.ts';
+import { chargedCostUsd, failedUpstreamsOf, finishReasonOf, servedByOf } from '../ai-sdk/messages.ts';
 import {
   chatToolCall,
   hostedCall,
@@ -422,6 +422,11 @@ export function streamedServedBy(event: unknown): string | undefined {
   return completionServedBy(event);
 }
 
+/** The upstreams an `aisdk()` model's `finish` part says failed before the one serving the call (the AI Gateway's routing). */
+export function streamedFailedUpstreams(event: unknown): string[] | undefined {
+  return isRecord(event) && event.type === 'finish' ? failedUpstreamsOf(event.providerMetadata) : undefined;
+}
+
 /** The finish reason of a Chat Completions completion or chunk: its first choice's, when it says one. */
 export function firstChoiceFinish(completion: unknown): string | undefined {
   const choices = isRecord(completion) ? completion.choices : undefined;
@@ -452,11 +457,23 @@ function servedBy(response: Loose): string | undefined {
   return nonEmptyString(response.served_by) ?? completionServedBy(provider) ?? servedByOf(provider.providerMetadata, body);
 }
 
+/**
+ * The upstreams a router says failed before the one that served the call (the AI Gateway's routing): in the provider
+ * metadata of the AI SDK model's result an `aisdk()` model keeps, or a streamed one's `finish` part
+ * (`failed_upstreams`, set by the stream's observer).
+ */
+function failedUpstreams(response: Loose): string[] | undefined {
+  if (Array.isArray(response.failed_upstreams)) return response.failed_upstreams.filter((name): name is string => typeof name === 'string');
+  const provider = isRecord(response.providerData) ? response.providerData : undefined;
+  return provider === undefined ? undefined : failedUpstreamsOf(provider.providerMetadata);
+}
+
 /** A `ModelResponse` (or a streamed `response_done` response) as the trajectory needs it. */
 export function responseParts(response: Loose, requestedModel: string | undefined, tools?: unknown): ResponseParts {
   const output = response.output;
   const costUsd = chargedCost(response);
   const upstream = servedBy(response);
+  const failed = failedUpstreams(response);
   const toolCalls = functionCalls(output, tools);
   const hosted = Array.isArray(output) ? output.flatMap((item) => (isRecord(item) ? (hostedCallOf(item) ?? containerShellCallOf(item, output, tools) ?? []) : [])) : [];
   return {
@@ -469,6 +486,7 @@ export function responseParts(response: Loose, requestedModel: string | undefine
     finishReason: reportedFinish(response) ?? (toolCalls.length > 0 ? 'tool_calls' : 'stop'),
     ...(costUsd === undefined ? {} : { costUsd }),
     ...(upstream === undefined ? {} : { servedBy: upstream }),
+    ...(failed === undefined ? {} : { failedUpstreams: failed }),
   };
 }
 

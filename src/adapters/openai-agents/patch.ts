@@ -28,7 +28,7 @@ import { Runner, getCurrentSpan } from '@openai/agents';
 import { addToolFrameFinder, runInApiCall, runOutsideToolFrames, type ToolFrame } from '../core/context.ts';
 import type { ApiCall } from '../core/run.ts';
 import { resultText } from '../mcp/meta.ts';
-import { streamedCacheWrites, streamedCost, streamedFinish, streamedModel, streamedServedBy } from './items.ts';
+import { streamedCacheWrites, streamedCost, streamedFinish, streamedModel, streamedServedBy, streamedFailedUpstreams } from './items.ts';
 import { isRecord } from '../../shared/record.ts';
 
 type Loose = Record<string, unknown>;
@@ -487,13 +487,14 @@ async function* observedStream(stream: AsyncIterable<unknown>, attempts: readonl
   let cost: number | undefined;
   let writes: number | undefined;
   let servedBy: string | undefined;
+  let failed: string[] | undefined;
   // A Responses stream's response_done keeps the SDK's own usage only; the raw finishing event the SDK yields right
   // after it has the usage as the server sent it (xAI's `cost_in_usd_ticks`): the answer waits for that event.
   let held: Loose | undefined;
   const answer = (done: Loose): void => {
     answered = true;
     held = undefined;
-    const response = { ...done, ...(done.model === undefined && model !== undefined ? { model } : {}), ...(finish === undefined ? {} : { finish_reason: finish }), ...(cost === undefined ? {} : { cost_usd: cost }), ...(writes === undefined ? {} : { cache_write_tokens: writes }), ...(servedBy === undefined ? {} : { served_by: servedBy }) };
+    const response = { ...done, ...(done.model === undefined && model !== undefined ? { model } : {}), ...(finish === undefined ? {} : { finish_reason: finish }), ...(cost === undefined ? {} : { cost_usd: cost }), ...(writes === undefined ? {} : { cache_write_tokens: writes }), ...(servedBy === undefined ? {} : { served_by: servedBy }), ...(failed === undefined ? {} : { failed_upstreams: failed }) };
     for (const attempt of attempts) quietly(() => attempt.response(response));
   };
   try {
@@ -507,6 +508,7 @@ async function* observedStream(stream: AsyncIterable<unknown>, attempts: readonl
           cost = streamedCost(record.event) ?? cost;
           writes = streamedCacheWrites(record.event) ?? writes;
           servedBy ??= streamedServedBy(record.event);
+          failed = streamedFailedUpstreams(record.event) ?? failed;
         }
         if (held !== undefined) answer(held);
         if (record.type === 'response_done' && !answered && held === undefined) {

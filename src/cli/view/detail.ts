@@ -149,6 +149,8 @@ function atifStep(step: Obj, target: ViewNode, sections: DetailSection[]): void 
   for (const key of ['step_id', 'source', 'model_name', 'timestamp', 'llm_call_count']) if (step[key] !== undefined) facts.push([key, String(step[key])]);
   const servedBy = isRecord(extra.llm_response) ? nonEmptyString(extra.llm_response.served_by) : undefined;
   if (servedBy !== undefined) facts.push(['served_by', servedBy]);
+  const failed = isRecord(extra.llm_response) && Array.isArray(extra.llm_response.failed_upstreams) ? extra.llm_response.failed_upstreams.filter((name) => typeof name === 'string') : [];
+  if (failed.length > 0) facts.push(['failed_upstreams', failed.join(', ')]);
   sections.push({ title: 'Step', type: 'facts', facts });
   if (step.metrics !== undefined) sections.push({ title: 'Metrics', type: 'json', value: step.metrics });
   const metadata = without(extra, ['llm_request', 'llm_response']);

@@ -149,10 +149,15 @@ class TurnEnds {
   }
 }
 
-/** An LLM row's title with the upstream a router says served the call (the response's `served_by`), when it says. */
-export function withServedBy(title: string, servedBy: unknown): string {
+/**
+ * An LLM row's title with the upstream a router says served the call (the response's `served_by`), when it says, and
+ * the upstreams it says failed first (`failed_upstreams`).
+ */
+export function withServedBy(title: string, servedBy: unknown, failedUpstreams?: unknown): string {
   const upstream = nonEmptyString(servedBy);
-  return upstream === undefined ? title : `${title} (served by ${upstream})`;
+  if (upstream === undefined) return title;
+  const failed = Array.isArray(failedUpstreams) ? failedUpstreams.map((name) => nonEmptyString(name)).filter((name) => name !== undefined) : [];
+  return `${title} (served by ${upstream}${failed.length > 0 ? ` after ${failed.join(', ')} failed` : ''})`;
 }
 
 function llmStep(step: Obj, subagents: Map<string, Obj>, used: Set<string>, approvals: Map<string, ViewNode[]>, ran: ReadonlySet<string>): ViewNode {
@@ -163,7 +168,7 @@ function llmStep(step: Obj, subagents: Map<string, Obj>, used: Set<string>, appr
   const failure = response.error;
   const answer = preview(step.message);
   // llm_call_count 0: a deterministic agent step (e.g. dispatching a subagent), not an LLM call.
-  const title = step.llm_call_count === 0 ? 'agent step (no LLM call)' : withServedBy(`LLM ${nonEmptyString(step.model_name) ?? ''}`.trim(), response.served_by);
+  const title = step.llm_call_count === 0 ? 'agent step (no LLM call)' : withServedBy(`LLM ${nonEmptyString(step.model_name) ?? ''}`.trim(), response.served_by, response.failed_upstreams);
   const llm = node(step.llm_call_count === 0 ? 'scope' : 'llm', title, {
     ...spanOf(invocation),
     ...(tokensOf(step.metrics) ? { tokens: tokensOf(step.metrics)! } : {}),
@@ -268,7 +273,7 @@ function noteOf(text: string | undefined): Partial<ViewNode> {
 /**
  * What a call the provider ran inside the model call says instead of "not run" (it has no run of the program's):
  * how it failed, when the provider said so, or the number of results it returned when they are a list or a list of
- * `sources` (a web search) or `results` (a file search).
+ * `sources` (a web search) or `results` (a file search) or `groundingChunks` (Gemini's Google Search: the pages).
  */
 export function providerRanNote(call: unknown): string | undefined {
   const extra = isRecord(call) && isRecord(call.extra) ? call.extra : undefined;
@@ -283,7 +288,9 @@ export function providerRanNote(call: unknown): string | undefined {
         ? result.sources
         : isRecord(result) && Array.isArray(result.results)
           ? result.results
-          : undefined;
+          : isRecord(result) && Array.isArray(result.groundingChunks)
+            ? result.groundingChunks
+            : undefined;
   return found === undefined ? 'run by the provider' : `run by the provider: ${found.length} ${found.length === 1 ? 'result' : 'results'}`;
 }
 

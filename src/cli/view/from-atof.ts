@@ -214,7 +214,7 @@ function finishScope(target: ViewNode, event: AtofEvent, metadata: Obj, time: nu
     const start = isRecord(target.source?.start) ? (target.source.start as Obj) : {};
     const asked = isRecord(start.category_profile) ? nonEmptyString(start.category_profile.model_name) : undefined;
     if (asked === undefined && answeredBy !== undefined) target.title = `${target.title} ${answeredBy}`;
-    target.title = withServedBy(target.title, isRecord(data) ? data.served_by : undefined);
+    target.title = isRecord(data) ? withServedBy(target.title, data.served_by, data.failed_upstreams) : target.title;
     const metrics = extractMetrics(data, event.name);
     const tokens = tokensOf(metrics);
     if (tokens) target.tokens = tokens;

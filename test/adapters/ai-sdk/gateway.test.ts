@@ -100,10 +100,15 @@ async function checkRun(recorded: Recorded, answeredModel: string, sdkSteps: Rea
     ['bedrock', 'bedrock'],
   ]);
   expect(answered.map((step) => step.extra.llm_response.served_by)).toEqual(routing.map((route) => route.finalProvider));
+  // The attempts the gateway made before the one that answered, as its routing lists them: Anthropic's, which failed
+  // for the first call, is the call's `failed_upstreams`; the second call's one attempt succeeded, so it has none.
+  const failed = routing.map((route) => (route.attempts as Array<{ provider: string; success: boolean }>).filter((attempt) => !attempt.success).map((attempt) => attempt.provider));
+  expect(failed).toEqual([['anthropic'], []]);
+  expect(answered.map((step) => step.extra.llm_response.failed_upstreams)).toEqual([['anthropic'], undefined]);
   const { atof } = await finishedRun(recorded);
-  expect(atof.filter((event) => event.category === 'llm' && event.scope_category === 'end').map((event) => [event.metadata.provider, event.data.served_by])).toEqual([
-    ['gateway', 'bedrock'],
-    ['gateway', 'bedrock'],
+  expect(atof.filter((event) => event.category === 'llm' && event.scope_category === 'end').map((event) => [event.metadata.provider, event.data.served_by, event.data.failed_upstreams])).toEqual([
+    ['gateway', 'bedrock', ['anthropic']],
+    ['gateway', 'bedrock', undefined],
   ]);
   expect(answered.map((step) => step.model_name)).toEqual(sdkSteps.map((step) => step.response.modelId));
   expect(answered.map((step) => step.model_name)).toEqual([answeredModel, answeredModel]);
@@ -140,11 +145,12 @@ describe('a string model id through the AI Gateway', () => {
 
     expect(result.text).toBe('It is sunny in Paris, 21°C.');
     await checkRun(recorded, MODEL, result.steps, result.totalUsage);
-    // view of either file shows the calls' cost as the gateway charged it, and who served each.
+    // view of either file shows the calls' cost as the gateway charged it, and who served each, after which failures.
     for (const of of ['atif', 'atof'] as const) {
       const view = (await viewLines(recorded, of)).join('\n');
       expect(view, of).toContain('$0.0073');
-      expect(view.match(/\(served by bedrock\)/g), of).toHaveLength(2);
+      expect(view.match(/\(served by bedrock after anthropic failed\)/g), of).toHaveLength(1);
+      expect(view.match(/\(served by bedrock\)/g), of).toHaveLength(1);
     }
     await sameOnNative(recorded);
   });
@@ -226,9 +232,14 @@ describe('a string model id through the AI Gateway', () => {
       }
 
       expect([gatewayMetadata?.cost, gatewayMetadata?.routing?.resolvedProvider, gatewayMetadata?.routing?.finalProvider]).toEqual(['0.0009180', 'vertex', 'bedrock']);
+      expect(gatewayMetadata?.routing?.attempts.map((attempt: { provider: string; success: boolean }) => [attempt.provider, attempt.success])).toEqual([
+        ['vertex', false],
+        ['bedrock', true],
+      ]);
       const { doc } = await finishedRun(recorded);
       const agent = (doc.steps as Steps).filter((step) => step.source === 'agent');
-      expect(agent.map((step) => [step.message, step.metrics.cost_usd, step.extra.llm_response.served_by])).toEqual([['Hello!', 0.000918, 'bedrock']]);
+      expect(agent.map((step) => [step.message, step.metrics.cost_usd, step.extra.llm_response.served_by, step.extra.llm_response.failed_upstreams])).toEqual([['Hello!', 0.000918, 'bedrock', ['vertex']]]);
+      await sameOnNative(recorded);
     });
   }
 
@@ -255,7 +266,7 @@ describe('a string model id through the AI Gateway', () => {
       expect(object).toEqual({ city: 'Paris', tempC: 21 });
       expect([gatewayMetadata?.cost, gatewayMetadata?.routing?.finalProvider]).toEqual(['0.0009180', 'bedrock']);
       const { agent } = await finishedRun(recorded);
-      expect(agent.map((step) => [step.message, step.metrics.cost_usd, step.extra.llm_response.served_by])).toEqual([[json, 0.000918, 'bedrock']]);
+      expect(agent.map((step) => [step.message, step.metrics.cost_usd, step.extra.llm_response.served_by, step.extra.llm_response.failed_upstreams])).toEqual([[json, 0.000918, 'bedrock', ['vertex']]]);
       await sameOnNative(recorded);
     });
   }

@@ -198,10 +198,29 @@ describe('AI SDK: experimental_repairToolCall with a model call of its own', () 
       // Every model request is in exactly one trajectory, with the model that answered it and its tokens.
       const requests = all.flatMap((doc) => answered(doc).map((step) => [step.model_name, step.metrics.prompt_tokens, step.metrics.completion_tokens]));
       expect(requests.sort()).toEqual([[GPT, 55, 7], [MINI, 100, 20], [MINI, 240, 6]].sort());
-      // The run's own trajectory: its two requests, the totals the SDK gives for the run.
-      const main = atif.find((doc) => answered(doc).some((step) => step.model_name === MINI))!;
+      // One program run, one trajectory: the repair's generateText runs inside the run's first step (the SDK calls
+      // the repair between the model's answer and the step's tools, in the step's span of its tracing channel), so it
+      // is the run's sub-agent, under that step, named for what it is (docs/adapters/ai-sdk.md, "What a trajectory holds").
+      expect(atif).toHaveLength(1);
+      const main = atif[0]!;
       expect(answered(main).map((step) => step.model_name)).toEqual([MINI, MINI]);
+      // The run's own totals are the SDK's totalUsage, which does not count the repair's call; the sub-agent's are its tokens.
       expect([main.final_metrics.total_prompt_tokens, main.final_metrics.total_completion_tokens]).toEqual([totalUsage.inputTokens, totalUsage.outputTokens]);
+      const subagents = (main.subagent_trajectories ?? []) as AtifDoc[];
+      expect(subagents).toHaveLength(1);
+      const repair = subagents[0]!;
+      expect(stepsOf(repair)[0]).toMatchObject({ source: 'user' });
+      expect(String(stepsOf(repair)[0]!.message)).toContain('The model tried to call the tool "weather"');
+      expect(answered(repair).map((step) => [step.model_name, step.message])).toEqual([[GPT, '{"city":"Paris"}']]);
+      expect([repair.final_metrics.total_prompt_tokens, repair.final_metrics.total_completion_tokens]).toEqual([repairUsage!.inputTokens, repairUsage!.outputTokens]);
+      // Linked from the run's steps before the step whose call it repaired (its model call ends once its calls are parsed).
+      const calls = stepsOf(main).flatMap((step) => step.tool_calls ?? []) as Step[];
+      const link = calls.find((call) => String(call.tool_call_id).startsWith('subagent:'))!;
+      expect(String(link.function_name)).toMatch(/^generateText in step 1-session-/);
+      const linked = results(main).find((r) => r.source_call_id === link.tool_call_id)!;
+      expect(linked.subagent_trajectory_ref.map((ref: Step) => ref.session_id)).toEqual([repair.session_id]);
+      const start = hooksOf(recorded, 'subagent_start');
+      expect(start.map((p) => [p.parent_session_id, p.child_session_id, p.child_role])).toEqual([[main.session_id, repair.session_id, 'generateText in step 1']]);
       // The repaired call: the model's call, run once, with the input the repair gave it; the unknown tool: failed.
       const outcome = (id: string) => results(main).find((r) => r.source_call_id === id);
       expect(outcome('call_bad')!.extra.metadata.status).toBe('ok');
@@ -209,26 +228,129 @@ describe('AI SDK: experimental_repairToolCall with a model call of its own', () 
       expect(hooksOf(recorded, 'pre_tool_call').find((p) => p.tool_call_id === 'call_bad')!.args).toEqual({ city: 'Paris' });
       // The step says what the model sent ({"town":"Paris"}) and the input the call ran with instead, as an approval
       // that changed a call's input says it (changed_args); the unknown tool's call, refused, ran with nothing else.
-      expect(stepsOf(main).flatMap((step) => step.tool_calls ?? []).map((call: Step) => [call.tool_call_id, call.arguments, call.extra ?? null])).toEqual([
+      expect(calls.filter((call) => call !== link).map((call: Step) => [call.tool_call_id, call.arguments, call.extra ?? null])).toEqual([
         ['call_bad', { town: 'Paris' }, { changed_args: { city: 'Paris' } }],
         ['call_gone', { city: 'Rome' }, null],
       ]);
       expect(outcome('call_gone')!.extra.metadata.status).toBe('error');
       expect(outcome('call_gone')!.content).toMatch(/AI_NoSuchToolError/);
       expectEachCallOnce(recorded, ['call_bad', 'call_gone']);
-      // The repair's generateText runs inside the run's step (the SDK calls the repair between the model's answer and
-      // the step's tools) but outside any tool call, and nothing the SDK reports names the call it repairs: it is a
-      // session of its own, beside the run's, with its prompt, its model and its tokens (docs/adapters/ai-sdk.md,
-      // "What a trajectory holds"; docs/known-limits.md).
-      expect(atif).toHaveLength(2);
-      const repair = atif.find((doc) => doc !== main)!;
-      expect(stepsOf(repair)[0]).toMatchObject({ source: 'user' });
-      expect(String(stepsOf(repair)[0]!.message)).toContain('The model tried to call the tool "weather"');
-      expect(answered(repair).map((step) => step.message)).toEqual(['{"city":"Paris"}']);
-      expect([repair.final_metrics.total_prompt_tokens, repair.final_metrics.total_completion_tokens]).toEqual([repairUsage!.inputTokens, repairUsage!.outputTokens]);
       await sameOnNative(recorded);
     });
   }
+});
+
+describe('AI SDK: a streamed repair and a prepareStep that asks a model', () => {
+  it('generateText: both model calls are sub-agents of the run, under its first step, each named for the run it is (streamText calls prepareStep outside its step: there a session of its own)', async () => {
+    const fake = new FakeProvider();
+    // prepareStep's generateText, before the step's request.
+    fake.reply('chat', { id: 'chatcmpl-plan', model: GPT, text: 'Use the weather tool.', usage: { input: 12, output: 5 } });
+    fake.reply('chat', { id: 'chatcmpl-1', model: MINI, toolCalls: [{ id: 'call_bad', name: 'weather', args: { town: 'Paris' } }], usage: { input: 100, output: 20 } });
+    // The repair streams its own answer.
+    fake.reply('chat', { id: 'chatcmpl-repair', model: GPT, text: '{"city":"Paris"}', usage: { input: 55, output: 7 } }, { stream: true });
+    fake.reply('chat', { id: 'chatcmpl-2', model: MINI, text: 'Sunny in Paris.', usage: { input: 240, output: 6 } });
+    const recorded = recordedPlugin('ai-repair-streamed');
+    uninstall = instrumentAiSdk(recorded.hooks);
+    const result = await generateText({
+      model: chat(fake),
+      prompt: 'Weather in Paris?',
+      tools,
+      stopWhen: stepCountIs(5),
+      prepareStep: async ({ stepNumber }) => {
+        if (stepNumber > 0) return undefined;
+        const plan = await generateText({ model: chat(fake, 'gpt-4.1'), prompt: 'Plan the first step.' });
+        return { instructions: plan.text };
+      },
+      experimental_repairToolCall: async ({ toolCall }) => {
+        const repaired = streamText({ model: chat(fake, 'gpt-4.1'), prompt: `Fix the inputs of ${toolCall.toolName}: ${toolCall.input}` });
+        return { ...toolCall, input: await repaired.text };
+      },
+    });
+    expect(result.text).toBe('Sunny in Paris.');
+    const totalUsage = result.totalUsage;
+    expect(fake.requests.map((request) => request.body.model)).toEqual(['gpt-4.1', 'gpt-4o-mini', 'gpt-4.1', 'gpt-4o-mini']);
+
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    for (const doc of atif.flatMap((d) => [d, ...((d.subagent_trajectories ?? []) as AtifDoc[])])) expect(validateAtif(doc)).toEqual([]);
+    expect(atif).toHaveLength(1);
+    const main = atif[0]!;
+    expect([main.final_metrics.total_prompt_tokens, main.final_metrics.total_completion_tokens]).toEqual([totalUsage.inputTokens, totalUsage.outputTokens]);
+    const subagents = (main.subagent_trajectories ?? []) as AtifDoc[];
+    expect(subagents.map((doc) => answered(doc).map((step) => [step.message, step.metrics.prompt_tokens, step.metrics.completion_tokens]))).toEqual([
+      [['Use the weather tool.', 12, 5]],
+      [['{"city":"Paris"}', 55, 7]],
+    ]);
+    expect(hooksOf(recorded, 'subagent_start').map((p) => p.child_role)).toEqual(['generateText in step 1', 'streamText in step 1']);
+    await sameOnNative(recorded);
+  });
+});
+
+describe('AI SDK: two runs repairing at once', () => {
+  it("each repair's generateText is a sub-agent of its own run; a run the program starts beside them is a session of its own", async () => {
+    // One fake server per program run, so each run's requests get its own answers whatever the order they come in.
+    const fakes = { gen: new FakeProvider(), stream: new FakeProvider(), beside: new FakeProvider() };
+    fakes.gen.reply('chat', { id: 'chatcmpl-g1', model: MINI, toolCalls: [{ id: 'call_gen', name: 'weather', args: { town: 'Paris' } }], usage: { input: 100, output: 20 } });
+    fakes.gen.reply('chat', { id: 'chatcmpl-grepair', model: GPT, text: '{"city":"Paris"}', usage: { input: 55, output: 7 } });
+    fakes.gen.reply('chat', { id: 'chatcmpl-g2', model: MINI, text: 'Sunny in Paris.', usage: { input: 240, output: 6 } });
+    fakes.stream.reply('chat', { id: 'chatcmpl-s1', model: MINI, toolCalls: [{ id: 'call_stream', name: 'weather', args: { town: 'Rome' } }], usage: { input: 110, output: 21 } }, { stream: true });
+    fakes.stream.reply('chat', { id: 'chatcmpl-srepair', model: GPT, text: '{"city":"Rome"}', usage: { input: 66, output: 8 } });
+    fakes.stream.reply('chat', { id: 'chatcmpl-s2', model: MINI, text: 'Sunny in Rome.', usage: { input: 250, output: 7 } }, { stream: true });
+    fakes.beside.reply('chat', { id: 'chatcmpl-b', model: MINI, text: 'Hello.', usage: { input: 9, output: 2 } });
+    const recorded = recordedPlugin('ai-repair-concurrent');
+    uninstall = instrumentAiSdk(recorded.hooks);
+    // Both repairs wait until both runs are repairing: each repair's generateText starts while the other run is open.
+    let repairing = 0;
+    let bothRepairing!: () => void;
+    const together = new Promise<void>((resolve) => (bothRepairing = resolve));
+    const repairUsage: Record<string, { inputTokens?: number; outputTokens?: number }> = {};
+    const options = (fake: FakeProvider, prompt: string) => ({
+      model: chat(fake),
+      prompt,
+      tools,
+      stopWhen: stepCountIs(5),
+      experimental_repairToolCall: async ({ toolCall }: { toolCall: { input: string; toolName: string } }) => {
+        repairing += 1;
+        if (repairing === 2) bothRepairing();
+        await together;
+        const repaired = await generateText({ model: chat(fake, 'gpt-4.1'), prompt: `Fix the inputs of ${toolCall.toolName}: ${toolCall.input}` });
+        repairUsage[prompt] = repaired.usage;
+        return { ...toolCall, input: repaired.text };
+      },
+    });
+    const streamed = streamText(options(fakes.stream, 'Weather in Rome?') as never);
+    // Started in the same synchronous frame as the streamText above, outside any run: not part of it.
+    const beside = generateText({ model: chat(fakes.beside), prompt: 'Say hello.' });
+    const [generated, streamedText, besideResult] = await Promise.all([generateText(options(fakes.gen, 'Weather in Paris?') as never), streamed.text, beside]);
+    expect([generated.text, streamedText, besideResult.text]).toEqual(['Sunny in Paris.', 'Sunny in Rome.', 'Hello.']);
+    expect(repairUsage['Weather in Paris?']).toMatchObject({ inputTokens: 55, outputTokens: 7 });
+    expect(repairUsage['Weather in Rome?']).toMatchObject({ inputTokens: 66, outputTokens: 8 });
+    const streamedTotal = await streamed.totalUsage;
+
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    for (const doc of atif.flatMap((d) => [d, ...((d.subagent_trajectories ?? []) as AtifDoc[])])) expect(validateAtif(doc)).toEqual([]);
+    // Three program runs, three trajectories; each run's repair under its own run, with its own model call and tokens.
+    expect(atif).toHaveLength(3);
+    const byPrompt = (prompt: string) => atif.find((doc) => String(stepsOf(doc)[0]!.message).includes(prompt))!;
+    const cases = [
+      { doc: byPrompt('Weather in Paris?'), total: generated.totalUsage, repaired: 'call_gen', fix: '{"city":"Paris"}', usage: repairUsage['Weather in Paris?']! },
+      { doc: byPrompt('Weather in Rome?'), total: streamedTotal, repaired: 'call_stream', fix: '{"city":"Rome"}', usage: repairUsage['Weather in Rome?']! },
+    ];
+    for (const { doc, total, repaired, fix, usage } of cases) {
+      expect([doc.final_metrics.total_prompt_tokens, doc.final_metrics.total_completion_tokens]).toEqual([total.inputTokens, total.outputTokens]);
+      expect(stepsOf(doc).flatMap((step) => step.tool_calls ?? []).map((call: Step) => call.tool_call_id).filter((id: string) => !id.startsWith('subagent:'))).toEqual([repaired]);
+      const subagents = (doc.subagent_trajectories ?? []) as AtifDoc[];
+      expect(subagents).toHaveLength(1);
+      expect(answered(subagents[0]!).map((step) => [step.model_name, step.message, step.metrics.prompt_tokens, step.metrics.completion_tokens])).toEqual([[GPT, fix, usage.inputTokens, usage.outputTokens]]);
+      expect(String(stepsOf(subagents[0]!)[0]!.message)).toContain(fix.includes('Paris') ? '"town":"Paris"' : '"town":"Rome"');
+    }
+    const alone = byPrompt('Say hello.');
+    expect(alone.subagent_trajectories ?? []).toEqual([]);
+    expect(answered(alone).map((step) => [step.message, step.metrics.prompt_tokens])).toEqual([['Hello.', 9]]);
+    expect(hooksOf(recorded, 'subagent_start').map((p) => p.child_role).sort()).toEqual(['generateText in step 1', 'generateText in step 1']);
+    await sameOnNative(recorded);
+  });
 });
 
 describe('AI SDK: experimental_refineToolInput', () => {

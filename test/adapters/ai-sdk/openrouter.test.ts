@@ -96,30 +96,44 @@ describe('OpenRouter from the AI SDK', () => {
     await sameOnNative(recorded);
   });
 
-  for (const mode of ['generate', 'stream'] as const) {
-    it(`OpenRouter through @ai-sdk/openai-compatible (${mode}): the cost from the usage the SDK keeps as OpenRouter sent it`, async () => {
-      const api = server.serve(mode === 'stream');
-      const recorded = recordedPlugin(`openrouter-compatible-${mode}`);
+  // `raw`: the program asks for the raw chunks (`includeRawChunks: true`), as the SDK's docs write it.
+  for (const mode of ['generate', 'stream', 'stream with raw chunks'] as const) {
+    it(`OpenRouter through @ai-sdk/openai-compatible (${mode}): the cost from the usage the SDK keeps as OpenRouter sent it, and the upstream from its body or chunks`, async () => {
+      const api = server.serve(mode !== 'generate');
+      const recorded = recordedPlugin(`openrouter-compatible-${mode.replaceAll(' ', '-')}`);
       uninstall = instrumentAiSdk(recorded.hooks);
 
       // As the package's docs write another server; it hands on no cost of its own, only the raw usage.
       const openrouter = createOpenAICompatible({ name: 'openrouter', baseURL: server.url, apiKey: 'sk-or-v1-test-not-a-key', includeUsage: true });
-      let steps: ReadonlyArray<{ usage: { raw?: unknown } }>;
-      if (mode === 'generate') steps = (await generateText({ model: openrouter(ASKED), prompt: PROMPT, tools: { weather }, stopWhen: stepCountIs(5) })).steps;
+      let steps: ReadonlyArray<{ usage: { raw?: unknown }; response: { body?: unknown } }>;
+      const raws: Array<{ provider?: string }> = [];
+      const model = openrouter(ASKED);
+      if (mode === 'generate') steps = (await generateText({ model, prompt: PROMPT, tools: { weather }, stopWhen: stepCountIs(5), include: { responseBody: true } })).steps;
       else {
-        const result = streamText({ model: openrouter(ASKED), prompt: PROMPT, tools: { weather }, stopWhen: stepCountIs(5) });
-        await result.consumeStream();
+        const result = streamText({ model, prompt: PROMPT, tools: { weather }, stopWhen: stepCountIs(5), includeRawChunks: mode === 'stream with raw chunks' });
+        for await (const part of result.fullStream) if (part.type === 'raw') raws.push(part.rawValue as { provider?: string });
         steps = await result.steps;
       }
 
-      const charged = openrouterTurns().map((turn) => turn.cost);
+      const turns = openrouterTurns();
+      const charged = turns.map((turn) => turn.cost);
       expect(steps.map((step) => (step.usage.raw as { cost?: number } | undefined)?.cost)).toEqual(charged);
       expect(api.requests).toHaveLength(2);
-      const { agent } = await finishedRun(recorded);
-      expect(agent.map((step) => [step.model_name, step.metrics.cost_usd])).toEqual(charged.map((cost) => [ANSWERED, cost]));
-      // The package reads no `provider` of OpenRouter's answer, and the SDK's call-end event carries no response body:
-      // the upstream that served each call is not recorded (aiSdkMiddleware reads a generated answer's body, below).
-      expect(agent.map((step) => step.extra.llm_response.served_by)).toEqual([undefined, undefined]);
+      // The package reads no `provider` of OpenRouter's answer (no provider metadata of its own): the program reads it
+      // in a generated answer's body (`response.body`, kept when it asks) or in the raw chunks it asked for; a plain
+      // stream has it nowhere. The LLM call's provider stays the one the program called (`openrouter.chat`).
+      const servedBy =
+        mode === 'generate'
+          ? steps.map((step) => (step.response.body as { provider?: string }).provider)
+          : mode === 'stream'
+            ? [undefined, undefined]
+            : [raws.find((raw) => raw.provider !== undefined)?.provider, raws.findLast((raw) => raw.provider !== undefined)?.provider];
+      if (mode === 'stream') expect(raws).toEqual([]);
+      if (mode !== 'stream') expect(servedBy).toEqual(turns.map((turn) => turn.provider));
+      const { agent, atof } = await finishedRun(recorded);
+      expect(agent.map((step) => [step.model_name, step.metrics.cost_usd, step.extra.llm_response.served_by])).toEqual(charged.map((cost, i) => [ANSWERED, cost, servedBy[i]]));
+      expect(atof.filter((event) => event.category === 'llm' && event.scope_category === 'end').map((event) => [event.metadata?.provider, event.data?.served_by])).toEqual(servedBy.map((name) => [model.provider, name]));
+      await sameOnNative(recorded);
     });
   }
 

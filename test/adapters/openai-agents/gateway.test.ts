@@ -98,8 +98,14 @@ describe('OpenAI Agents SDK on an AI Gateway model (aisdk(gateway(...)))', () =>
         ['bedrock', 'bedrock'],
       ]);
       expect(answered.map((step) => step.extra.llm_response.served_by)).toEqual(routing.map((route) => route.finalProvider));
+      // And the attempts that failed before it, as the routing lists them: Anthropic's, for the first call only.
+      expect(routing.map((route) => (route.attempts as Array<{ provider: string; success: boolean }>).filter((attempt) => !attempt.success).map((attempt) => attempt.provider))).toEqual([['anthropic'], []]);
+      expect(answered.map((step) => step.extra.llm_response.failed_upstreams)).toEqual([['anthropic'], undefined]);
       const ends = atof.filter((event) => event.category === 'llm' && event.scope_category === 'end');
-      expect(ends.map((event) => event.data.served_by)).toEqual(['bedrock', 'bedrock']);
+      expect(ends.map((event) => [event.data.served_by, event.data.failed_upstreams])).toEqual([
+        ['bedrock', ['anthropic']],
+        ['bedrock', undefined],
+      ]);
 
       // The cost: what the gateway charged for each call.
       const charged = metadata.map((entry) => Number(entry?.cost));
