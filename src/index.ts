@@ -39,7 +39,6 @@ export type { OtlpEnvProtocol, OtlpEnvType } from './plugin/config/otlp-env.ts';
 export type { ConfigDiagnostic, OutputHealth } from './relay/contract.ts';
 
 export { HookRegistry } from './hooks/index.ts';
-export type { PayloadFailures } from './hooks/index.ts';
 
 export { resolveBackend } from './backends/select.ts';
 export type { BackendChoice, BackendName, ResolvedBackend, ResolveBackendOptions } from './backends/select.ts';
