@@ -183,6 +183,7 @@ export const NATIVE_FRESH = [
   'test/components/genai-prices-missing.test.ts',
   'test/formats/atif-plugin-host.test.ts',
   'test/export/otlp-size-cap-native.test.ts',
+  'test/docs/plugins-toml-atif-agent.test.ts',
 ];
 
 export const SETS_SDK_DEFAULTS = [
