@@ -21,6 +21,7 @@
 //     fake API.
 export const NATIVE_SHARED = [
   'test/plugin/host-program.test.ts',
+  'test/plugin/payload-failures.test.ts',
   'test/adapters/ai-sdk/chat-route.test.ts',
   'test/adapters/mcp/sampling-in-process.test.ts',
   'test/adapters/mcp/sampling-langchain.test.ts',
