@@ -41,6 +41,8 @@ const CASES: readonly CaseSpec[] = [
   { id: 'memory-cycles', file: 'cases/memory-cycles', what: 'heap after 1,000,000 session open/close cycles vs before' },
   { id: 'otlp-export', file: 'cases/otlp-export', what: 'a span exported over OTLP/HTTP by the memory relay vs the OTel SDK BatchSpanProcessor with the same exporter' },
   { id: 'memory-eviction', file: 'cases/memory-eviction', what: 'sessions never closed: maxSessions / idle TTL eviction keeps the heap bounded' },
+  { id: 'ai-sdk-run', file: 'cases/ai-sdk-run', what: 'AI SDK generateText, 2 steps and a tool: instrumentAiSdk with and without its step binding vs the bare SDK' },
+  { id: 'langchain-run', file: 'cases/langchain-run', what: 'LangChain runs: instrumentLangChain\'s configure hook vs the handler in callbacks; unrecorded runs in another context' },
   { id: 'viewer-large-atof', file: 'cases/viewer-large-atof', what: 'the viewer on a 100 MB ATOF file: view --serve\'s index, a page, a session opened, vs parsing every line; heap per file byte' },
 ];
 

@@ -6,12 +6,13 @@
  */
 
 import { closeSync, readSync } from 'node:fs';
-import { openRegularFile } from './files.ts';
+import { InputError } from './errors.ts';
+import { openRegularFile, STDIN } from './files.ts';
 import path from 'node:path';
 import type { AtofEvent } from '../formats/atof/types.ts';
 import { parseAtofJsonl, type AtofLineError } from '../formats/atof/validate.ts';
 import { isRecord } from '../shared/record.ts';
-import { JsonTooDeepError, parseJson } from '../shared/json.ts';
+import { JsonTooDeepError, parseJson, whyNotJson } from '../shared/json.ts';
 
 export type LoadedFile =
   | { kind: 'atif'; document: unknown }
@@ -28,6 +29,14 @@ function looksLikeHookLine(value: unknown): boolean {
   return isRecord(value) && typeof value.hook === 'string' && 'payload' in value;
 }
 
+/** An ATIF document: an object with a `steps` list and the trajectory's own fields. */
+function looksLikeTrajectory(value: unknown): boolean {
+  return isRecord(value) && Array.isArray(value.steps) && ('schema_version' in value || 'agent' in value || 'session_id' in value);
+}
+
+/** The first member of a pretty-printed trajectory (the writers put one of these first). */
+const TRAJECTORY_FIRST_MEMBER = /^\s*"(schema_version|session_id|trajectory_id|agent|steps)"\s*:/;
+
 function atofOf(text: string): LoadedFile {
   const parsed = parseAtofJsonl(text);
   return { kind: 'atof', events: parsed.events, lineErrors: parsed.errors };
@@ -43,12 +52,15 @@ export function loadByContent(file: string, text: string): LoadedFile {
   let whole: unknown;
   let parsedWhole = false;
   let tooDeep: string | undefined;
+  // The parser's own words (where it stopped): a file cut short says "Unexpected end of JSON input".
+  let notJson = 'not valid JSON';
   try {
     whole = parseJson(trimmed);
     parsedWhole = true;
   } catch (error) {
     parsedWhole = false;
     if (error instanceof JsonTooDeepError) tooDeep = `valid JSON, but ${error.message}, more than this reader takes`;
+    else notJson = whyNotJson(error);
   }
   if (parsedWhole) {
     if (isRecord(whole) && ('schema_version' in whole || 'steps' in whole || 'agent' in whole)) return { kind: 'atif', document: whole };
@@ -67,7 +79,7 @@ export function loadByContent(file: string, text: string): LoadedFile {
   if (looksLikeAtofEvent(first)) return atofOf(text);
   const extension = path.extname(file).toLowerCase();
   if (extension === '.jsonl' || extension === '.ndjson') return atofOf(text);
-  if (extension === '.json') return parsedWhole ? { kind: 'atif', document: whole } : { kind: 'unknown', reason: tooDeep ?? 'not valid JSON' };
+  if (extension === '.json') return parsedWhole ? { kind: 'atif', document: whole } : { kind: 'unknown', reason: tooDeep ?? notJson };
   return { kind: 'unknown', reason: 'neither an ATIF document nor ATOF JSONL' };
 }
 
@@ -77,13 +89,13 @@ const SNIFF_BYTES = 1024 * 1024;
 /**
  * What the first non-blank line of a file is, read without reading the
  * file: `atof` when it is an ATOF event (the file can be streamed line by
- * line), `hooks` for a recorded hook stream, `not-json` when it is not JSON
- * (a pretty-printed document's `{` line too), `other` otherwise (an ATIF
- * document on one line, an empty file, a first line too long to sniff, or
- * not ended yet in a `growing` file). `followLinks: false` refuses a link
+ * line), `hooks` for a recorded hook stream, `atif` for an ATIF document
+ * (on one line, or pretty-printed), `not-json` when it is not JSON (another
+ * pretty-printed document's `{` line too), `other` otherwise (an empty file,
+ * a first line too long to sniff, or not ended yet in a `growing` file). `followLinks: false` refuses a link
  * (`openRegularFile`); what is not a regular file is an `InputError`.
  */
-export function firstLineKind(file: string, { growing = false, followLinks = true }: { growing?: boolean; followLinks?: boolean } = {}): 'atof' | 'hooks' | 'not-json' | 'other' {
+export function firstLineKind(file: string, { growing = false, followLinks = true }: { growing?: boolean; followLinks?: boolean } = {}): 'atof' | 'hooks' | 'atif' | 'not-json' | 'other' {
   const descriptor = openRegularFile(file, { followLinks });
   let text: string;
   let whole: boolean;
@@ -106,8 +118,53 @@ export function firstLineKind(file: string, { growing = false, followLinks = tru
   try {
     first = parseJson(text.slice(start, end));
   } catch {
-    return 'not-json';
+    return text.slice(start, end).trim() === '{' && prettyTrajectory(text.slice(start), whole) ? 'atif' : 'not-json';
   }
   if (looksLikeHookLine(first)) return 'hooks';
+  if (looksLikeTrajectory(first)) return 'atif';
   return looksLikeAtofEvent(first) ? 'atof' : 'other';
+}
+
+/**
+ * Whether `text`, which opens with a line holding only `{`, is a
+ * pretty-printed ATIF document: parsed whole when the sniff read all of it,
+ * else judged by its first member's name.
+ */
+function prettyTrajectory(text: string, whole: boolean): boolean {
+  if (whole) {
+    try {
+      return looksLikeTrajectory(parseJson(text));
+    } catch {
+      return false;
+    }
+  }
+  const second = text.split('\n', 2)[1];
+  return second !== undefined && TRAJECTORY_FIRST_MEMBER.test(second);
+}
+
+/**
+ * Stops `replay` (which reads a hook stream) or `convert` (ATOF events) at
+ * once when the file holds another kind, naming the command that reads it:
+ * read line by line, every line of it would be reported malformed and the
+ * run would end "successfully" with nothing written. Standard input, read
+ * once, is not sniffed.
+ */
+export function refuseOtherKind(file: string, wanted: 'hooks' | 'atof'): void {
+  if (file === STDIN) return;
+  let kind: ReturnType<typeof firstLineKind>;
+  try {
+    kind = firstLineKind(file);
+  } catch {
+    return; // The read that follows says what is wrong with the file.
+  }
+  const view = `"nemo-relay-hooks view ${file}"`;
+  if (kind === 'atif') {
+    throw new InputError(`${file} is an ATIF trajectory, not ${wanted === 'hooks' ? 'a recorded hook stream' : 'ATOF events'}: there is nothing to ${wanted === 'hooks' ? 'replay' : 'convert'}; look at it with ${view}, or check it with "nemo-relay-hooks validate ${file}"`);
+  }
+  if (wanted === 'hooks' && kind === 'atof') {
+    throw new InputError(`${file} is an ATOF event file, not a recorded hook stream: turn it into ATIF trajectories with "nemo-relay-hooks convert ${file} --out <dir>", or look at it with ${view}`);
+  }
+  if (wanted === 'atof' && kind === 'hooks') {
+    throw new InputError(`${file} is a recorded hook stream, not ATOF events: "nemo-relay-hooks replay ${file} --out <dir>" writes its ATOF events and ATIF trajectories`);
+  }
 }

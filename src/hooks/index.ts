@@ -72,7 +72,7 @@ export type {
 
 export type { TraceContext, TraceContextProvider, TraceContextRequest, TrajectoryRef } from './trace-context.ts';
 
-export { BoundHook, HookRegistry, type HookCallback, type HookRegistryOptions, type PayloadOrThunk } from './registry.ts';
+export { BoundHook, HookRegistry, type HookCallback, type HookRegistryOptions, type PayloadFailures, type PayloadOrThunk } from './registry.ts';
 
 export {
   ExecutionBlocked,

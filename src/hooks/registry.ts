@@ -13,7 +13,9 @@
  *
  * When somebody is subscribed, telemetry still never breaks the host: a
  * callback's throw or rejected promise goes to the logger, and other
- * callbacks still run.
+ * callbacks still run. A payload the host could not build (a thunk that
+ * threw, a value that is not an object) is logged and counted per hook, so
+ * a recorder can report what its subscribers never saw: `payloadFailures()`.
  *
  * Subscriber lists are copy-on-write: `on`/`use` and unsubscribing replace
  * the array, and a running emit or chain keeps the array it started with. A
@@ -67,6 +69,17 @@ export type HookCallback<K extends HookName> = (payload: Observed<HookPayloads[K
 
 /** A payload, or a function building it that runs only if somebody subscribed. */
 export type PayloadOrThunk<P> = P | (() => P);
+
+/**
+ * Emits whose payload failed, per hook, since the registry was created.
+ * Only hooks that failed at least once appear.
+ */
+export interface PayloadFailures {
+  /** The payload function threw: the hook was delivered to nobody (the event is lost). */
+  thunkThrew: Partial<Record<HookName, number>>;
+  /** The payload (or what the function returned) was not an object: an empty payload was delivered instead. */
+  notAnObject: Partial<Record<HookName, number>>;
+}
 
 /** Options of `HookRegistry`. */
 export interface HookRegistryOptions {
@@ -180,6 +193,9 @@ export class HookRegistry {
   readonly #requestMiddleware: Table = tableOf(REQUEST_MIDDLEWARE_KINDS);
   readonly #executionMiddleware: Table = tableOf(EXECUTION_MIDDLEWARE_KINDS);
   readonly #traces = new WeakMap<object, readonly MiddlewareTraceEntry[]>();
+  // Bumped only on the failure branches of #deliver: the success path never touches them.
+  readonly #thunkThrew: { [hook: string]: number } = Object.create(null);
+  readonly #notAnObject: { [hook: string]: number } = Object.create(null);
   #traceContextProviders: readonly Entry[] = [];
   readonly #bound = new Map<string, BoundHook<HookName>>();
   readonly #refreshBound = (key: string, entries: readonly Entry[] | null): void => {
@@ -249,7 +265,8 @@ export class HookRegistry {
    * frozen payload is copied instead), and each callback gets that same
    * object. Callback failures, sync or async, go to the logger; a thunk that
    * throws is logged and the event is dropped, since there is nothing to
-   * deliver. Async callbacks are not awaited.
+   * deliver, and counted in {@link payloadFailures}. Async callbacks are not
+   * awaited.
    *
    * @throws {UnknownHookError} `name` is not one of `HOOK_NAMES`. Nothing else escapes.
    */
@@ -266,11 +283,13 @@ export class HookRegistry {
       try {
         payload = (payloadOrThunk as () => unknown)();
       } catch (error) {
+        this.#thunkThrew[name] = (this.#thunkThrew[name] ?? 0) + 1;
         safeLog(this.#logger, 'warn', `hook "${name}": the payload function threw; event not delivered`, error);
         return;
       }
     }
     if (typeof payload !== 'object' || payload === null) {
+      this.#notAnObject[name] = (this.#notAnObject[name] ?? 0) + 1;
       safeLog(this.#logger, 'warn', `hook "${name}": payload is not an object (${payload === null ? 'null' : typeof payload}); delivering an empty payload`);
       payload = {};
     }
@@ -284,6 +303,17 @@ export class HookRegistry {
         this.#reportCallbackFailure(name, entry, error);
       }
     }
+  }
+
+  /**
+   * How many emits, per hook, had a payload that could not be delivered as
+   * given, since the registry was created: `thunkThrew` (delivered to
+   * nobody) and `notAnObject` (delivered as `{}`). A subscriber never sees
+   * the first kind, so this is the only place it is counted; the NeMo Relay
+   * plugin adds both to its `status()`. A fresh copy on each call.
+   */
+  payloadFailures(): PayloadFailures {
+    return { thunkThrew: { ...this.#thunkThrew }, notAnObject: { ...this.#notAnObject } };
   }
 
   #watch(name: string, entry: Entry, result: PromiseLike<unknown>): void {

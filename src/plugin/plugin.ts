@@ -34,7 +34,8 @@ import { assembleStatus, emptyCounters } from './status.ts';
 import type { FlushOptions, ShutdownOptions } from './shutdown.ts';
 import { flushPlugin, installExitHandlers, shutdownPlugin } from './shutdown.ts';
 import { BackgroundWork } from './background-work.ts';
-import type { TraceContextProvider } from '../hooks/index.ts';
+import type { PayloadFailures, TraceContextProvider } from '../hooks/index.ts';
+import { HostPayloadFailures } from './host-payloads.ts';
 import type { LoosePayload } from './payload.ts';
 import type { RedactHook } from './egress.ts';
 import { givenHost } from './config/host-identity.ts';
@@ -121,6 +122,8 @@ export interface HookHost {
   use(kind: 'llm_execution' | 'tool_execution', middleware: HookHostMiddleware): () => void;
   /** Optional: registers what answers `traceContext()` (work continuing a session in another process); returns the remover. */
   provideTraceContext?(provider: TraceContextProvider): () => void;
+  /** Optional: the emits whose payload failed (`HookRegistry` counts them), reported in `status()`. */
+  payloadFailures?(): PayloadFailures;
 }
 
 /** The plugin: register it on a hook host, read its status, flush and shut it down. */
@@ -234,6 +237,7 @@ export function createNemoRelayPlugin(options: NemoRelayPluginOptions = {}): Nem
   };
 
   const registrations = new WeakMap<HookHost, () => void>();
+  const hostFailures = new HostPayloadFailures();
   function register(host: HookHost): () => void {
     // Registering twice on one host would handle every hook twice.
     const existing = registrations.get(host);
@@ -247,6 +251,7 @@ export function createNemoRelayPlugin(options: NemoRelayPluginOptions = {}): Nem
       unsubscribers.push(host.on(name, handler));
     }
     if (typeof host.provideTraceContext === 'function') unsubscribers.push(host.provideTraceContext(traceContext));
+    hostFailures.track(host);
     // Execution middleware makes every LLM and tool call pass through a
     // chain; install it only when managed execution can apply, so hosts
     // without adaptive components or dynamic plugins keep the direct path.
@@ -262,6 +267,7 @@ export function createNemoRelayPlugin(options: NemoRelayPluginOptions = {}): Nem
       registered = false;
       registrations.delete(host);
       for (const unsubscribe of unsubscribers) unsubscribe();
+      hostFailures.untrack(host);
     };
     registrations.set(host, unregister);
     return unregister;
@@ -285,6 +291,7 @@ export function createNemoRelayPlugin(options: NemoRelayPluginOptions = {}): Nem
       stats,
       // Read before outputs(), whose failures count from the next status() on.
       counters: { ...counters },
+      payloadFailures: hostFailures.counts(),
       queuedHooks: gate.queued,
       sessions: live?.sessions.size ?? 0,
       openSpans: live?.sessions.openSpans() ?? { llm: 0, tool: 0 },

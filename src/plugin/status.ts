@@ -5,7 +5,9 @@
  * @module
  */
 
+import type { PayloadFailures } from '../hooks/registry.ts';
 import type { ConfigDiagnostic, OutputHealth } from '../relay/contract.ts';
+import { sum } from './host-payloads.ts';
 
 /** What the plugin counts for `status()`. */
 export interface PluginCounters {
@@ -15,7 +17,7 @@ export interface PluginCounters {
   errors: number;
   /** End hooks with no open span (recorded as fallback marks). */
   unmatchedEnds: number;
-  /** Hook calls that could not be recorded (backend off or failed, start-up queue full). */
+  /** Hook calls that could not be recorded (backend off or failed, start-up queue full, payload function threw). */
   dropped: number;
   /** Sessions closed by the idle TTL or the session cap. */
   evictedSessions: number;
@@ -52,7 +54,17 @@ export interface PluginStatus {
   counters: PluginCounters & {
     /** Events the backend produced (hook calls when the backend does not count). */
     events: number;
+    /** Hooks the host emitted with a payload function that threw: delivered to no subscriber, so not recorded (also counted in `dropped`). Counted by the registry. */
+    undelivered: number;
+    /** Hooks the host emitted with a payload that is not an object: delivered, and recorded, as an empty payload. Counted by the registry. */
+    emptyPayloads: number;
   };
+  /**
+   * Per hook, the emits counted in `undelivered` (`thunkThrew`) and
+   * `emptyPayloads` (`notAnObject`), from the registries the plugin is (or
+   * was) registered on, while it was: where to look in the host.
+   */
+  payloadFailures: PayloadFailures;
   /** Files being written, with their health. */
   outputs: OutputHealth[];
   /** The plugins.toml document: its path, whether it is active (and with dynamic plugins), and what its activation reported. */
@@ -67,6 +79,7 @@ export interface StatusParts {
   backend: { kind: string; reason: string; version?: string } | null;
   stats: { events: number; errors: number; dropped: number } | undefined;
   counters: PluginCounters;
+  payloadFailures: PayloadFailures;
   queuedHooks: number;
   sessions: number;
   openSpans: { llm: number; tool: number };
@@ -83,7 +96,9 @@ function unresolvedReason(state: PluginState): string {
 }
 
 export function assembleStatus(parts: StatusParts): PluginStatus {
-  const { stats, counters } = parts;
+  const { stats, counters, payloadFailures } = parts;
+  // The registry counts what never reached the plugin; the plugin's own counters cannot.
+  const undelivered = sum(payloadFailures.thunkThrew);
   return {
     state: parts.state,
     backend: parts.backend ?? { kind: 'unresolved', reason: unresolvedReason(parts.state) },
@@ -94,8 +109,11 @@ export function assembleStatus(parts: StatusParts): PluginStatus {
       ...counters,
       events: stats?.events ?? counters.hooks,
       errors: counters.errors + (stats?.errors ?? 0),
-      dropped: counters.dropped + (stats?.dropped ?? 0),
+      dropped: counters.dropped + undelivered + (stats?.dropped ?? 0),
+      undelivered,
+      emptyPayloads: sum(payloadFailures.notAnObject),
     },
+    payloadFailures,
     outputs: parts.outputs,
     pluginConfig: parts.pluginConfig,
     diagnostics: parts.diagnostics,

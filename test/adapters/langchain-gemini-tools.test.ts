@@ -21,43 +21,15 @@ import type { Runnable } from '@langchain/core/runnables';
 import { createAgent } from 'langchain';
 import { NemoRelayCallbackHandler } from '../../src/adapters/langchain/index.ts';
 import { loopbackApi } from '../support/doc-snippets.ts';
-import { geminiJson, geminiSse, searchGrounding, type GeminiAnswer } from '../support/gemini-wire.ts';
+import { COMPUTED, GEMINI_FOUND, GEMINI_MODEL, GEMINI_PAGE, GROUNDED, geminiJson, geminiSse, searchGrounding, type GeminiAnswer } from '../support/gemini-wire.ts';
 import { scriptedFetch } from '../support/provider-wire.ts';
 import { finishedRun, recordedPlugin, viewRows, type AtifDoc } from './support.ts';
 import { sameOnNative } from './same-on-native.ts';
 import { getWeather } from './langchain-checks.ts';
 
-const MODEL = 'gemini-2.5-flash';
-const PAGE = 'https://weather.example/paris';
-const FOUND = [
-  { uri: 'https://vertexaisearch.cloud.google.com/grounding-api-redirect/AUZIYQF1', title: 'weather.com' },
-  { uri: 'https://vertexaisearch.cloud.google.com/grounding-api-redirect/AUZIYQF2', title: 'meteofrance.com' },
-];
-
-/** Searched and read the page the prompt named, thought about both, answered with the pages' support. */
-const GROUNDED: GeminiAnswer = {
-  id: 'gem-grounded-1',
-  model: MODEL,
-  parts: [{ text: 'Search the forecast, read the page given.', thought: true }, { text: 'Paris is sunny today, 21°C. ' }, { text: 'The page agrees.' }],
-  groundingMetadata: searchGrounding(['Paris weather today', 'Paris forecast'], FOUND, [{ text: 'Paris is sunny today, 21°C.', startIndex: 0, pages: [0, 1] }]),
-  urlContextMetadata: { urlMetadata: [{ retrievedUrl: PAGE, urlRetrievalStatus: 'URL_RETRIEVAL_STATUS_SUCCESS' }] },
-  usage: { prompt: 52, candidates: 14, cached: 16, toolUsePrompt: 380, thoughts: 71 },
-};
-
-/** Ran code that failed, fixed it, ran it again. */
-const COMPUTED: GeminiAnswer = {
-  id: 'gem-code-1',
-  model: MODEL,
-  parts: [
-    { text: 'Convert with Python.', thought: true },
-    { executableCode: { language: 'PYTHON', code: 'print(c * 9 / 5 + 32)' } },
-    { codeExecutionResult: { outcome: 'OUTCOME_FAILED', output: "NameError: name 'c' is not defined" } },
-    { executableCode: { language: 'PYTHON', code: 'c = 21\nprint(c * 9 / 5 + 32)' } },
-    { codeExecutionResult: { outcome: 'OUTCOME_OK', output: '69.8\n' } },
-    { text: '21°C is 69.8°F.' },
-  ],
-  usage: { prompt: 30, candidates: 60, thoughts: 25 },
-};
+const MODEL = GEMINI_MODEL;
+const PAGE = GEMINI_PAGE;
+const FOUND = GEMINI_FOUND;
 
 let wire = scriptedFetch([]);
 let server: Awaited<ReturnType<typeof loopbackApi>> | undefined;

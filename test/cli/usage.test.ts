@@ -99,9 +99,16 @@ describe('nemo-relay-hooks usage', () => {
 
   it('reports a folder given as the input file', async () => {
     const dir = tempDir();
-    const result = await cliInProcess(['view', dir]);
+    const result = await cliInProcess(['validate', dir]);
     expect(result.code).toBe(1);
-    expect(result.stderr).toBe(`nemo-relay-hooks: cannot read ${dir}: is a directory\n`);
+    expect(result.stdout).toBe(`✗ ${dir}: cannot read ${dir}: is a directory\n`);
+    const replayed = await cliInProcess(['replay', dir, '--out', path.join(dir, 'out')]);
+    expect(replayed.code).toBe(1);
+    expect(replayed.stderr).toBe(`nemo-relay-hooks: cannot read ${dir}: is a directory\n`);
+    // view also says what reads a folder.
+    const viewed = await cliInProcess(['view', dir]);
+    expect(viewed.code).toBe(1);
+    expect(viewed.stderr).toBe(`nemo-relay-hooks: cannot read ${dir}: is a directory; to list and open its sessions, run "nemo-relay-hooks view --serve ${dir}"\n`);
   });
 
   it('reports an output folder that cannot be created', () => {

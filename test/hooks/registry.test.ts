@@ -187,6 +187,27 @@ describe('HookRegistry observer hooks', () => {
     expect(logger.at('warn')[0]?.details).toContain(failure);
   });
 
+  it('counts each payload that could not be delivered as given, per hook and reason, and nothing else', () => {
+    const hooks = new HookRegistry({ logger: recordingLogger() });
+    const other = vi.fn();
+    hooks.on('pre_tool_call', other);
+    hooks.on('on_session_start', other);
+    const throwing = () => {
+      throw new Error('host could not build the payload');
+    };
+    hooks.emit('pre_tool_call', { tool_name: 'ls' });
+    hooks.emit('pre_tool_call', () => ({ tool_name: 'ls' }));
+    hooks.emit('pre_tool_call', throwing);
+    hooks.hook('pre_tool_call').emit(throwing);
+    hooks.emit('on_session_start', (() => 42) as never);
+    hooks.emit('pre_llm_call', throwing); // nobody subscribed: the thunk never runs, nothing failed
+    expect(hooks.payloadFailures()).toEqual({ thunkThrew: { pre_tool_call: 2 }, notAnObject: { on_session_start: 1 } });
+    expect(other).toHaveBeenCalledTimes(3);
+    // A copy: the caller cannot change the registry's counts.
+    hooks.payloadFailures().thunkThrew.pre_tool_call = 0;
+    expect(hooks.payloadFailures().thunkThrew.pre_tool_call).toBe(2);
+  });
+
   it('delivers an empty stamped payload, with a warning, when a JS caller passes a non-object', () => {
     const logger = recordingLogger();
     const hooks = new HookRegistry({ logger });

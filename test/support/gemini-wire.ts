@@ -91,3 +91,37 @@ export function searchGrounding(queries: string[], pages: Array<{ uri: string; t
     webSearchQueries: queries,
   };
 }
+
+// Two answers the AI SDK and LangChain tests of Gemini's own tools both run.
+
+export const GEMINI_MODEL = 'gemini-2.5-flash';
+export const GEMINI_PAGE = 'https://weather.example/paris';
+export const GEMINI_FOUND = [
+  { uri: 'https://vertexaisearch.cloud.google.com/grounding-api-redirect/AUZIYQF1', title: 'weather.com' },
+  { uri: 'https://vertexaisearch.cloud.google.com/grounding-api-redirect/AUZIYQF2', title: 'meteofrance.com' },
+];
+
+/** Searched and read the page the prompt named, thought about both, answered with the pages' support. */
+export const GROUNDED: GeminiAnswer = {
+  id: 'gem-grounded-1',
+  model: GEMINI_MODEL,
+  parts: [{ text: 'Search the forecast, read the page given.', thought: true }, { text: 'Paris is sunny today, 21°C. ' }, { text: 'The page agrees.' }],
+  groundingMetadata: searchGrounding(['Paris weather today', 'Paris forecast'], GEMINI_FOUND, [{ text: 'Paris is sunny today, 21°C.', startIndex: 0, pages: [0, 1] }]),
+  urlContextMetadata: { urlMetadata: [{ retrievedUrl: GEMINI_PAGE, urlRetrievalStatus: 'URL_RETRIEVAL_STATUS_SUCCESS' }] },
+  usage: { prompt: 52, candidates: 14, cached: 16, toolUsePrompt: 380, thoughts: 71 },
+};
+
+/** Ran code that failed, fixed it, ran it again. */
+export const COMPUTED: GeminiAnswer = {
+  id: 'gem-code-1',
+  model: GEMINI_MODEL,
+  parts: [
+    { text: 'Convert with Python.', thought: true },
+    { executableCode: { language: 'PYTHON', code: 'print(c * 9 / 5 + 32)' } },
+    { codeExecutionResult: { outcome: 'OUTCOME_FAILED', output: "NameError: name 'c' is not defined" } },
+    { executableCode: { language: 'PYTHON', code: 'c = 21\nprint(c * 9 / 5 + 32)' } },
+    { codeExecutionResult: { outcome: 'OUTCOME_OK', output: '69.8\n' } },
+    { text: '21°C is 69.8°F.' },
+  ],
+  usage: { prompt: 30, candidates: 60, thoughts: 25 },
+};

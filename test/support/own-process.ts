@@ -21,6 +21,7 @@
 //     fake API.
 export const NATIVE_SHARED = [
   'test/plugin/host-program.test.ts',
+  'test/plugin/payload-failures.test.ts',
   'test/adapters/ai-sdk/chat-route.test.ts',
   'test/adapters/mcp/sampling-in-process.test.ts',
   'test/adapters/mcp/sampling-langchain.test.ts',
@@ -182,6 +183,7 @@ export const NATIVE_FRESH = [
   'test/components/genai-prices-missing.test.ts',
   'test/formats/atif-plugin-host.test.ts',
   'test/export/otlp-size-cap-native.test.ts',
+  'test/docs/plugins-toml-atif-agent.test.ts',
 ];
 
 export const SETS_SDK_DEFAULTS = [

@@ -45,6 +45,7 @@ import type { AtofEvent } from '../../formats/atof/types.ts';
 import { booleanFlag, HELP_FLAG, JSON_FLAG, stringFlag, type CommandSpec, type ParsedArgs } from '../args.ts';
 import { describeFsError, InputError, UsageError } from '../errors.ts';
 import { checkInputFile, ensureOutputDir, inputName, invalidUtf8Warning, readLines, sizeOf, STDIN, type InvalidUtf8 } from '../files.ts';
+import { refuseOtherKind } from '../detect.ts';
 import { Progress } from '../progress.ts';
 import { safeForTerminal } from '../terminal-text.ts';
 import { compareInstants, parseInstant, type Instant } from '../../formats/instant.ts';
@@ -120,6 +121,7 @@ export async function convert(args: ParsedArgs, io: CliIo): Promise<number> {
   const quiet = booleanFlag(args, 'quiet');
   const name = inputName(input);
   const totalBytes = checkInputFile(input);
+  refuseOtherKind(input, 'atof');
   const outDir = ensureOutputDir(out);
   const progress = new Progress(io, { label: `converting ${input === STDIN ? name : path.basename(input)}`, unit: 'events', totalBytes }, !quiet);
 

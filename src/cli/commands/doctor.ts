@@ -20,7 +20,8 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import type { Logger } from '../../shared/logger.ts';
-import { staticPluginDocument } from '../../formats/plugins-toml/document.ts';
+import { isJsonObject, type JsonObject } from '../../shared/json.ts';
+import { componentEnabled, staticPluginDocument } from '../../formats/plugins-toml/document.ts';
 import { redactionRequested, WITHHELD } from '../../plugin/activation.ts';
 import { GENAI_PRICES_PACKAGE, hasResolvableSources, withSourcesForValidation } from '../../plugin/price-sources.ts';
 import { environmentVariables, loadSettings, namesItsFiles } from '../../plugin/config/settings.ts';
@@ -174,12 +175,22 @@ async function examine(args: ParsedArgs, io: CliIo): Promise<DoctorReport> {
         });
       }
     }
+    // Every section off (a misspelt `enabled` is only an unknown-field warning): the host would record nothing.
+    if (observability && settings.pluginsTomlPath && settings.dynamicPlugins.length === 0 && !recordsAnything(observability)) {
+      problems.push({
+        level: 'warning',
+        code: 'plugins_toml.records_nothing',
+        field: (env.NEMO_RELAY_HOOKS_PLUGINS_TOML ?? '') !== '' ? 'NEMO_RELAY_HOOKS_PLUGINS_TOML' : 'HERMES_NEMO_RELAY_PLUGINS_TOML',
+        message: `${settings.pluginsTomlPath}: its observability component enables no output (no ATOF file or stream sink, ATIF off, no OpenTelemetry endpoint), so nothing is recorded: set enabled = true in the sections it should write (docs/operators/plugins-toml.md)`,
+      });
+    }
     if (settings.pluginsTomlPath) {
       const what = observability
         ? `observability: ${observability.fileSinks.length} ATOF file sink${observability.fileSinks.length === 1 ? '' : 's'}, ATIF ${observability.atif ? 'on' : 'off'}${remoteSummary(observability)}`
         : 'no enabled, valid observability component';
       const dynamic = settings.dynamicPlugins.length > 0 ? `, ${settings.dynamicPlugins.length} dynamic plugin(s)` : '';
-      pluginsToml = { path: settings.pluginsTomlPath, valid: !relevant.some((d) => d.level === 'error'), summary: `${what}${dynamic}` };
+      const others = otherComponents(settings.pluginsConfig);
+      pluginsToml = { path: settings.pluginsTomlPath, valid: !relevant.some((d) => d.level === 'error'), summary: `${what}${dynamic}${others.length > 0 ? `; ${others.join(', ')}` : ''}` };
     }
   }
 
@@ -306,12 +317,37 @@ function nativePackageVersion(cwd: string): string | undefined {
 }
 
 /** ", 2 ATOF stream sinks, 1 ATIF store" for the destinations that will activate; empty without any. */
-function remoteSummary(observability: { streamSinks: readonly unknown[]; storage: readonly unknown[] }): string {
+interface ObservabilityOutputs {
+  fileSinks: readonly unknown[];
+  atif: unknown;
+  streamSinks: readonly unknown[];
+  storage: readonly unknown[];
+  opentelemetry: { traces: readonly { type: string }[]; logs: readonly unknown[] };
+}
+
+/** The destinations beyond files: streams, stores and the OpenTelemetry endpoints (with their span convention). */
+function remoteSummary(observability: ObservabilityOutputs): string {
   const parts: string[] = [];
   const count = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
   if (observability.streamSinks.length > 0) parts.push(count(observability.streamSinks.length, 'ATOF stream sink', 'ATOF stream sinks'));
   if (observability.storage.length > 0) parts.push(count(observability.storage.length, 'ATIF store', 'ATIF stores'));
+  const { traces, logs } = observability.opentelemetry;
+  if (traces.length > 0) parts.push(`${count(traces.length, 'OTLP trace endpoint', 'OTLP trace endpoints')} (${[...new Set(traces.map((endpoint) => endpoint.type))].join(', ')})`);
+  if (logs.length > 0) parts.push(count(logs.length, 'OTLP log destination', 'OTLP log destinations'));
   return parts.map((part) => `, ${part}`).join('');
+}
+
+/** The kinds of the document's enabled components besides observability (redaction, pricing, ...), once each, in order. */
+function otherComponents(document: JsonObject): string[] {
+  const components = Array.isArray(document.components) ? document.components.filter(isJsonObject) : [];
+  const kinds = components.filter((component) => componentEnabled(component)).map((component) => component.kind);
+  return [...new Set(kinds.filter((kind): kind is string => typeof kind === 'string' && kind !== 'observability'))];
+}
+
+/** Whether the observability component writes or sends anything at all. */
+function recordsAnything(observability: ObservabilityOutputs): boolean {
+  const { fileSinks, atif, streamSinks, storage, opentelemetry } = observability;
+  return fileSinks.length + streamSinks.length + storage.length + opentelemetry.traces.length + opentelemetry.logs.length > 0 || Boolean(atif);
 }
 
 /** Whether a package resolves from here (the host's node_modules). */

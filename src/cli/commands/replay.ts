@@ -37,6 +37,7 @@ import type { BackendName } from '../../backends/select.ts';
 import { booleanFlag, HELP_FLAG, JSON_FLAG, stringFlag, type CommandSpec, type ParsedArgs } from '../args.ts';
 import { UsageError } from '../errors.ts';
 import { checkInputFile, ensureOutputDir, inputName, invalidUtf8Warning, readLines, refuseLinkedOutputs, sizeOf, STDIN, type InvalidUtf8 } from '../files.ts';
+import { refuseOtherKind } from '../detect.ts';
 import { Progress } from '../progress.ts';
 import { safeForTerminal } from '../terminal-text.ts';
 import { formatCount, formatDuration, type CliIo } from '../io.ts';
@@ -122,6 +123,7 @@ export async function replay(args: ParsedArgs, io: CliIo): Promise<number> {
   const quiet = booleanFlag(args, 'quiet') || json;
   const name = inputName(input);
   const totalBytes = checkInputFile(input);
+  refuseOtherKind(input, 'hooks');
   const outDir = ensureOutputDir(out);
   const atofDir = ensureOutputDir(path.join(outDir, 'atof'));
   const atifDir = ensureOutputDir(path.join(outDir, 'atif'));

@@ -77,6 +77,8 @@ export async function view(args: ParsedArgs, io: CliIo): Promise<number> {
   // ATOF files are streamed and indexed; each session is built when it is printed or written, then let go.
   const opened: OpenedSessions[] = [];
   for (const file of args.positionals) {
+    // A folder (the plugin's nemo-relay-output/) is what --serve lists: say so rather than only "is a directory".
+    if (file !== STDIN && isDirectory(file)) throw new InputError(`cannot read ${file}: is a directory; to list and open its sessions, run "nemo-relay-hooks view --serve ${file}"`);
     const loaded = await openSessions(file, io);
     for (const message of loaded.lineErrors) io.err(`nemo-relay-hooks: ${safeForTerminal(loaded.name)}: ${safeForTerminal(message)}\n`);
     opened.push(loaded);
@@ -208,4 +210,12 @@ type JsonNode = Omit<ViewNode, 'source' | 'children'> & Partial<Rollup> & { chil
 function withoutSource(target: ViewNode): JsonNode {
   const { source: _source, children, ...rest } = target;
   return { ...rest, ...(isRollupRow(target) ? rollupOf(target) : {}), children: children.map(withoutSource) };
+}
+
+function isDirectory(file: string): boolean {
+  try {
+    return statSync(file).isDirectory();
+  } catch {
+    return false; // Missing or unreadable: openSessions says which.
+  }
 }

@@ -216,6 +216,7 @@ function readAtof(entry: CatalogFile, previous: AtofIndex | undefined): CatalogF
       const first = firstLineKind(entry.absolute, { growing: true, followLinks: false });
       if (first === 'hooks') return { ...entry, kind: null, roots: [], problem: 'a recorded hook stream; run "nemo-relay-hooks replay" on it first' };
       if (first === 'not-json') return { ...entry, kind: null, roots: [], problem: 'not ATOF JSONL (the first line is not JSON)' };
+      if (first === 'atif') return { ...entry, kind: null, roots: [], problem: 'an ATIF trajectory, not ATOF JSONL (name it .json to list its session)' };
       index ??= new AtofIndex(entry.absolute, { followLinks: false });
     }
     index.readOn(entry.size);

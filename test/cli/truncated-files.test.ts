@@ -1,0 +1,63 @@
+// Files cut short (a copy that stopped, a disk that filled): every command
+// says where the JSON stopped, in the runtime's own words, with one line and
+// no stack. A trajectory cut in half was only "not valid JSON", which did not
+// tell a truncated file from one that never was JSON.
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { cliInProcess, EXAMPLES, expectNoStack, tempDir } from './support.ts';
+
+/** What this runtime's JSON.parse says about `text`. */
+function parserSays(text: string): string {
+  try {
+    JSON.parse(text);
+  } catch (error) {
+    return (error as Error).message;
+  }
+  throw new Error('the text parsed');
+}
+
+describe('files cut short', () => {
+  let dir: string;
+  let atif: string;
+  let atof: string;
+  let whole: string;
+
+  beforeAll(async () => {
+    dir = tempDir();
+    expect((await cliInProcess(['replay', path.join(EXAMPLES, 'agent-session.hooks.jsonl'), '--out', path.join(dir, 'run'), '--quiet'])).code).toBe(0);
+    whole = path.join(dir, 'run', 'atif', readdirSync(path.join(dir, 'run', 'atif'))[0]!);
+    const text = readFileSync(whole, 'utf8');
+    atif = path.join(dir, 'cut.json');
+    writeFileSync(atif, text.slice(0, Math.floor(text.length / 2)));
+    const events = readFileSync(path.join(dir, 'run', 'atof', 'agent-session-atof.jsonl'), 'utf8');
+    atof = path.join(dir, 'cut.jsonl');
+    // Four whole events and half of the fifth.
+    const lines = events.split('\n');
+    writeFileSync(atof, `${lines.slice(0, 4).join('\n')}\n${lines[4]!.slice(0, 100)}`);
+  });
+
+  it('a trajectory cut in half: view, compare and validate give the parser\'s reason', async () => {
+    const why = `not valid JSON (${parserSays(readFileSync(atif, 'utf8').trim())})`;
+    const view = await cliInProcess(['view', atif]);
+    expectNoStack(view.stderr);
+    expect(view.code).toBe(1);
+    expect(view.stderr.trim()).toBe(`nemo-relay-hooks: ${atif}: ${why}`);
+    const compare = await cliInProcess(['compare', atif, whole]);
+    expect(compare.code).toBe(2);
+    expect(compare.stderr.trim()).toBe(`nemo-relay-hooks: ${atif}: ${why}`);
+    const validate = await cliInProcess(['validate', atif]);
+    expect(validate.code).toBe(1);
+    expect(validate.stdout).toContain(`${atif}: $: file.unrecognised: ${why}`);
+  });
+
+  it('an event file whose last line was cut: the line is named, the events before it are read', async () => {
+    const view = await cliInProcess(['view', atof, '--json']);
+    expect(view.stderr).toContain(`${atof}: line 5 is not valid JSON`);
+    const tree = JSON.parse(view.stdout) as { files: { sessions: { title: string; totals: { llmCalls: number; errors: number } }[] }[] };
+    expect(tree.files[0]!.sessions.map((session) => [session.title, session.totals.llmCalls, session.totals.errors])).toEqual([['session demo-session-7f3a', 1, 1]]);
+    const validate = await cliInProcess(['validate', atof]);
+    expect(validate.code).toBe(1);
+    expect(validate.stdout).toContain(`${atof}: line 5: atof.malformed_line: line 5 is not valid JSON`);
+  });
+});
