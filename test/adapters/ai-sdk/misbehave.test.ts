@@ -6,6 +6,7 @@
 // its tool and fires no tool event: the trajectory still holds it as the
 // model asked for it, failed with the error text the model was sent, before
 // the model call that follows; memory and native write the same files.
+import { STREAM_REPAIR_OUTSIDE_STEP } from './stream-repair.ts';
 import { afterEach, describe, expect, it } from 'vitest';
 import { NoSuchToolError, generateText, stepCountIs, streamText, tool, type LanguageModel, type ToolSet } from 'ai';
 import { createOpenAI } from '@ai-sdk/openai';
@@ -198,6 +199,20 @@ describe('AI SDK: experimental_repairToolCall with a model call of its own', () 
       // Every model request is in exactly one trajectory, with the model that answered it and its tokens.
       const requests = all.flatMap((doc) => answered(doc).map((step) => [step.model_name, step.metrics.prompt_tokens, step.metrics.completion_tokens]));
       expect(requests.sort()).toEqual([[GPT, 55, 7], [MINI, 100, 20], [MINI, 240, 6]].sort());
+      if (stream && STREAM_REPAIR_OUTSIDE_STEP) {
+        // Node 26: streamText parses (and repairs) in its run's span, which names no step (./stream-repair.ts): the
+        // repair's generateText is a session of its own beside the run's, with its prompt, model and tokens.
+        expect(atif).toHaveLength(2);
+        const run = atif.find((doc) => answered(doc).every((step) => step.model_name === MINI))!;
+        const own = atif.find((doc) => doc !== run)!;
+        expect(answered(run).map((step) => step.model_name)).toEqual([MINI, MINI]);
+        expect([run.final_metrics.total_prompt_tokens, run.final_metrics.total_completion_tokens]).toEqual([totalUsage.inputTokens, totalUsage.outputTokens]);
+        expect(run.subagent_trajectories ?? []).toEqual([]);
+        expect(String(stepsOf(own)[0]!.message)).toContain('The model tried to call the tool "weather"');
+        expect(answered(own).map((step) => [step.model_name, step.message])).toEqual([[GPT, '{"city":"Paris"}']]);
+        await sameOnNative(recorded);
+        return;
+      }
       // One program run, one trajectory: the repair's generateText runs inside the run's first step (the SDK calls
       // the repair between the model's answer and the step's tools, in the step's span of its tracing channel), so it
       // is the run's sub-agent, under that step, named for what it is (docs/adapters/ai-sdk.md, "What a trajectory holds").
@@ -287,7 +302,8 @@ describe('AI SDK: a streamed repair and a prepareStep that asks a model', () => 
 });
 
 describe('AI SDK: two runs repairing at once', () => {
-  it("each repair's generateText is a sub-agent of its own run; a run the program starts beside them is a session of its own", async () => {
+  if (STREAM_REPAIR_OUTSIDE_STEP) console.log(`skipping "two runs repairing at once" on Node ${process.versions.node}: one of its runs is a streamText, whose repair is a session of its own on Node 26 (test/adapters/ai-sdk/stream-repair.ts); the generateText repair test covers the step there`);
+  it.skipIf(STREAM_REPAIR_OUTSIDE_STEP)("each repair's generateText is a sub-agent of its own run; a run the program starts beside them is a session of its own", async () => {
     // One fake server per program run, so each run's requests get its own answers whatever the order they come in.
     const fakes = { gen: new FakeProvider(), stream: new FakeProvider(), beside: new FakeProvider() };
     fakes.gen.reply('chat', { id: 'chatcmpl-g1', model: MINI, toolCalls: [{ id: 'call_gen', name: 'weather', args: { town: 'Paris' } }], usage: { input: 100, output: 20 } });

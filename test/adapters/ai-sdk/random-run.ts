@@ -47,6 +47,7 @@
 //   (stream() calls prepareStep outside its step: there such a call is a
 //   session of its own, docs/adapters/ai-sdk.md).
 // Neither beside an abort.
+import { STREAM_REPAIR_OUTSIDE_STEP } from './stream-repair.ts';
 import { generateText, NoSuchToolError, ToolLoopAgent, stepCountIs, tool, type LanguageModel, type ModelMessage, type StepResult, type ToolSet } from 'ai';
 import * as z from 'zod';
 import { expect } from 'vitest';
@@ -230,7 +231,8 @@ function planHelpers(seed: number, scenario: RandomScenario, mode: 'generate' | 
   if (plan.abortAt !== undefined) return;
   const draw = new Draw(seed ^ 0x4e1b5);
   const callers = scenario.turns.flatMap((turn, index) => (turn.calls.length > 0 ? [index] : []));
-  if (callers.length > 0 && draw.chance(0.35)) {
+  // A streamed repair is a session of its own on Node 26 (./stream-repair.ts): drawn only where it is the step's.
+  if (callers.length > 0 && draw.chance(0.35) && !(mode === 'stream' && STREAM_REPAIR_OUTSIDE_STEP)) {
     const index = draw.pick(callers);
     const id = `call_${seed}_repair_${index + 1}`;
     const turn = scenario.turns[index]!;
