@@ -16,6 +16,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createAnthropic } from '@ai-sdk/anthropic';
 import { createOpenAI } from '@ai-sdk/openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
@@ -145,7 +146,7 @@ describe('createAgentUIStreamResponse: a ToolLoopAgent route with a streaming su
     });
 
     async function POST(request: Request) {
-      const { messages, id } = await request.json();
+      const { messages, id } = (await request.json()) as { messages: UIMessage[]; id: string };
       return requestContext.run({ chatId: id }, () =>
         createAgentUIStreamResponse({ agent, uiMessages: messages, abortSignal: request.signal, onStepEnd: ({ usage }) => void mainSteps.push(usage) }),
       );
@@ -250,7 +251,7 @@ describe('createAgentUIStreamResponse: a ToolLoopAgent route with a streaming su
       onAbort: () => void aborted.push('main'),
     });
     async function POST(request: Request) {
-      const { messages, id } = await request.json();
+      const { messages, id } = (await request.json()) as { messages: UIMessage[]; id: string };
       return requestContext.run({ chatId: id }, () => createAgentUIStreamResponse({ agent, uiMessages: messages, abortSignal: request.signal }));
     }
     const chat = new Chat({
@@ -357,6 +358,67 @@ describe('pipeAgentUIStreamToResponse: call options, prepareCall and a stop cond
     expect([doc.final_metrics.total_prompt_tokens, doc.final_metrics.total_completion_tokens]).toEqual(tokens([ended[0]!.totalUsage]));
     // The system prompt the requests carried is the one prepareCall wrote.
     expect(JSON.stringify(doc)).toContain('- Account type: free');
+    await sameOnNative(recorded);
+  });
+});
+
+describe('memory: the Anthropic memory tool (a provider-defined tool the program runs)', () => {
+  it('two conversations of one user: each memory command a call of the program\'s, under the model call that asked, with what execute returned', async () => {
+    const fake = new FakeProvider();
+    const claude = 'claude-haiku-4-5-20251001';
+    fake
+      .reply('anthropic', { id: 'msg_1', model: claude, toolCalls: [{ id: 'toolu_create', name: 'memory', args: { command: 'create', path: '/memories/preferences.md', file_text: 'Favorite editor: Neovim' } }], usage: { input: 500, output: 40 } })
+      .reply('anthropic', { id: 'msg_2', model: claude, text: 'Noted: Neovim.', usage: { input: 560, output: 6 } })
+      .reply('anthropic', { id: 'msg_3', model: claude, toolCalls: [{ id: 'toolu_view', name: 'memory', args: { command: 'view', path: '/memories/preferences.md' } }], usage: { input: 480, output: 20 } })
+      .reply('anthropic', { id: 'msg_4', model: claude, text: 'Neovim, as you told me.', usage: { input: 530, output: 7 } });
+    const recorded = recordedPlugin('ai-agent-memory');
+    uninstall = instrumentAiSdk(recorded.hooks, { sessionId: 'user-42' });
+    const anthropic = createAnthropic({ apiKey: 'test-key', fetch: fake.fetch as typeof fetch });
+    const files = new Map<string, string>();
+    const actions: unknown[] = [];
+    // The memory page's program, with a Map for the storage backend.
+    const memory = anthropic.tools.memory_20250818({
+      execute: async (action) => {
+        actions.push(action);
+        if (action.command === 'create') return (files.set(action.path, action.file_text), `File created: ${action.path}`);
+        if (action.command === 'view') return files.get(action.path) ?? `No such file: ${action.path}`;
+        return 'Unsupported command';
+      },
+    });
+    const agent = new ToolLoopAgent({ model: anthropic(claude), tools: { memory } });
+    const first = await agent.generate({ prompt: 'Remember that my favorite editor is Neovim' });
+    const second = await agent.generate({ prompt: 'Which editor do I like?' });
+    expect([first.text, second.text]).toEqual(['Noted: Neovim.', 'Neovim, as you told me.']);
+    expect(fake.requests[0]!.body.tools).toEqual([{ type: 'memory_20250818', name: 'memory' }]);
+    uninstall();
+    uninstall = undefined;
+
+    const calls = recorded.log.filter((entry) => entry.hook === 'post_tool_call').map((entry) => [entry.payload.tool_call_id, entry.payload.tool_name, entry.payload.args, entry.payload.result, entry.payload.status]);
+    expect(calls).toEqual([
+      ['toolu_create', 'memory', actions[0], 'File created: /memories/preferences.md', 'ok'],
+      ['toolu_view', 'memory', actions[1], 'Favorite editor: Neovim', 'ok'],
+    ]);
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    expect(atif).toHaveLength(1);
+    const doc = atif[0]!;
+    expect(validateAtif(doc)).toEqual([]);
+    const steps = doc.steps as Steps;
+    expect(steps.map((step) => [step.source, step.message, (step.tool_calls ?? []).map((call: AtifDoc) => [call.function_name, call.arguments]), (step.observation?.results ?? []).map((result: AtifDoc) => result.content)])).toEqual([
+      ['user', 'Remember that my favorite editor is Neovim', [], []],
+      ['agent', '', [['memory', { command: 'create', path: '/memories/preferences.md', file_text: 'Favorite editor: Neovim' }]], ['File created: /memories/preferences.md']],
+      ['agent', 'Noted: Neovim.', [], []],
+      ['user', 'Which editor do I like?', [], []],
+      ['agent', '', [['memory', { command: 'view', path: '/memories/preferences.md' }]], ['Favorite editor: Neovim']],
+      ['agent', 'Neovim, as you told me.', [], []],
+    ]);
+    // A tool the program ran, not one the provider ran.
+    expect(steps.flatMap((step) => step.tool_calls ?? []).some((call: AtifDoc) => call.extra?.provider_executed !== undefined)).toBe(false);
+    // The tool offered is named, not typed: the shared request shape writes every offered tool as a function
+    // (docs/adapters/ai-sdk.md, "Agents"), where Anthropic was sent `memory_20250818`.
+    expect(steps[0]!.extra.llm_request.tools).toEqual([{ type: 'function', function: { name: 'memory' } }]);
+    const usages = [first.totalUsage, second.totalUsage];
+    expect([doc.final_metrics.total_prompt_tokens, doc.final_metrics.total_completion_tokens]).toEqual(tokens(usages));
     await sameOnNative(recorded);
   });
 });
