@@ -24,6 +24,7 @@ import {
   DefaultChatTransport,
   ToolLoopAgent,
   createAgentUIStreamResponse,
+  generateText,
   isStepCount,
   lastAssistantMessageIsCompleteWithApprovalResponses,
   pipeAgentUIStreamToResponse,
@@ -34,6 +35,7 @@ import {
   type ChatState,
   type ChatStatus,
   type LanguageModelUsage,
+  type ModelMessage,
   type UIMessage,
 } from 'ai';
 import * as z from 'zod';
@@ -419,6 +421,97 @@ describe('memory: the Anthropic memory tool (a provider-defined tool the program
     expect(steps[0]!.extra.llm_request.tools).toEqual([{ type: 'function', function: { name: 'memory' } }]);
     const usages = [first.totalUsage, second.totalUsage];
     expect([doc.final_metrics.total_prompt_tokens, doc.final_metrics.total_completion_tokens]).toEqual(tokens(usages));
+    await sameOnNative(recorded);
+  });
+});
+
+describe('loop control: forced tool calling and a manual loop', () => {
+  const search = tool({ description: 'Search the web', inputSchema: z.object({ q: z.string() }), execute: async ({ q }) => `results for ${q}` });
+
+  it('toolChoice required with a done tool without execute: the answer is the done call\'s input, the turn ends tool_without_execute', async () => {
+    const fake = new FakeProvider();
+    fake
+      .reply('responses', { id: 'resp_1', model, toolCalls: [{ id: 'call_search', name: 'search', args: { q: 'llamas' } }], usage: { input: 10, output: 3 } })
+      .reply('responses', { id: 'resp_2', model, toolCalls: [{ id: 'call_done', name: 'done', args: { answer: 'Llamas hum.' } }], usage: { input: 20, output: 4 } });
+    const recorded = recordedPlugin('ai-agent-forced-tools');
+    uninstall = instrumentAiSdk(recorded.hooks);
+    const openai = createOpenAI({ apiKey: 'test-key', fetch: fake.fetch as typeof fetch });
+    // The loop control page's forced tool calling.
+    const agent = new ToolLoopAgent({
+      model: openai('gpt-4o'),
+      tools: {
+        search,
+        done: tool({ description: 'Signal that you have finished your work', inputSchema: z.object({ answer: z.string().describe('The final answer') }) }),
+      },
+      toolChoice: 'required',
+    });
+    const result = await agent.generate({ prompt: 'Research and analyze this topic, then provide your answer.' });
+    // The page reads `result.staticToolCalls[0]` as the final step's call; in ai 7 it holds every step's (search first).
+    expect(result.staticToolCalls.map((call) => call.toolName)).toEqual(['search', 'done']);
+    const toolCall = result.staticToolCalls.at(-1);
+    expect([toolCall?.toolName, (toolCall?.input as { answer: string }).answer, result.stoppedBy]).toEqual(['done', 'Llamas hum.', 'tool-without-execute']);
+    expect(fake.requests.map((request) => request.body.tool_choice)).toEqual(['required', 'required']);
+    uninstall();
+    uninstall = undefined;
+
+    const [session] = new Set(recorded.log.map((entry) => entry.payload.session_id).filter((id) => id !== undefined));
+    expect(turnEnds(recorded, session as string)).toEqual([['completed', 'tool_without_execute']]);
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    const doc = atif[0]!;
+    expect(validateAtif(doc)).toEqual([]);
+    const steps = doc.steps as Steps;
+    expect(steps.map((step) => [step.source, (step.tool_calls ?? []).map((call: AtifDoc) => [call.tool_call_id, call.arguments]), (step.observation?.results ?? []).map((result: AtifDoc) => result.content)])).toEqual([
+      ['user', [], []],
+      ['agent', [['call_search', { q: 'llamas' }]], ['results for llamas']],
+      // Never run: the program reads its input; no outcome.
+      ['agent', [['call_done', { answer: 'Llamas hum.' }]], []],
+    ]);
+    // Each request asked for a tool (the first request is kept on the user step, the second on the step it answered).
+    expect(steps.map((step) => step.extra?.llm_request?.tool_choice)).toEqual(['required', undefined, 'required']);
+    expect([doc.final_metrics.total_prompt_tokens, doc.final_metrics.total_completion_tokens]).toEqual(tokens([result.totalUsage]));
+    await sameOnNative(recorded);
+  });
+
+  it('the page\'s manual loop of generateText calls in a named session: one user step, each call a turn that says why it stopped', async () => {
+    const fake = new FakeProvider();
+    fake
+      .reply('responses', { id: 'resp_1', model, toolCalls: [{ id: 'call_search', name: 'search', args: { q: 'llamas' } }], usage: { input: 10, output: 3 } })
+      .reply('responses', { id: 'resp_2', model, text: 'Llamas hum.', usage: { input: 20, output: 4 } });
+    const recorded = recordedPlugin('ai-agent-manual-loop');
+    uninstall = instrumentAiSdk(recorded.hooks, { sessionId: 'manual-loop' });
+    const openai = createOpenAI({ apiKey: 'test-key', fetch: fake.fetch as typeof fetch });
+    const messages: ModelMessage[] = [{ role: 'user', content: 'Tell me about llamas' }];
+    const spent: LanguageModelUsage[] = [];
+    const stoppedBy: unknown[] = [];
+    let step = 0;
+    const maxSteps = 10;
+    while (step < maxSteps) {
+      const result = await generateText({ model: openai('gpt-4o'), messages, tools: { search } });
+      spent.push(result.totalUsage);
+      stoppedBy.push(result.stoppedBy);
+      messages.push(...result.responseMessages);
+      if (result.text) break;
+      step++;
+    }
+    // generateText stops after one step unless told otherwise (its stopWhen is isStepCount(1)).
+    expect(stoppedBy).toEqual(['stop-condition', 'model']);
+    uninstall();
+    uninstall = undefined;
+
+    expect(turnEnds(recorded, 'manual-loop')).toEqual([['completed', 'stop_condition'], ['completed', 'final_response']]);
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    expect(atif).toHaveLength(1);
+    const doc = atif[0]!;
+    expect(validateAtif(doc)).toEqual([]);
+    // The second call's messages end with the tool's result: no new user step, the prompt not repeated.
+    expect((doc.steps as Steps).map((step) => [step.source, step.message, (step.observation?.results ?? []).map((result: AtifDoc) => result.content)])).toEqual([
+      ['user', 'Tell me about llamas', []],
+      ['agent', '', ['results for llamas']],
+      ['agent', 'Llamas hum.', []],
+    ]);
+    expect([doc.final_metrics.total_prompt_tokens, doc.final_metrics.total_completion_tokens]).toEqual(tokens(spent));
     await sameOnNative(recorded);
   });
 });
