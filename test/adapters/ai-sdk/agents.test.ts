@@ -22,6 +22,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import {
   AbstractChat,
   DefaultChatTransport,
+  Output,
   ToolLoopAgent,
   createAgentUIStreamResponse,
   generateText,
@@ -512,6 +513,53 @@ describe('loop control: forced tool calling and a manual loop', () => {
       ['agent', 'Llamas hum.', []],
     ]);
     expect([doc.final_metrics.total_prompt_tokens, doc.final_metrics.total_completion_tokens]).toEqual(tokens(spent));
+    await sameOnNative(recorded);
+  });
+});
+
+describe('workflow patterns: parallel processing under one named session', () => {
+  it('three reviewers at once and a summary: one trajectory, each answer with its own text and tokens; only the last overlapping answer keeps its extra', async () => {
+    const reviewers = {
+      security: { instructions: 'You are an expert in code security. Focus on identifying security vulnerabilities, injection risks, and authentication issues.', answer: { vulnerabilities: ['eval of user input'], riskLevel: 'high', suggestions: ['parse, do not eval'] }, usage: { input: 100, output: 20 } },
+      performance: { instructions: 'You are an expert in code performance. Focus on identifying performance bottlenecks, memory leaks, and optimization opportunities.', answer: { issues: ['quadratic loop'], impact: 'medium', optimizations: ['use a Map'] }, usage: { input: 110, output: 21 } },
+      quality: { instructions: 'You are an expert in code quality. Focus on code structure, readability, and adherence to best practices.', answer: { concerns: ['short names'], qualityScore: 6, recommendations: ['rename'] }, usage: { input: 120, output: 22 } },
+    };
+    // Each reviewer's request finds its own answer (they ask at once, in no fixed order).
+    const fakes = new Map<string, FakeProvider>(Object.entries(reviewers).map(([key, one]) => [key, new FakeProvider().reply('responses', { id: `resp_${key}`, model, text: JSON.stringify(one.answer), usage: one.usage })]));
+    fakes.set('lead', new FakeProvider().reply('responses', { id: 'resp_lead', model, text: 'Remove the eval first.', usage: { input: 300, output: 5 } }));
+    const fetch = (async (url: string, init: { body: string }) => {
+      const key = Object.entries(reviewers).find(([, one]) => init.body.includes(one.instructions))?.[0] ?? 'lead';
+      return await fakes.get(key)!.fetch(url, init);
+    }) as unknown as typeof globalThis.fetch;
+    const recorded = recordedPlugin('ai-agent-parallel-reviews');
+    uninstall = instrumentAiSdk(recorded.hooks, { sessionId: 'review-1' });
+    const openai = createOpenAI({ apiKey: 'test-key', fetch });
+    const code = 'for (const a of xs) for (const b of xs) eval(input)';
+    const review = (key: keyof typeof reviewers, schema: z.ZodType) => generateText({ model: openai('gpt-4o'), instructions: reviewers[key].instructions, output: Output.object({ schema }), prompt: `Review this code:\n${code}` });
+    const results = await Promise.all([
+      review('security', z.object({ vulnerabilities: z.array(z.string()), riskLevel: z.enum(['low', 'medium', 'high']), suggestions: z.array(z.string()) })),
+      review('performance', z.object({ issues: z.array(z.string()), impact: z.enum(['low', 'medium', 'high']), optimizations: z.array(z.string()) })),
+      review('quality', z.object({ concerns: z.array(z.string()), qualityScore: z.number().min(1).max(10), recommendations: z.array(z.string()) })),
+    ]);
+    const reviews = results.map((result, i) => ({ ...(result.output as object), type: ['security', 'performance', 'maintainability'][i] }));
+    const summary = await generateText({ model: openai('gpt-4o'), instructions: 'You are a technical lead summarizing multiple code reviews.', prompt: `Synthesize these code review results into a concise summary with key actions:\n${JSON.stringify(reviews, null, 2)}` });
+    uninstall();
+    uninstall = undefined;
+
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    expect(atif.map((doc) => doc.session_id)).toEqual(['review-1']);
+    const doc = atif[0]!;
+    expect(validateAtif(doc)).toEqual([]);
+    const steps = doc.steps as Steps;
+    expect(steps.map((step) => step.source)).toEqual(['user', 'user', 'user', 'agent', 'agent', 'agent', 'user', 'agent']);
+    // Each answer is one reviewer's, with that run's tokens.
+    const answers = steps.slice(3, 6).map((step) => [step.message, step.metrics.prompt_tokens, step.metrics.completion_tokens]).sort();
+    expect(answers).toEqual(results.map((result) => [result.text, result.totalUsage.inputTokens, result.totalUsage.outputTokens]).sort());
+    expect([steps[7]!.message, steps[7]!.metrics.prompt_tokens]).toEqual([summary.text, summary.totalUsage.inputTokens]);
+    // What the file says today (docs/adapters/ai-sdk.md, "Sessions"): the overlapping answers but the last lose their extra.
+    expect(steps.slice(3, 6).map((step) => step.extra === undefined)).toEqual([true, true, false]);
+    expect(doc.final_metrics.total_prompt_tokens).toBe([...results, summary].reduce((sum, result) => sum + (result.totalUsage.inputTokens ?? 0), 0));
     await sameOnNative(recorded);
   });
 });
