@@ -563,3 +563,53 @@ describe('workflow patterns: parallel processing under one named session', () =>
     await sameOnNative(recorded);
   });
 });
+
+describe('subagents: the main conversation handed to the sub-agent (the page\'s caveat)', () => {
+  it('the sub-agent\'s turn is the task, the conversation it was given its history, not new user steps', async () => {
+    const fake = new FakeProvider();
+    fake
+      .reply('responses', { id: 'resp_1', model, toolCalls: [{ id: 'call_research', name: 'research', args: { task: 'Which file loads the config?' } }], usage: { input: 40, output: 10 } })
+      .reply('responses', { id: 'resp_s1', model, text: 'src/config.ts loads it.', usage: { input: 25, output: 6 } })
+      .reply('responses', { id: 'resp_2', model, text: 'src/config.ts.', usage: { input: 60, output: 4 } });
+    const recorded = recordedPlugin('ai-agent-subagent-history');
+    uninstall = instrumentAiSdk(recorded.hooks);
+    const openai = createOpenAI({ apiKey: 'test-key', fetch: fake.fetch as typeof fetch });
+    const researchSubagent = new ToolLoopAgent({ model: openai('gpt-4o'), instructions: 'You are a research agent.' });
+    let given: ModelMessage[] = [];
+    const research = tool({
+      description: 'Research a topic or question in depth.',
+      inputSchema: z.object({ task: z.string() }),
+      execute: async ({ task }, { abortSignal, messages }) => {
+        given = messages;
+        const result = await researchSubagent.generate({ messages: [...messages, { role: 'user', content: task }], abortSignal });
+        return result.text;
+      },
+    });
+    const mainAgent = new ToolLoopAgent({ model: openai('gpt-4o'), instructions: 'You are a helpful assistant that can delegate research tasks.', tools: { research } });
+    const result = await mainAgent.generate({ prompt: 'Where is the config loaded? Ask the researcher.' });
+    expect(result.text).toBe('src/config.ts.');
+    expect(given).toEqual([{ role: 'user', content: 'Where is the config loaded? Ask the researcher.' }]);
+    const subTurn = recorded.log.find((entry) => entry.hook === 'pre_llm_call' && String(entry.payload.session_id).endsWith(':sub:call_research'))!.payload;
+    // The history is what the sub-agent's model was sent before the task: its instructions, then the conversation.
+    expect([subTurn.user_message, subTurn.conversation_history]).toEqual(['Which file loads the config?', [{ role: 'system', content: 'You are a research agent.' }, ...given]]);
+    expect(fake.requests[1]!.body.input.map((item: any) => [item.role, typeof item.content === 'string' ? item.content : item.content[0].text])).toEqual([
+      ['system', 'You are a research agent.'],
+      ['user', 'Where is the config loaded? Ask the researcher.'],
+      ['user', 'Which file loads the config?'],
+    ]);
+    uninstall();
+    uninstall = undefined;
+
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    const doc = atif[0]!;
+    expect(validateAtif(doc)).toEqual([]);
+    const sub = (doc.subagent_trajectories as AtifDoc[])[0]!;
+    expect((sub.steps as Steps).map((step) => [step.source, step.message])).toEqual([
+      ['user', 'Which file loads the config?'],
+      ['agent', 'src/config.ts loads it.'],
+    ]);
+    expect((doc.steps as Steps).filter((step) => step.source === 'user').map((step) => step.message)).toEqual(['Where is the config loaded? Ask the researcher.']);
+    await sameOnNative(recorded);
+  });
+});
