@@ -74,6 +74,7 @@ export const NATIVE_SHARED = [
   'test/adapters/replay-timing.test.ts',
   'test/adapters/langchain.test.ts',
   'test/adapters/langchain-middleware.test.ts',
+  'test/adapters/langchain-fallbacks.test.ts',
   'test/adapters/langchain-string-models.test.ts',
   'test/adapters/langgraph-programs.test.ts',
   'test/adapters/langgraph-send.test.ts',
