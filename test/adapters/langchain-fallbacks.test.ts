@@ -11,10 +11,10 @@ import { ChatOpenAI } from '@langchain/openai';
 import { ChatPromptTemplate } from '@langchain/core/prompts';
 import { StringOutputParser } from '@langchain/core/output_parsers';
 import { RunnableBranch, RunnableLambda, RunnableParallel, RunnableSequence } from '@langchain/core/runnables';
-import type { AIMessage } from '@langchain/core/messages';
+import type { AIMessage, AIMessageChunk } from '@langchain/core/messages';
 import { instrumentLangChain, NemoRelayCallbackHandler } from '../../src/adapters/langchain/index.ts';
 import { validateAtif } from '../../src/formats/atif/validate.ts';
-import { anthropicError, anthropicMessage, chatCompletion, openAiError, scriptedFetch, type WireReply } from '../support/provider-wire.ts';
+import { anthropicError, anthropicMessage, anthropicStream, chatCompletion, openAiError, scriptedFetch, type WireReply } from '../support/provider-wire.ts';
 import { getWeather } from './langchain-checks.ts';
 import { expectNothingLost, recordedPlugin, type AtifDoc, type Recorded } from './support.ts';
 import { sameOnNative } from './same-on-native.ts';
@@ -253,6 +253,57 @@ describe.each(MODES)('LangChain runnable wrappers (%s)', (mode) => {
       [CLAUDE, 'completed', 31, 4],
     ]);
     expect(turnAnswer(recorded.log)).toBe('Bonjour !');
+  });
+
+  it('model.withFallbacks([backupChain]): the primary model refused, the backup chain’s model call is its next attempt', async () => {
+    const { fetch } = scriptedFetch([openAiError(500, 'server_error', 'The server had an error while processing your request.'), claudeSays('Sunny, 21C.', 40, 6)]);
+    const recorded = recordedPlugin(`lc-model-to-chain-${mode}`);
+    const backupChain = ChatPromptTemplate.fromMessages([['system', 'Answer in five words at most.'], ['placeholder', '{messages}']]).pipe(anthropic(fetch));
+    const model = openai(fetch).withFallbacks([RunnableLambda.from((question: string) => ({ messages: [['human', question]] })).pipe(backupChain)]);
+    const answer = await runAs(mode, recorded, (config) => model.invoke('Weather in Paris?', config));
+    expect(answer.content).toBe('Sunny, 21C.');
+    const doc = await onlyDoc(recorded);
+    const attempts = attemptsOf(recorded.log);
+    expect(attempts.map(([hook, id, retry, model, , status]) => [hook, id === attempts[0]![1], retry, model, status])).toEqual([
+      ['pre_api_request', true, 0, 'gpt-4.1', null],
+      ['api_request_error', true, 0, 'gpt-4.1', 500],
+      ['pre_api_request', true, 1, 'claude-sonnet-4-5', null],
+      ['post_api_request', true, null, 'claude-sonnet-4-5', null],
+    ]);
+    expect(userSteps(doc)).toEqual(['Weather in Paris?']);
+    expect(stepsOf(doc).map(([model, status, input, output]) => [model, status, input, output])).toEqual([
+      ['gpt-4.1', 'failed', null, null],
+      [CLAUDE, 'completed', 40, 6],
+    ]);
+  });
+
+  it('model.withFallbacks([backup]).stream(): the primary refused before its stream began, the backup streamed the answer: one request, the streamed answer’s tokens', async () => {
+    const { fetch } = scriptedFetch([
+      openAiError(429, 'rate_limit_exceeded', 'Rate limit reached for gpt-4.1.'),
+      anthropicStream({ id: 'msg_stream', model: CLAUDE, content: [{ type: 'text', text: 'It is sunny in Paris.' }], usage: { input_tokens: 95, output_tokens: 9 } }),
+    ]);
+    const recorded = recordedPlugin(`lc-fallbacks-stream-${mode}`);
+    const model = openai(fetch).withFallbacks([anthropic(fetch)]);
+    const chunks = await runAs(mode, recorded, async (config) => {
+      const got: AIMessageChunk[] = [];
+      for await (const chunk of await model.stream('Is it sunny in Paris?', config)) got.push(chunk);
+      return got;
+    });
+    const merged = chunks.reduce((all, chunk) => all.concat(chunk));
+    expect(merged.content).toBe('It is sunny in Paris.');
+    const doc = await onlyDoc(recorded);
+    const attempts = attemptsOf(recorded.log);
+    expect(attempts.map(([hook, id, retry, model, , status]) => [hook, id === attempts[0]![1], retry, model, status])).toEqual([
+      ['pre_api_request', true, 0, 'gpt-4.1', null],
+      ['api_request_error', true, 0, 'gpt-4.1', 429],
+      ['pre_api_request', true, 1, 'claude-sonnet-4-5', null],
+      ['post_api_request', true, null, 'claude-sonnet-4-5', null],
+    ]);
+    expect(userSteps(doc)).toEqual(['Is it sunny in Paris?']);
+    expect(stepsOf(doc).map(([model, status, input, output, message]) => [model, status, input, output, message])).toEqual([
+      ['gpt-4.1', 'failed', null, null, expect.anything()],
+      [CLAUDE, 'completed', ...usageOf(merged as unknown as AIMessage), 'It is sunny in Paris.'],
+    ]);
   });
 
   it('a two-model chain .withRetry() whose second call failed: the retry sends the first again (a new request) and retries the second (the failed one’s next attempt)', async () => {

@@ -688,6 +688,11 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
    * place in the attempt (`Wrapped`).
    */
   #attemptKeyOf(parent: Node | undefined, parentKey: string): string {
+    // A model the wrapper runs itself is an attempt of one model call, the first (a fallback may be a chain).
+    if (parent?.wrapped !== undefined) {
+      parent.wrapped.slots = Math.max(parent.wrapped.slots, 1);
+      return slotKey(parentKey, 1);
+    }
     const attempt = parent?.attempt;
     if (attempt === undefined) return parentKey;
     attempt.models += 1;
