@@ -406,7 +406,9 @@ describe.each(MODES)('LangChain runnable wrappers (%s)', (mode) => {
       ['api_request_error', 0, 429],
     ]);
     // Claude's call ran beside it, not after it: no retry of the refused one.
-    expect(byModel('claude-sonnet-4-5').every(([, id, retry]) => id !== byModel('gpt-4.1')[0]![1] && (retry === 0 || retry === null))).toBe(true);
+    const claude = byModel('claude-sonnet-4-5');
+    expect(claude[0]!.slice(0, 3)).toEqual(['pre_api_request', claude[0]![1], 0]);
+    expect(claude[0]![1]).not.toBe(byModel('gpt-4.1')[0]![1]);
   });
 
   it('RunnableBranch: the branch its condition chose calls its model; one call, its answer and tokens', async () => {
