@@ -24,6 +24,7 @@ export const NATIVE_SHARED = [
   'test/plugin/payload-failures.test.ts',
   'test/adapters/ai-sdk/chat-route.test.ts',
   'test/adapters/ai-sdk/decide-extract.test.ts',
+  'test/adapters/ai-sdk/low-memory.test.ts',
   'test/adapters/mcp/sampling-in-process.test.ts',
   'test/adapters/mcp/sampling-langchain.test.ts',
   'test/adapters/ai-sdk/gateway.test.ts',
