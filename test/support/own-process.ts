@@ -25,6 +25,7 @@ export const NATIVE_SHARED = [
   'test/adapters/ai-sdk/chat-route.test.ts',
   'test/adapters/ai-sdk/decide-extract.test.ts',
   'test/adapters/ai-sdk/low-memory.test.ts',
+  'test/adapters/ai-sdk/tool-search.test.ts',
   'test/adapters/mcp/sampling-in-process.test.ts',
   'test/adapters/mcp/sampling-langchain.test.ts',
   'test/adapters/ai-sdk/gateway.test.ts',
