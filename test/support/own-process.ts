@@ -26,6 +26,7 @@ export const NATIVE_SHARED = [
   'test/adapters/ai-sdk/decide-extract.test.ts',
   'test/adapters/ai-sdk/low-memory.test.ts',
   'test/adapters/ai-sdk/tool-search.test.ts',
+  'test/adapters/ai-sdk/lifecycle.test.ts',
   'test/adapters/mcp/sampling-in-process.test.ts',
   'test/adapters/mcp/sampling-langchain.test.ts',
   'test/adapters/ai-sdk/gateway.test.ts',
