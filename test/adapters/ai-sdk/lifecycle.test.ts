@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createOpenAI } from '@ai-sdk/openai';
 import { experimental_decide, generateText, isStepCount, streamText, tool } from 'ai';
-import { z } from 'zod';
+import * as z from 'zod';
 import { instrumentAiSdk } from '../../../src/adapters/ai-sdk/index.ts';
 import { openAiResponseEither, scriptedFetch, type WireReply } from '../../support/provider-wire.ts';
 import { sameOnNative } from '../same-on-native.ts';

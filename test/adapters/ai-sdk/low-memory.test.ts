@@ -7,7 +7,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createOpenAI } from '@ai-sdk/openai';
 import { experimental_streamLanguageModelCall, experimental_streamTextLowMemory, isStepCount, tool, wrapLanguageModel } from 'ai';
-import { z } from 'zod/v4';
+import * as z from 'zod';
 import { aiSdkMiddleware, instrumentAiSdk } from '../../../src/adapters/ai-sdk/index.ts';
 import { openAiResponseStream, scriptedFetch } from '../../support/provider-wire.ts';
 import { sameOnNative } from '../same-on-native.ts';

@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createOpenAI, openai as openaiTools } from '@ai-sdk/openai';
 import { generateText, isStepCount, tool, toolSearch } from 'ai';
-import { z } from 'zod/v4';
+import * as z from 'zod';
 import { instrumentAiSdk } from '../../../src/adapters/ai-sdk/index.ts';
 import { openAiResponse, scriptedFetch } from '../../support/provider-wire.ts';
 import { sameOnNative } from '../same-on-native.ts';
