@@ -150,6 +150,7 @@ export const NATIVE_SHARED = [
   'test/export/otlp-native-leftovers.test.ts',
   'test/export/otlp-native-parity.test.ts',
   'test/export/otlp-served-by-parity.test.ts',
+  'test/export/otlp-vendors.test.ts',
   'test/export/otlp-request-shapes.test.ts',
   'test/export/otlp-size-cap.test.ts',
   'test/export/random-llm-shapes.test.ts',
