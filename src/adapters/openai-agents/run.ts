@@ -38,6 +38,7 @@
 import { getCurrentTrace, getHandoff, ToolTimeoutError } from '@openai/agents';
 import { ToolCallRefused, type AdapterCore, type AgentRun, type ApiCall, type RunStatus } from '../core/run.ts';
 import { isAbortedSignal, localCalls, type CallOfTool } from '../core/shapes.ts';
+import { approvalPause } from '../core/pause.ts';
 import {
   chatMessages,
   finalText,
@@ -714,11 +715,11 @@ export class RunRecord implements RunObserver {
       }
       this.#closeOpen(undefined);
       const hold = run.ownsSession && isRunState(state);
-      const paused = { turn_exit_reason: 'approval_required', pending_approvals: ids };
+      const paused = approvalPause(ids);
       // Held, the chain's links stay open too: the run that resumes the state continues each agent's trajectory.
       const chain = hold ? [...this.box.handedTo] : [];
-      endHandedTo(this.box.handedTo, 0, 'interrupted', undefined, undefined, paused, hold);
-      run.end('interrupted', undefined, undefined, { keepSessionOpen: hold, turnEnd: { ...turnEnd(guardrails), ...paused } });
+      endHandedTo(this.box.handedTo, 0, paused.status, undefined, undefined, paused.turnEnd, hold);
+      run.end(paused.status, undefined, undefined, { keepSessionOpen: hold, turnEnd: { ...turnEnd(guardrails), ...paused.turnEnd } });
       if (hold) this.#adapter.hold(state as object, run.sessionId, chain);
       return;
     }
