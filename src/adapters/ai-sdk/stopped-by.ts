@@ -3,17 +3,20 @@
  * ai 7 says it in the run's `onEnd` event (`stoppedBy`): a run that stopped
  * for an approval, at a `stopWhen` condition or at a tool the program answers
  * itself ends normally (no error, no abort) but gave no final answer, and a
- * reader of the turn's end must not take it for one.
+ * reader of the turn's end must not take it for one. A run that stopped for
+ * an approval ends as every adapter's pause does (core/pause.ts).
  *
  * @module
  */
+
+import { APPROVAL_REQUIRED } from '../core/pause.ts';
 
 /** The SDK's `StoppedBy` values (ai/src/generate-text/stopped-by.ts) in the payload's snake_case. */
 const EXIT_REASONS: Readonly<Record<string, string>> = {
   model: 'final_response',
   'stop-condition': 'stop_condition',
   'tool-without-execute': 'tool_without_execute',
-  approval: 'approval_required',
+  approval: APPROVAL_REQUIRED,
 };
 
 /**

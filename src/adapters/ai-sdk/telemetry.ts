@@ -46,6 +46,7 @@ import {
 } from './messages.ts';
 import type { AdapterCore, AgentRun, ApiCall, RequestParts } from '../core/run.ts';
 import { MAX_HELD_SESSIONS, MAX_PENDING_APPROVALS, PausedSubagents, SessionHolds } from '../core/holds.ts';
+import { APPROVAL_REQUIRED, approvalPause } from '../core/pause.ts';
 import { currentToolFrame, runInToolFrame } from '../core/context.ts';
 import { enclosingStep } from './step-context.ts';
 import { lastUserMessage, linkApprovedCalls, type CallOfTool, type ChatMessage } from '../core/shapes.ts';
@@ -81,8 +82,8 @@ interface RunState {
   call: ApiCall | undefined;
   /** The session outlives this run (a named conversation). */
   readonly keepsSession: boolean;
-  /** Approval requests of this run that nobody answered in it. */
-  awaiting: number;
+  /** The tool calls whose approval this run asked for and nobody answered in it, by the ids the trajectory gives them. */
+  readonly awaiting: string[];
   /** The API call that asked for each tool call this run resumes after its approval. */
   resumedCalls: Map<string, string> | undefined;
   /** How many messages the current model call's request carries. */
@@ -356,7 +357,7 @@ export class AiSdkTelemetry {
         run,
         call: undefined,
         keepsSession: run.ownsSession && (held?.keeps ?? run.sessionId !== callId),
-        awaiting: 0,
+        awaiting: [],
         resumedCalls: undefined,
         callMessages: 0,
         sent: undefined,
@@ -549,7 +550,7 @@ export class AiSdkTelemetry {
         if (decision !== undefined) {
           this.#answer(state, decision, { toolName: request.toolName, input: request.input, apiRequestId, decidedBy: 'toolApproval' });
         } else if (!request.automatic) {
-          state.awaiting += 1;
+          state.awaiting.push(request.toolCallId);
           this.#remember(this.#approvals, request.approvalId, { sessionId: state.run.sessionId, toolName: request.toolName, input: request.input, apiRequestId });
         }
       }
@@ -580,6 +581,12 @@ export class AiSdkTelemetry {
   #completed(state: RunState, event: Event): void {
     const text = typeof event.text === 'string' ? event.text : 'object' in event ? JSON.stringify(toJson(event.object ?? null)) : undefined;
     const reason = exitReasonOf(event.stoppedBy);
+    // Stopped for approvals (an `ai` 7 release before `stoppedBy` only says so by the requests left unanswered): no
+    // final answer, the calls not run, a later run carries the decisions.
+    if (reason === APPROVAL_REQUIRED || (reason === undefined && state.awaiting.length > 0)) {
+      const paused = approvalPause(state.awaiting);
+      return this.#end(state, paused.status, text, undefined, paused.turnEnd, true);
+    }
     this.#end(state, 'completed', text, undefined, reason === undefined ? undefined : { turn_exit_reason: reason });
   }
 
@@ -607,11 +614,13 @@ export class AiSdkTelemetry {
    * Ends the run's turn; its session stays open (held) when it is a named conversation or waits for an approval, and
    * a sub-agent's link when it waits for an approval (the tool that ran it may run it again with the answers).
    */
-  #end(state: RunState, status: 'completed' | 'failed' | 'interrupted', text: string | undefined, error: unknown, turnEnd: Record<string, unknown> | undefined): void {
+  #end(state: RunState, status: 'completed' | 'failed' | 'interrupted', text: string | undefined, error: unknown, turnEnd: Record<string, unknown> | undefined, paused = false): void {
     const run = state.run;
     this.#pausedSubagents.closeChildrenOf(run);
-    const keep = !this.#disposed && run.ownsSession && (state.keepsSession || (status === 'completed' && state.awaiting > 0));
-    const keepLink = run.parent !== undefined && !run.parent.run.ended && status === 'completed' && state.awaiting > 0;
+    // A run that ended normally (paused for approvals, or stopped for another reason with requests unanswered) waits for the answers.
+    const waits = (paused || status === 'completed') && state.awaiting.length > 0;
+    const keep = !this.#disposed && run.ownsSession && (state.keepsSession || waits);
+    const keepLink = run.parent !== undefined && !run.parent.run.ended && waits;
     run.end(status, text, error, { keepSessionOpen: keep || keepLink, ...(turnEnd === undefined ? {} : { turnEnd }) });
     if (keep) this.#holds.hold(run.sessionId, { keeps: state.keepsSession });
     if (keepLink) this.#pausedSubagents.keep(run.sessionId, run);

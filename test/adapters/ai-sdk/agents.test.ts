@@ -177,8 +177,10 @@ describe('createAgentUIStreamResponse: a ToolLoopAgent route with a streaming su
     uninstall();
     uninstall = undefined;
 
-    // Two POSTs, two turns of one session; the first stopped for the approvals (no final answer), the second answered.
-    expect(turnEnds(recorded, 'chat-1')).toEqual([['completed', 'approval_required'], ['completed', 'final_response']]);
+    // Two POSTs, two turns of one session; the first paused for the approvals (no final answer, the calls not run:
+    // interrupted, as every adapter's approval pause), naming the calls waiting; the second answered.
+    expect(turnEnds(recorded, 'chat-1')).toEqual([['interrupted', 'approval_required'], ['completed', 'final_response']]);
+    expect(recorded.log.filter((entry) => entry.hook === 'on_session_end' && entry.payload.session_id === 'chat-1').map((entry) => entry.payload.pending_approvals)).toEqual([['call_build', 'call_root'], undefined]);
     expect(turnEnds(recorded, 'chat-1:sub:call_research')).toEqual([['completed', 'final_response']]);
     const approvals = recorded.log.filter((entry) => /approval|tool_call/.test(entry.hook) && entry.payload.session_id === 'chat-1').map((entry) => [entry.hook, entry.payload.tool_call_id, entry.payload.choice ?? entry.payload.status ?? null]);
     expect(approvals).toEqual([
@@ -214,6 +216,8 @@ describe('createAgentUIStreamResponse: a ToolLoopAgent route with a streaming su
     const [researched] = agentSteps[0]!.observation.results as AtifDoc[];
     expect(JSON.parse(researched!.content)).toEqual(JSON.parse(JSON.stringify(research.output)));
     expect(researched!.subagent_trajectory_ref).toEqual([expect.objectContaining({ session_id: 'chat-1:sub:call_research' })]);
+    // The pause is on the step that asked, in ATIF too (which writes interrupted and failed turn ends only).
+    expect(agentSteps.map((step) => (step.extra?.turn_ends ?? []).map((end: AtifDoc) => end.status))).toEqual([[], ['interrupted'], []]);
     const outcomes = (agentSteps[1]!.observation.results as AtifDoc[]).map((result) => [result.source_call_id, result.content, result.extra.metadata.status]);
     expect(outcomes).toEqual(expect.arrayContaining([['call_build', 'ran rm -rf build', 'ok'], ['call_root', 'not the root', 'denied']]));
     expect(outcomes).toHaveLength(2);

@@ -236,6 +236,11 @@ describe('instrumentAiSdk', () => {
       ['pre_approval_request', child, 'call_cancel', undefined],
       ['post_approval_response', child, 'call_cancel', 'once'],
     ]);
+    // The first run paused for the approval (its session and link kept for the run that carries the answer), the second answered.
+    expect(recorded.log.filter((entry) => entry.hook === 'on_session_end' && entry.payload.session_id === child).map((entry) => [entry.payload.interrupted, entry.payload.turn_exit_reason, entry.payload.pending_approvals])).toEqual([
+      [true, 'approval_required', ['call_cancel']],
+      [false, 'final_response', undefined],
+    ]);
     // The second run is the sub-agent's next turn, not its first.
     expect(recorded.log.filter((entry) => entry.hook === 'pre_llm_call' && entry.payload.session_id === child).map((entry) => entry.payload.is_first_turn)).toEqual([true, false]);
     // The sub-agent lasted from its start to its stop, the person's moment between its two runs included.
@@ -278,7 +283,10 @@ describe('instrumentAiSdk', () => {
       .map((entry) => entry.hook)
       .filter((hook) => ['pre_tool_call', 'subagent_start', 'pre_approval_request', 'post_approval_response', 'on_session_end', 'subagent_stop', 'post_tool_call'].includes(hook));
     expect(order).toEqual(['pre_tool_call', 'subagent_start', 'pre_approval_request', 'on_session_end', 'subagent_stop', 'post_tool_call']);
-    expect(recorded.log.find((entry) => entry.hook === 'subagent_stop')!.payload).toMatchObject({ child_status: 'completed', child_summary: 'Asking.' });
+    // Its turn paused for the approval (the SDK's `stoppedBy` 'approval'): interrupted, naming the call waiting.
+    const end = recorded.log.find((entry) => entry.hook === 'on_session_end' && entry.payload.session_id === child)!.payload;
+    expect([end.completed, end.interrupted, end.turn_exit_reason, end.pending_approvals]).toEqual([false, true, 'approval_required', ['call_cancel']]);
+    expect(recorded.log.find((entry) => entry.hook === 'subagent_stop')!.payload).toMatchObject({ child_status: 'interrupted', child_summary: 'Asking.' });
     await recorded.finish();
   });
 
