@@ -63,6 +63,11 @@ const turns = (recorded: Recorded): unknown[][] => {
   const ended = recorded.log.filter((e) => e.hook === 'on_session_end').map((e) => (e.payload.interrupted ? 'interrupted' : e.payload.completed ? 'completed' : 'failed'));
   return started.map((message, index) => [message, ended[index]]);
 };
+/** The first turn end's [turn_exit_reason, pending_approvals]. */
+const firstTurnEnd = (recorded: Recorded): unknown[] => {
+  const end = recorded.log.find((e) => e.hook === 'on_session_end')!.payload;
+  return [end.turn_exit_reason, end.pending_approvals];
+};
 /** What the model read for each call in a request: the tool messages it was sent, [tool_call_id, content]. */
 const toolMessagesSent = (body: { messages: Array<{ role: string; tool_call_id?: string; content: unknown }> }): string[][] =>
   body.messages.filter((m) => m.role === 'tool').map((m) => [m.tool_call_id!, String(m.content)]);
@@ -248,6 +253,8 @@ describe('LangGraph functional API through the LangChain adapter', () => {
       expect(userSteps(doc)).toEqual(['What is the weather in Paris?']);
       // The trajectory says the turn paused: its last step carries the interrupted end.
       expect(agentSteps(doc)[0]!.extra.turn_ends).toEqual([{ status: 'interrupted', timestamp: expect.any(String) }]);
+      // An interrupt() outside a tool asks about no call: an interruption, not a pause for approvals (no pending calls).
+      expect(firstTurnEnd(recorded)).toEqual(['interrupted', undefined]);
       expect(doc.notes).toBe(`The turn that ends at step ${agentSteps(doc)[0]!.step_id} was interrupted.`);
       // The interrupt asks about no tool (it is the program's, in the entrypoint): no approval request.
       expect(recorded.log.filter((e) => e.hook.includes('approval'))).toEqual([]);
@@ -305,6 +312,7 @@ describe('LangGraph functional API through the LangChain adapter', () => {
       ['agent', 'Cats are curious.'],
     ]);
     expect(agentSteps(doc)[0]!.extra.turn_ends).toEqual([{ status: 'interrupted', timestamp: expect.any(String) }]);
+    expect(firstTurnEnd(recorded)).toEqual(['interrupted', undefined]);
     expect(recordedCounts(doc)).toEqual([[30, 5, 0]]);
     expect(recorded.log.filter((e) => e.hook.includes('approval') || e.hook.includes('tool'))).toEqual([]);
     await sameOnNative(recorded);

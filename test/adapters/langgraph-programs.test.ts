@@ -67,6 +67,13 @@ const approvalAndSubagentHooks = (recorded: Recorded): unknown[][] =>
     .filter((e) => e.hook.includes('approval') || e.hook.startsWith('subagent_'))
     .map((e) => [e.hook, e.payload.session_id ?? e.payload.child_session_id, e.payload.tool_call_id, e.payload.choice ?? e.payload.child_status]);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** A session's turn ends (all sessions' when none is named), each as [status, turn_exit_reason, pending_approvals]. */
+const turnEnds = (recorded: Recorded, session?: string): unknown[][] =>
+  recorded.log
+    .filter((e) => e.hook === 'on_session_end' && (session === undefined || e.payload.session_id === session))
+    .map((e) => [e.payload.interrupted ? 'interrupted' : e.payload.completed ? 'completed' : 'failed', e.payload.turn_exit_reason, e.payload.pending_approvals]);
+/** Paused for the approval of the calls `ids`, then resumed to a final answer: the same for every adapter. */
+const pausedThenAnswered = (...ids: string[]) => [['interrupted', 'approval_required', ids], ['completed', 'final_response', undefined]];
 
 describe('LangGraph programs through the LangChain adapter', () => {
   it('a supervisor hands off to a worker agent: the worker is a sub-agent linked to the handoff call, whose observation is the ToolMessage the model read', async () => {
@@ -268,8 +275,8 @@ describe('LangGraph programs through the LangChain adapter', () => {
     ]);
     expect(worker.session_id).toBe('ops-1:sub:call_to_ops');
     // The worker's turns: the one that asked, and the resumed one, which repeats no user step.
-    const workerTurns = recorded.log.filter((e) => e.hook === 'on_session_end' && e.payload.session_id === worker.session_id).map((e) => [e.payload.interrupted, e.payload.completed]);
-    expect(workerTurns).toEqual([[true, false], [false, true]]);
+    // The first paused for the approval of the call it asked about.
+    expect(turnEnds(recorded, worker.session_id)).toEqual(pausedThenAnswered('toolu_delete'));
     expect(callsOf(worker)).toEqual([['toolu_delete', { path: '/tmp/old.log' }]]);
     // The supervisor's own steps, on both turns: the resumed turn starts inside the worker, which stays a sub-agent, linked once.
     expect(refOf(doc, 'call_to_ops')).toBe(worker.trajectory_id);
@@ -282,7 +289,8 @@ describe('LangGraph programs through the LangChain adapter', () => {
     expect(userSteps(worker)).toEqual([]);
     expect(recordedCounts(doc)).toEqual(reported(second.messages, 'chatcmpl-sup'));
     expect(recordedCounts(worker)).toEqual(reported(second.messages, 'msg_ops'));
-    expect(recorded.log.filter((e) => e.hook === 'on_session_end' && e.payload.session_id === 'ops-1').map((e) => [e.payload.interrupted, e.payload.completed])).toEqual([[true, false], [false, true]]);
+    // The supervisor's turn waited for the same decision: paused for the approval of its worker's call.
+    expect(turnEnds(recorded, 'ops-1')).toEqual(pausedThenAnswered('toolu_delete'));
     await sameOnNative(recorded);
   }, 30_000);
 
@@ -351,6 +359,9 @@ describe('LangGraph programs through the LangChain adapter', () => {
     expect(userSteps(doc)).toEqual(['Clean up the old log']);
     expect(recordedCounts(doc)).toEqual(reported(second.messages));
     expect(recordedCounts(worker)).toEqual(reported(opsMessages));
+    // Both turns that waited for the decision (the agent's, and the assistant's whose tool ran it) paused for it.
+    expect(turnEnds(recorded, 'ops-2:sub:call_ask_ops')).toEqual(pausedThenAnswered('toolu_delete'));
+    expect(turnEnds(recorded, 'ops-2')).toEqual(pausedThenAnswered('toolu_delete'));
     await sameOnNative(recorded);
   }, 30_000);
   }
@@ -554,7 +565,7 @@ describe('LangGraph programs through the LangChain adapter', () => {
     ]);
     // Each sub-agent: its turn that asked ended interrupted, its resumed turn went on in the same session.
     for (const session of ['ops-3:sub:call_ops_a', 'ops-3:sub:call_ops_b']) {
-      expect(recorded.log.filter((e) => e.hook === 'on_session_end' && e.payload.session_id === session).map((e) => [e.payload.interrupted, e.payload.completed])).toEqual([[true, false], [false, true]]);
+      expect(turnEnds(recorded, session)).toEqual(pausedThenAnswered(session.endsWith('_a') ? 'toolu_a' : 'toolu_b'));
     }
     const workers = subagents(doc, 2);
     const worker = (callId: string) => workers.find((child) => child.session_id === `ops-3:sub:${callId}`)!;
@@ -791,6 +802,8 @@ describe('LangGraph programs through the LangChain adapter', () => {
         ['on_session_end', false],
       ]);
       expect(recorded.log.filter((e) => e.hook.includes('approval')).map((e) => e.payload.tool_call_id)).toEqual(['toolu_delete', 'toolu_delete']);
+      // The interrupted run paused for the approval of the call the middleware asked about.
+      expect(turnEnds(recorded)).toEqual(pausedThenAnswered('toolu_delete'));
       await sameOnNative(recorded);
     }, 30_000);
   }
@@ -839,7 +852,8 @@ describe('LangGraph programs through the LangChain adapter', () => {
       ['interrupted', null],
       ['ok', 'Successfully booked a stay at McKittrick Hotel.'],
     ]);
-    expect(recorded.log.filter((e) => e.hook === 'on_session_end').map((e) => [e.payload.interrupted, e.payload.completed])).toEqual([[true, false], [false, true]]);
+    // The tool's interrupt() asked about its call: the turn paused for the approval of that call.
+    expect(turnEnds(recorded)).toEqual(pausedThenAnswered('call_book'));
     await sameOnNative(recorded);
   }, 30_000);
 

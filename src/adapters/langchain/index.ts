@@ -41,6 +41,7 @@ import { AsyncLocalStorageProviderSingleton } from '@langchain/core/singletons';
 import type { HookRegistry } from '../../hooks/registry.ts';
 import { AdapterCore, OpenSessions, ToolCallRefused, type AgentRun, type ApiCall, type RunStatus } from '../core/run.ts';
 import { currentToolFrame } from '../core/context.ts';
+import { approvalPause } from '../core/pause.ts';
 import { MAX_HELD_SESSIONS, MAX_PENDING_APPROVALS, PausedSubagents, SessionHolds } from '../core/holds.ts';
 import type { AdapterOptions } from '../core/options.ts';
 import { chatMessages, chunkServedBy, contentText, finalTextOfOutputs, offeredTools, parsedResultOf, providerApprovalAnswersOf, responseOfResult, toolMessageOf, userMessageOfInputs, userTextOfInputs } from './messages.ts';
@@ -254,6 +255,11 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   readonly #askedInterrupts = new WeakSet<object>();
   /** Runs a graph interrupt paused, and each run's latest tool calls (to name what an interrupt asks about). */
   readonly #interrupted = new WeakSet<AgentRun>();
+  /**
+   * The tool calls whose approval a graph interrupt asked for, by each run it paused: the run that asked and the runs
+   * above it (their turns wait for the same decisions). Taken when the run's turn ends.
+   */
+  readonly #awaitingApproval = new WeakMap<AgentRun, string[]>();
   readonly #lastCalls = new WeakMap<AgentRun, CallOfTool[]>();
   /** The tool calls each run's models asked for that no tool run has taken yet, oldest first (`#claimCall`). */
   readonly #unclaimedCalls = new WeakMap<AgentRun, CallOfTool[]>();
@@ -334,11 +340,12 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   }
 
   /** Ends a run's turn; a top-level run of a named session (a thread) leaves it open for the thread's next run. */
-  #endRun(run: AgentRun | undefined, status: RunStatus, text?: string, error?: unknown): void {
+  #endRun(run: AgentRun | undefined, status: RunStatus, text?: string, error?: unknown, turnEnd?: Record<string, unknown>): void {
     if (run === undefined || run.ended) return;
+    this.#awaitingApproval.delete(run);
     // A removed handler's run ends its thread: no later run of it will be recorded through this handler.
     const keep = run.ownsSession && run.sessionId !== run.runId && !retired.has(this);
-    run.end(status, text, error, { keepSessionOpen: keep });
+    run.end(status, text, error, { keepSessionOpen: keep, ...(turnEnd === undefined ? {} : { turnEnd }) });
     if (keep) this.#holds.hold(run.sessionId, true);
     const unclaimed = this.#unclaimedCalls.get(run);
     if (keep && status === 'interrupted' && unclaimed !== undefined && unclaimed.length > 0) {
@@ -539,7 +546,9 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       const interrupted = this.#interrupted.delete(node.run);
       this.#endRoot(node, runId, 'interrupted');
       // A graph's state without messages is no answer (its last model text is); a runnable's parsed result is.
-      this.#endRun(node.run, interrupted ? 'interrupted' : 'completed', finalTextOfOutputs(outputs) ?? (node.runnable === true ? parsedResultOf(outputs) : undefined));
+      const text = finalTextOfOutputs(outputs) ?? (node.runnable === true ? parsedResultOf(outputs) : undefined);
+      if (interrupted) this.#endInterrupted(node.run, text);
+      else this.#endRun(node.run, 'completed', text);
     });
   }
 
@@ -580,7 +589,8 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     if (isParentCommand(error) && node.run.parent !== undefined) return this.#endRun(node.run, 'completed');
     // A sub-agent that asked for approval: its session stays open for the run that resumes it (one sub-agent, not two).
     if (interrupt && node.run.parent !== undefined && this.#pendingApprovals.has(this.#approvalKey(node.run))) return this.#pause(node.run, error);
-    this.#endRun(node.run, interrupt || isAbort(error) ? 'interrupted' : 'failed', undefined, error);
+    if (interrupt) return this.#endInterrupted(node.run, undefined, error);
+    this.#endRun(node.run, isAbort(error) ? 'interrupted' : 'failed', undefined, error);
   }
 
   /** A chat-model run is one provider attempt (a retry of the API call when the previous attempt under the same parent failed). */
@@ -829,6 +839,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       // An interrupt raised inside an agent the tool ran was asked about there: the tool only paused with it.
       const interrupts = this.#firstSeen(error) && Array.isArray(error.interrupts) ? error.interrupts : [];
       for (const interrupt of interrupts) node.run.approvalRequest(node.toolCallId, textOrJson(isRecord(interrupt) ? interrupt.value : interrupt));
+      if (interrupts.length > 0) this.#awaitApproval(node.run, [node.toolCallId]);
       node.run.toolEnd(node.toolCallId, { paused: true });
     });
   }
@@ -971,7 +982,9 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   /** Ends a sub-agent's turn as interrupted for approval, keeping its session open for the run that resumes it. */
   #pause(run: AgentRun, error: unknown): void {
     if (run.ended) return;
-    run.end('interrupted', undefined, error, { keepSessionOpen: true });
+    const paused = approvalPause(this.#awaitingApproval.get(run) ?? []);
+    this.#awaitingApproval.delete(run);
+    run.end(paused.status, undefined, error, { keepSessionOpen: true, turnEnd: paused.turnEnd });
     this.#pausedAgents.keep(this.#pausedKey(run), run);
   }
 
@@ -1014,6 +1027,27 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     return `${run.parent.run.sessionId}>${run.agentName}${task === undefined ? '' : `>${task}`}`;
   }
 
+  /** Notes the calls `run` asked approval for on it and on the runs above it: each of their turns waits for them. */
+  #awaitApproval(run: AgentRun, ids: readonly string[]): void {
+    for (let at: AgentRun | undefined = run; at !== undefined; at = at.parent?.run) {
+      const awaiting = this.#awaitingApproval.get(at);
+      if (awaiting === undefined) this.#awaitingApproval.set(at, [...ids]);
+      else awaiting.push(...ids);
+    }
+  }
+
+  /**
+   * Ends the turn of a run a graph interrupt paused: paused for approval when the interrupt asked about tool calls
+   * (`humanInTheLoopMiddleware`, a tool's `interrupt()`, in this run or one it ran), interrupted otherwise (an
+   * `interrupt()` in a node that is not a tool asks about no call: what it waits for is the program's own value).
+   */
+  #endInterrupted(run: AgentRun, text?: string, error?: unknown): void {
+    const awaiting = this.#awaitingApproval.get(run);
+    if (awaiting === undefined || awaiting.length === 0) return this.#endRun(run, 'interrupted', text, error);
+    const paused = approvalPause(awaiting);
+    this.#endRun(run, paused.status, text, error, paused.turnEnd);
+  }
+
   /** `humanInTheLoopMiddleware`'s interrupts: one approval request per action, joined to the model's tool call by name. */
   #askApprovals(run: AgentRun, interrupts: unknown, node: string | undefined): void {
     if (!Array.isArray(interrupts)) return;
@@ -1032,6 +1066,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       }
     }
     if (asked.length === 0) return;
+    this.#awaitApproval(run, asked.map((one) => one.id));
     const key = this.#approvalKey(run);
     this.#pendingApprovals.delete(key);
     this.#pendingApprovals.set(key, asked);
