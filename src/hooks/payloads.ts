@@ -98,10 +98,12 @@ export interface SessionEndPayload extends ObserverPayload {
   completed?: boolean;
   /** The turn ended with an error. */
   failed?: boolean;
-  /** The user or the host interrupted the turn. */
+  /** The user or the host interrupted the turn, or it stopped to wait for approvals (`approval_required`). */
   interrupted?: boolean;
-  /** Why the turn's loop ended, e.g. `text_response` or `max_iterations`. */
+  /** Why the turn's loop ended, e.g. `text_response`, `max_iterations` or `approval_required`. */
   turn_exit_reason?: string;
+  /** A turn that stopped for approvals: the ids of the tool calls waiting for a decision. */
+  pending_approvals?: string[];
   /** The model the session or call uses. */
   model?: string;
   /** Where the agent runs, e.g. `cli`, `tui` or a gateway platform. */
