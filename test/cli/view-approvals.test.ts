@@ -322,8 +322,8 @@ describe('compare: one run paused for an approval and resumed, its ATIF file aga
     uninstall = undefined;
     const { counters } = await recorded.finish();
     expectNothingLost(counters);
-    // The first call returns with the request pending: its turn completed, as the SDK says.
-    await expectOneRunTwoWays(filesOf(recorded.dir), 'deleteFile: once', '“Delete /tmp/cache.db”: completed, resumed, completed');
+    // The first call returns with the request pending: its turn paused for the approval, as the other frameworks' do.
+    await expectOneRunTwoWays(filesOf(recorded.dir), 'deleteFile: once', '“Delete /tmp/cache.db”: interrupted, resumed, completed');
   }, 30_000);
 });
 
