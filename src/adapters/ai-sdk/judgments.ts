@@ -12,7 +12,7 @@ import { rawCounts, tokenUsage, usageShapeOf, type ProviderUsage } from '../../f
 import { toJson } from '../../shared/json.ts';
 import { isRecord } from '../../shared/record.ts';
 import { nonEmptyString } from '../../shared/text.ts';
-import { chargedCostUsd, modelVersionOf, servedByOf, tokenCounts } from './messages.ts';
+import { chargedCostUsd, finishReasonOf, modelVersionOf, servedByOf, tokenCounts } from './messages.ts';
 
 type Event = Record<string, unknown>;
 
@@ -86,3 +86,22 @@ export function responseOfJudgment(event: Event): ResponseParts {
   };
 }
 
+/**
+ * A decision or extraction whose model call answered but not with answers: `Experimental_DecisionLanguageModel` and
+ * `Experimental_ExtractionLanguageModel` (@ai-sdk/provider-utils, the adapters @ai-sdk/anthropic and @ai-sdk/google's
+ * extraction use) throw `InvalidResponseDataError` with the language model's whole result as its `data` when the call
+ * did not finish with `stop` (Anthropic's `refusal` is `content-filter`, a cut answer `length`). The provider billed
+ * that call: it is the call's response, with its usage and finish reason, and the run still fails with the error.
+ * Undefined for any other error (a refusal the SDK raises itself after the answers came, `DecisionRefusalError` or
+ * `ExtractionRefusalError`, carries no usage).
+ */
+export function unansweredJudgment(error: unknown, modelId: unknown): ResponseParts | undefined {
+  if (!isRecord(error) || error.name !== 'AI_InvalidResponseDataError') return undefined;
+  const result = error.data;
+  if (!isRecord(result) || !isRecord(result.usage) || !isRecord(result.finishReason) || !Array.isArray(result.content)) return undefined;
+  const usage = result.usage;
+  const sdk = { inputTokens: isRecord(usage.inputTokens) ? usage.inputTokens.total : undefined, outputTokens: isRecord(usage.outputTokens) ? usage.outputTokens.total : undefined };
+  const text = result.content.filter((part) => isRecord(part) && part.type === 'text' && typeof part.text === 'string').map((part) => (part as { text: string }).text).join('');
+  const answered = responseOfJudgment({ modelId, usage: sdk, providerMetadata: result.providerMetadata, response: result.response });
+  return { ...answered, text, finishReason: finishReasonOf(result.finishReason) };
+}
