@@ -24,6 +24,7 @@ export const NATIVE_SHARED = [
   'test/plugin/payload-failures.test.ts',
   'test/adapters/ai-sdk/chat-route.test.ts',
   'test/adapters/ai-sdk/decide-extract.test.ts',
+  'test/adapters/ai-sdk/decide-extract-providers.test.ts',
   'test/adapters/ai-sdk/low-memory.test.ts',
   'test/adapters/ai-sdk/tool-search.test.ts',
   'test/adapters/ai-sdk/lifecycle.test.ts',
