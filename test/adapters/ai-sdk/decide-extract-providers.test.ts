@@ -44,7 +44,7 @@ function callsOf(doc: AtifDoc): Array<{ model: unknown; prompt: unknown; complet
     .map((step) => ({ model: step.model_name, prompt: step.metrics?.prompt_tokens, completion: step.metrics?.completion_tokens, cached: step.metrics?.cached_tokens, reasoning: step.metrics?.extra?.completion_tokens_details?.reasoning_tokens }));
 }
 
-function responseUsage(recorded: ReturnType<typeof recordedPlugin>): AtifDoc[] {
+function responseUsage(recorded: ReturnType<typeof recordedPlugin>): unknown[] {
   return recorded.log.filter((entry) => entry.hook === 'post_api_request').map((entry) => entry.payload.usage);
 }
 
@@ -76,7 +76,12 @@ describe('@ai-sdk/anthropic decisionModel', () => {
     const recorded = recordedPlugin('ai-decide-anthropic-refused');
     uninstall = instrumentAiSdk(recorded.hooks);
 
-    const error = await experimental_decide({ model: anthropic.decisionModel('claude-sonnet-4-5'), state: 'Tell me a joke.', questions: QUESTIONS }).catch((caught: unknown) => caught as Error & { data: { usage: { inputTokens: { total: number }; outputTokens: { total: number } } } });
+    type Refused = Error & { data: { usage: { inputTokens: { total: number }; outputTokens: { total: number } } } };
+    const error = await experimental_decide({ model: anthropic.decisionModel('claude-sonnet-4-5'), state: 'Tell me a joke.', questions: QUESTIONS }).then(
+      () => undefined,
+      (caught: unknown) => caught as Refused,
+    );
+    if (error === undefined) throw new Error('the refused decision resolved');
 
     // Thrown by @ai-sdk/provider-utils' DecisionLanguageModel (not a retryable error: one request), with the
     // language model's result as its data.
@@ -195,7 +200,11 @@ describe('@ai-sdk/anthropic extractionModel', () => {
     const recorded = recordedPlugin('ai-extract-anthropic-refused');
     uninstall = instrumentAiSdk(recorded.hooks);
 
-    const error = await experimental_extract({ model: anthropic.extractionModel('claude-sonnet-4-5'), state: 'x', fields: { invoice: { type: 'text', instructions: 'The invoice number' } } }).catch((caught: unknown) => caught as Error);
+    const error = await experimental_extract({ model: anthropic.extractionModel('claude-sonnet-4-5'), state: 'x', fields: { invoice: { type: 'text', instructions: 'The invoice number' } } }).then(
+      () => undefined,
+      (caught: unknown) => caught as Error,
+    );
+    if (error === undefined) throw new Error('the refused extraction resolved');
 
     expect(error.name).toBe('AI_ExtractionRefusalError');
     const { doc } = await finishedRun(recorded);
