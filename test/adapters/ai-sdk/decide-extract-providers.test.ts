@@ -194,6 +194,31 @@ describe('@ai-sdk/anthropic extractionModel', () => {
     await sameOnNative(recorded);
   });
 
+  it('over 16 fields with one call failing once: the SDK retries every call and reports the last attempt\'s sum only', async () => {
+    const failed = anthropicError(500, 'api_error', 'Internal server error');
+    const wire = concurrentFetch([
+      { when: 'item17', reply: { ...failed, headers: { 'retry-after-ms': '0' } } },
+      { when: 'item01', reply: claudeJson('msg_first_a', FIRST, { input_tokens: 450, output_tokens: 90 }) },
+      { when: 'item17', reply: claudeJson('msg_second', SECOND, { input_tokens: 430, output_tokens: 25 }) },
+      { when: 'item01', reply: claudeJson('msg_first_b', FIRST, { input_tokens: 450, output_tokens: 90 }) },
+    ]);
+    const anthropic = createAnthropic({ apiKey: 'test-key', fetch: wire.fetch });
+    const recorded = recordedPlugin('ai-extract-anthropic-20-retry');
+    uninstall = instrumentAiSdk(recorded.hooks);
+
+    const result = await experimental_extract({ model: anthropic.extractionModel('claude-sonnet-4-5'), state: 'Twenty line items.', fields: FIELDS, maxRetries: 1 });
+
+    // Four requests: the first group's ran twice, since ai's retry wraps the whole doExtract (its Promise.all).
+    expect(wire.bodies).toHaveLength(4);
+    expect(result.usage).toEqual({ inputTokens: 880, outputTokens: 115, totalTokens: 995 });
+    const { doc } = await finishedRun(recorded);
+    // The trajectory has what the SDK reports: the last attempt's sum. The first group's first answer (450 + 90,
+    // billed) reaches neither the program nor telemetry.
+    expect(callsOf(doc)).toEqual([{ model: CLAUDE, prompt: 880, completion: 115, cached: undefined, reasoning: undefined }]);
+    expect(recorded.log.filter((entry) => entry.hook === 'api_request_error')).toEqual([]);
+    await sameOnNative(recorded);
+  });
+
   it('a refusal fails the turn; the SDK raises it without the call\'s usage, so none is written', async () => {
     const wire = scriptedFetch([claudeJson('msg_refused', { f0: null }, { input_tokens: 100, output_tokens: 1 }, 'refusal')]);
     const anthropic = createAnthropic({ apiKey: 'test-key', fetch: wire.fetch });
