@@ -333,4 +333,27 @@ describe('@ai-sdk/google decisionModel and extractionModel', () => {
     expect(callsOf(doc)).toEqual([{ model: 'gemini-3-flash-001', prompt: 300, completion: 52, cached: 200, reasoning: 40 }]);
     await sameOnNative(recorded);
   });
+
+  it('an extraction Gemini cut short (MAX_TOKENS) fails the turn, and the call Gemini billed keeps its tokens', async () => {
+    const cut = geminiResponse({ model: 'gemini-3-flash-001', text: '{"f0": "INV-', usage: { prompt: 300, candidates: 8, thoughts: 16 } });
+    ((cut.json as { candidates: Array<{ finishReason: string }> }).candidates[0]!).finishReason = 'MAX_TOKENS';
+    const wire = scriptedFetch([cut]);
+    const google = createGoogleGenerativeAI({ apiKey: 'test-key', fetch: wire.fetch });
+    const recorded = recordedPlugin('ai-extract-google-cut');
+    uninstall = instrumentAiSdk(recorded.hooks);
+
+    const error = await experimental_extract({ model: google.extractionModel('gemini-3-flash'), state: 'Invoice INV-2041.', fields: { invoiceNumber: { type: 'text', instructions: 'The invoice number' } }, maxOutputTokens: 24 }).then(
+      () => undefined,
+      (caught: unknown) => caught as Error,
+    );
+    if (error === undefined) throw new Error('the cut extraction resolved');
+
+    expect([error.name, error.message]).toEqual(['AI_InvalidResponseDataError', 'Extraction did not complete: length.']);
+    expect(wire.requests).toHaveLength(1);
+    const { doc } = await finishedRun(recorded);
+    expect(callsOf(doc)).toEqual([{ model: 'gemini-3-flash-001', prompt: 300, completion: 24, cached: undefined, reasoning: 16 }]);
+    expect(recorded.log.find((entry) => entry.hook === 'post_api_request')!.payload).toMatchObject({ finish_reason: 'length' });
+    expect(recorded.log.find((entry) => entry.hook === 'on_session_end')!.payload).toMatchObject({ failed: true, error_type: 'AI_InvalidResponseDataError' });
+    await sameOnNative(recorded);
+  });
 });
