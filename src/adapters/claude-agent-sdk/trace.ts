@@ -25,6 +25,7 @@ import {
   ApiAttemptError,
   AssistantBlocks,
   contentText,
+  mcpAnswerCut,
   mergeUsage,
   promptText,
   PROVIDER,
@@ -72,6 +73,8 @@ export interface TraceOptions {
    * session it resumes (`resume`).
    */
   readonly resumes: { readonly startedAt: number; readonly at: string | undefined; readonly session: string | undefined } | undefined;
+  /** Whether the program aborted the query (`options.abortController`) by now. */
+  readonly aborted?: () => boolean;
 }
 
 export class QueryTrace {
@@ -499,7 +502,10 @@ export class QueryTrace {
       if (main && !result.isError) this.#agents.byToolUse(result.toolUseId)?.reported(m.tool_use_result);
       const interrupted = result.isError && rejectedByUser(m, result.toolUseId);
       if (agent?.background === true && interrupted && !this.#tools.denied(result.toolUseId)) continue;
-      const outcome = { ...resultOutcome(m, result), ...(interrupted ? { interrupted } : {}) };
+      // A sub-agent's result does not say the program's abort cut its call (the main agent's says so in its meta), but
+      // the CLI's words do: its in-process MCP server's link ended before it answered, and the program had aborted.
+      const cut = agent !== undefined && mcpAnswerCut(result) && this.#options.aborted?.() === true;
+      const outcome = { ...resultOutcome(m, result), ...(interrupted || cut ? { interrupted: true } : {}) };
       // A sub-agent's error result in the stream does not say whether the program's abort cut the call (the main
       // agent's does): its transcript, which the sub-agent's steps are read from, does, and has the last word.
       const provisional = agent !== undefined && this.#options.transcripts && outcome.failed && outcome.interrupted !== true && !this.#tools.denied(result.toolUseId);
