@@ -23,12 +23,12 @@
  * follows it, or when the agent ends). The CLI writes transcripts in batches,
  * after it streams: the stream can say an agent stopped before its
  * transcript holds a single record, and a foreground agent's call can return
- * before its transcript holds the final answer. That answer is the Agent
- * call's result: once the transcript holds everything the stream showed, the
- * agent ends with it, before its call does, as the CLI ran them. Otherwise,
- * unless the query keeps no transcript (`persistSession: false`), the agent
- * waits for the transcript until the query ends; only then does an agent
- * whose transcript never came fall back to the stream's messages.
+ * before its transcript holds the final answer. Unless the query keeps no
+ * transcript (`persistSession: false`), the agent waits for it (its record
+ * of the final answer says what the call's result does not: the response's
+ * id, its stop reason, its thinking) until the query ends; only then does an
+ * agent whose transcript is short fall back to the stream's messages and,
+ * for the final answer, to the Agent call's result.
  *
  * @module
  */
@@ -101,8 +101,7 @@ export class SubAgent {
   /** Requests the stream showed, and those the transcript held: the transcript may lag the stream. */
   readonly #streamedIds = new Set<string>();
   readonly #transcriptIds = new Set<string>();
-  /** Tool calls and tool results the stream showed, and those the transcript held (by tool call id). */
-  readonly #streamedTools = new Set<string>();
+  /** Tool calls and tool results the transcript held (by tool call id): what the stream showed beyond them is not in it. */
   readonly #transcriptTools = new Set<string>();
   #request: Request | undefined;
   /**
@@ -146,7 +145,6 @@ export class SubAgent {
     this.#streamed.push(message);
     const id = message.type === 'assistant' && isRecord(message.message) ? nonEmptyString(message.message.id) : undefined;
     if (id !== undefined) this.#streamedIds.add(id);
-    for (const tool of toolIds(message)) this.#streamedTools.add(tool);
   }
 
   /**
@@ -174,23 +172,10 @@ export class SubAgent {
     // stream never shows (the CLI streams the task's end before it returns the call).
     if (!this.#fromTranscript) return !this.#transcriptExpected && (this.background || this.stop?.status !== 'completed' || this.#report !== undefined || !this.#streamedCalledTools());
     for (const id of this.#streamedIds) if (!this.#transcriptIds.has(id)) return false;
-    if (this.#reportCompletes()) return true;
     const summary = this.summary?.trim();
     if (summary === undefined || summary === '') return this.stop?.status !== 'completed' || (this.#request?.blocks.toolCalls.length ?? 0) === 0;
     // The last request read is still being read (nothing follows it yet): its text is the agent's last so far.
     return (this.#request?.blocks.text ?? this.#lastText).trim() === summary;
-  }
-
-  /**
-   * Whether the Agent call's result completes what the transcript holds: it holds every call and result the stream
-   * showed, and its last request called tools and has their results, so the final answer, which the CLI writes after
-   * them, is all it lacks. (A record of the final reply already read, a thinking block say, is not completed so.)
-   */
-  #reportCompletes(): boolean {
-    if (this.#report === undefined || this.stop?.status !== 'completed' || this.#emitted === 0 && this.#request === undefined) return false;
-    for (const id of this.#streamedTools) if (!this.#transcriptTools.has(id)) return false;
-    if (this.#request !== undefined) return this.#request.blocks.toolCalls.length > 0 && this.#request.blocks.toolCalls.every((call) => this.#transcriptTools.has(`result:${call.id}`));
-    return this.#lastCalledTools;
   }
 
   /**

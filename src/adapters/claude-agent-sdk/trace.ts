@@ -769,8 +769,9 @@ export class QueryTrace {
     }
     agent.reported(response);
     agent.stop ??= { status: 'completed' };
-    // Its call returns now, so the agent ended before: it ends here when its transcript holds all but the final answer
-    // the result reports. One the CLI has not written that far waits for it (the stream's usage is provisional).
+    // Its call returns now, so the agent ended before: it ends here when its transcript holds its final answer, or when
+    // there is no transcript (the answer is then the result's). One the CLI has not written that far waits for it: its
+    // record says what the result does not (the response's id, its stop reason, its thinking).
     this.#advance(agent);
   }
 

@@ -4,13 +4,14 @@
 // transcript (it writes transcripts in batches: in a run of the real CLI,
 // test/slow/claude-agent-sdk-subagent-end.test.ts, the record came only
 // after the main agent's next reply). The adapter compared the summary with
-// the last request it had recorded, not the one it was still reading, and
-// the Agent call's result, which carries the final answer's text and the
-// API's usage of it, was not used: the sub-agent ended only when the whole
-// query did, after its parent's next request. The SDK is scripted with the
-// messages and hook inputs the CLI sent in that run, and the transcript is
-// written both ways: whole before the call returns, and without the final
-// answer until the query's result.
+// the last request it had recorded, not the one it was still reading: the
+// sub-agent ended only when the whole query did. The SDK is scripted with
+// the messages and hook inputs the CLI sent in that run, and the transcript
+// is written both ways: whole before the call returns (the sub-agent ends
+// before its call, as the CLI ran them), and without the final answer until
+// just before the query's result (the sub-agent waits for that record, which
+// says what the call's result does not: the response's id and stop reason,
+// and ends as it comes, not at the query's end).
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -112,10 +113,12 @@ function scriptedSdk(when: 'before-the-call-returns' | 'after-the-next-reply') {
 
 describe('the Claude Agent SDK adapter: a foreground sub-agent whose SubagentStop names its last text', () => {
   for (const when of ['before-the-call-returns', 'after-the-next-reply'] as const) {
-    it(`ends the sub-agent before its Agent call returns, with its final answer (the transcript holds it ${when.replaceAll('-', ' ')})`, async () => {
+    it(`ends the sub-agent as soon as its transcript holds its final answer (${when.replaceAll('-', ' ')})`, async () => {
       const recorded = recordedPlugin(`claude-final-${when}`);
       const query = wrapClaudeAgentSdk(scriptedSdk(when), recorded.hooks, { logger: silentLogger }).query({ prompt: 'How was Paris founded?', options: { model: 'claude-main' } });
-      for await (const _ of query as AsyncIterable<unknown>) void _;
+      /** How much was recorded when the program read the query's result. */
+      let atResult = -1;
+      for await (const message of query as AsyncIterable<Message>) if (message.type === 'result') atResult = recorded.log.length;
       const { atif, counters } = await recorded.finish();
       expectNothingLost(counters);
 
@@ -127,9 +130,15 @@ describe('the Claude Agent SDK adapter: a foreground sub-agent whose SubagentSto
       const mainRequests = log.flatMap((entry, index) => (entry.hook === 'pre_api_request' && entry.payload.session_id === session.session_id ? [index] : []));
       expect(mainRequests).toHaveLength(2);
       expect(subEnd).toBeGreaterThan(-1);
-      expect(subEnd).toBeLessThan(agentCallEnd);
-      expect(log.findIndex((entry) => entry.hook === 'subagent_stop')).toBeLessThan(agentCallEnd);
       expect(agentCallEnd).toBeLessThan(mainRequests[1]!);
+      if (when === 'before-the-call-returns') {
+        expect(subEnd).toBeLessThan(agentCallEnd);
+        expect(log.findIndex((entry) => entry.hook === 'subagent_stop')).toBeLessThan(agentCallEnd);
+      } else {
+        // Late by the transcript, and no later: by the message read after it was written, not at the query's end.
+        expect(subEnd).toBeGreaterThan(mainRequests[1]!);
+        expect(subEnd).toBeLessThan(atResult);
+      }
       expect(log.find((entry) => entry.hook === 'on_session_end' && entry.payload.session_id === child)!.payload).toMatchObject({ completed: true });
 
       // Its steps: the Read call with its result, then its final answer with the API's usage of that reply.
@@ -143,6 +152,9 @@ describe('the Claude Agent SDK adapter: a foreground sub-agent whose SubagentSto
       // The final request carried the conversation so far: the prompt, the Read call and its result.
       const subRequests = log.filter((entry) => entry.hook === 'pre_api_request' && entry.payload.session_id === child);
       expect((subRequests.at(-1)!.payload.request as { body: { messages: Array<{ role: string }> } }).body.messages.map((message) => message.role)).toEqual(['user', 'assistant', 'tool']);
+      // Its final answer is the transcript's record of it: the response's id and its stop reason.
+      const final = log.filter((entry) => entry.hook === 'post_api_request' && entry.payload.session_id === child).at(-1)!.payload as { response: { id?: string; finish_reason?: string } };
+      expect([final.response.id, final.response.finish_reason]).toEqual(['msg_s2', 'stop']);
       await sameOnNative(recorded);
     });
   }
