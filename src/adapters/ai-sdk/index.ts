@@ -1,7 +1,8 @@
 /**
  * Vercel AI SDK (`ai` 7) adapter: `instrumentAiSdk(hooks)` makes every
- * `generateText`, `streamText`, `generateObject`, `streamObject` and
- * `ToolLoopAgent` run emit the observer hooks, retries, approvals and
+ * `generateText`, `streamText`, `generateObject`, `streamObject`,
+ * `experimental_decide`, `experimental_extract` and `ToolLoopAgent` run
+ * emit the observer hooks, retries, approvals and
  * sub-agents included; `aiSdkMiddleware(hooks)` reports the provider
  * attempts of one wrapped model.
  *

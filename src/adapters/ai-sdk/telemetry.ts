@@ -27,6 +27,7 @@
 
 import { registerObjectCall, runAttempt } from './attempt.ts';
 import { claimAgentId } from './agent-id.ts';
+import { exitReasonOf } from './stopped-by.ts';
 import {
   approvalAnswers,
   approvalDecisions,
@@ -51,6 +52,7 @@ import { lastUserMessage, linkApprovedCalls, type CallOfTool, type ChatMessage }
 import { toJson } from '../../shared/json.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 import { completionServedBy } from '../core/upstream.ts';
+import { judgmentRequest, responseOfJudgment, stateText } from './judgments.ts';
 
 type Event = Record<string, unknown>;
 
@@ -145,7 +147,7 @@ function unansweredObjectStep(error: unknown): Event | undefined {
   return { usage, response, finishReason, objectText: '' };
 }
 
-const OPERATIONS = new Set(['ai.generateText', 'ai.streamText', 'ai.generateObject', 'ai.streamObject']);
+const OPERATIONS = new Set(['ai.generateText', 'ai.streamText', 'ai.generateObject', 'ai.streamObject', 'ai.decide', 'ai.extract']);
 const CONVERSATION_KEYS = ['sessionId', 'session_id', 'conversationId', 'conversation_id', 'threadId', 'thread_id'];
 
 
@@ -340,7 +342,8 @@ export class AiSdkTelemetry {
         agentName: nonEmptyString(event.functionId) ?? agentId ?? step?.name(nonEmptyString(event.operationId)),
         model: nonEmptyString(event.modelId),
         provider: nonEmptyString(event.provider),
-        userMessage: () => lastUserMessage(chatMessages(undefined, event.messages)) ?? nonEmptyString(event.prompt),
+        // experimental_decide/extract: the shared state the model judges.
+        userMessage: () => lastUserMessage(chatMessages(undefined, event.messages)) ?? nonEmptyString(event.prompt) ?? stateText(event.state),
         history: () => historyOf(instructions, event.messages),
         parent,
         continuesSession: resumed !== undefined,
@@ -448,6 +451,43 @@ export class AiSdkTelemetry {
     this.#guard('onObjectStepEnd', () => call.attemptEnd(responseOfObjectStep(event)));
   };
 
+  /**
+   * `experimental_decide` and `experimental_extract`: runs of their own (a turn, or a tool's sub-agent), reported by
+   * events the SDK names apart from the text runs' (`ai.decide`, `ai.extract`). Each makes one model call; the SDK
+   * retries it inside that call without telling telemetry, so the attempts are one.
+   */
+  readonly experimental_onDecideStart = (event: Event): void => this.onStart(event);
+  readonly experimental_onExtractStart = (event: Event): void => this.onStart(event);
+  readonly experimental_onDecisionModelCallStart = (event: Event): void => this.#judgmentCallStart(event);
+  readonly experimental_onExtractionModelCallStart = (event: Event): void => this.#judgmentCallStart(event);
+  readonly experimental_onDecisionModelCallEnd = (event: Event): void => this.#judgmentCallEnd(event);
+  readonly experimental_onExtractionModelCallEnd = (event: Event): void => this.#judgmentCallEnd(event);
+  readonly experimental_onDecideEnd = (event: Event): void => this.#judgmentEnd(event);
+  readonly experimental_onExtractEnd = (event: Event): void => this.#judgmentEnd(event);
+
+  #judgmentCallStart(event: Event): void {
+    const state = this.#state(event);
+    if (state === undefined) return;
+    this.#guard('judgmentCallStart', () => {
+      const call = state.run.newApiCall();
+      state.call = call;
+      call.attemptStart(() => judgmentRequest(event));
+    });
+  }
+
+  #judgmentCallEnd(event: Event): void {
+    const call = this.#state(event)?.call;
+    if (call === undefined || call.settled) return;
+    this.#guard('judgmentCallEnd', () => call.attemptEnd(responseOfJudgment(event)));
+  }
+
+  /** The run's answer: the answers, as the program gets them. */
+  #judgmentEnd(event: Event): void {
+    const state = this.#take(event);
+    if (state === undefined) return;
+    this.#guard('judgmentEnd', () => this.#end(state, 'completed', JSON.stringify(toJson(event.answers ?? null)), undefined, undefined));
+  }
+
   readonly onToolExecutionStart = (event: Event): void => {
     const state = this.#state(event);
     if (state === undefined) return;
@@ -539,7 +579,8 @@ export class AiSdkTelemetry {
 
   #completed(state: RunState, event: Event): void {
     const text = typeof event.text === 'string' ? event.text : 'object' in event ? JSON.stringify(toJson(event.object ?? null)) : undefined;
-    this.#end(state, 'completed', text, undefined, undefined);
+    const reason = exitReasonOf(event.stoppedBy);
+    this.#end(state, 'completed', text, undefined, reason === undefined ? undefined : { turn_exit_reason: reason });
   }
 
   readonly onAbort = (event: Event): void => {

@@ -91,6 +91,29 @@ interface Node {
   /** The upstream a router named in a streamed chunk's raw response (`chunkServedBy`): the merged message repeats it. */
   servedBy?: string;
   call?: ApiCall;
+  /** A `RunnableRetry` or `RunnableWithFallbacks` run: its attempts' model calls (`WrapperAttempt`). */
+  readonly wrapped?: Wrapped;
+  /** A chain run inside one attempt of such a wrapper: which of the attempt's model calls is which. */
+  readonly attempt?: WrapperAttempt;
+  /** A model run: the key its attempts are kept under in `#attempts` (its retry, if it failed, comes under the same). */
+  readonly attemptKey?: string;
+}
+
+/**
+ * What a retry or fallback wrapper's attempts share: the wrapper runs a chain (`prompt.pipe(model).withRetry()`,
+ * `chain.withFallbacks([backup])`) as a new chain run each attempt, so the nth model call of an attempt is a retry
+ * of the nth of the attempt before when that one failed, as a model the wrapper runs directly is (same parent).
+ */
+interface Wrapped {
+  /** The most model calls an attempt made: the keys the wrapper's end forgets. */
+  slots: number;
+}
+
+/** One attempt of a wrapper: its model calls so far. */
+interface WrapperAttempt {
+  readonly wrapper: string;
+  readonly wrapped: Wrapped;
+  models: number;
 }
 
 interface Attempts {
@@ -186,6 +209,11 @@ function askedProvider(llm: unknown, metadata: Loose | undefined): string | unde
   const namespace = id.length === 4 && id[0] === 'langchain' && id[1] === 'chat_models' ? nonEmptyString(id[2]) : undefined;
   return named === 'openai' && namespace !== undefined ? namespace : named;
 }
+/** LangChain's runnables that run what they wrap again after a failure (`withRetry`) or run the next of it (`withFallbacks`). */
+const WRAPPERS = new Set(['RunnableRetry', 'RunnableWithFallbacks']);
+const isRetryWrapper = (chain: unknown): boolean => isRecord(chain) && Array.isArray(chain.id) && WRAPPERS.has(String(chain.id.at(-1)));
+/** The key of a wrapper's nth model call (`Wrapped`). */
+const slotKey = (wrapper: string, slot: number): string => `${wrapper}#model:${slot}`;
 /** A handoff out of a subgraph: a `Command` with `graph: Command.PARENT` ends the subgraph's run with this error. */
 const isParentCommand = (error: unknown): boolean => isRecord(error) && error.name === 'ParentCommand';
 const RUN_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -431,7 +459,10 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       if (parent !== undefined && parent.kind !== 'tool' && agent === undefined) {
         const task = namespace === undefined ? undefined : `${parentRunId}|${namespace}`;
         const graphNode = runName !== undefined && metadata?.langgraph_node === runName;
-        this.#remember(runId, { kind: 'chain', parent: parentRunId, root: parent.root, run: parent.run, ownsRun: false, task, name: runName, graphNode });
+        // A chain a wrapper runs starts one of its attempts; a chain inside one is part of that attempt.
+        const attempt = parent.wrapped !== undefined ? { wrapper: parentRunId!, wrapped: parent.wrapped, models: 0 } : parent.attempt;
+        const wrapped = isRetryWrapper(chain) ? { slots: 0 } : undefined;
+        this.#remember(runId, { kind: 'chain', parent: parentRunId, root: parent.root, run: parent.run, ownsRun: false, task, name: runName, graphNode, attempt, wrapped });
         // The node's RetryPolicy runs it again after a failed model call: its next attempt is that call's retry.
         const retried = task === undefined ? undefined : this.#attempts.get(task);
         if (task !== undefined && retried !== undefined) {
@@ -479,7 +510,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
         continuesSubagent: paused,
         continuesSession: paused !== undefined,
       });
-      this.#remember(runId, { kind: 'chain', parent: parentRunId, root: parent?.root ?? runId, run, ownsRun: run !== undefined, runnable: !isGraphRun(chain) });
+      this.#remember(runId, { kind: 'chain', parent: parentRunId, root: parent?.root ?? runId, run, ownsRun: run !== undefined, runnable: !isGraphRun(chain), wrapped: isRetryWrapper(chain) ? { slots: 0 } : undefined });
       if (run === undefined) return;
       if (run.parent === undefined) this.#resumeCalls(run, inputs);
       if (link !== undefined && parent?.unnamedCall === true) this.#unnamedLinks.add(run);
@@ -643,11 +674,30 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     // A `ToolMessage` the program made itself for a call no tool ran (the functional API's human-in-the-loop how-to
     // answers a call with the reviewer's feedback) reaches no graph node's state: the model's request carries it.
     if (source === undefined && !bare) this.#answerUnrun(run, messages);
-    const call = source !== undefined ? run.newApiCall() : this.#attemptOf(run, parentRunId ?? runId);
+    const attemptKey = this.#attemptKeyOf(parentNode, parentRunId ?? runId);
+    const call = source !== undefined ? run.newApiCall() : this.#attemptOf(run, attemptKey);
     const params = isRecord(extra?.invocation_params) ? extra.invocation_params : {};
     const model = asked ?? nonEmptyString(params.model) ?? nonEmptyString(params.model_name) ?? run.model;
     call.attemptStart(() => ({ messages: chatMessages(messages), tools: offeredTools(params.tools), model, provider }));
-    this.#remember(runId, { kind: 'llm', parent: parentRunId, root: parentNode?.root ?? runId, run, ownsRun, call, bareRequest: bare ? messages : undefined, provider });
+    this.#remember(runId, { kind: 'llm', parent: parentRunId, root: parentNode?.root ?? runId, run, ownsRun, call, bareRequest: bare ? messages : undefined, provider, attemptKey });
+  }
+
+  /**
+   * Where a model run's attempts are kept: under its parent chain run (the one that runs it again, a middleware, a
+   * wrapper around the model), or, inside an attempt of a wrapper around a chain, under the wrapper and the call's
+   * place in the attempt (`Wrapped`).
+   */
+  #attemptKeyOf(parent: Node | undefined, parentKey: string): string {
+    // A model the wrapper runs itself is an attempt of one model call, the first (a fallback may be a chain).
+    if (parent?.wrapped !== undefined) {
+      parent.wrapped.slots = Math.max(parent.wrapped.slots, 1);
+      return slotKey(parentKey, 1);
+    }
+    const attempt = parent?.attempt;
+    if (attempt === undefined) return parentKey;
+    attempt.models += 1;
+    attempt.wrapped.slots = Math.max(attempt.wrapped.slots, attempt.models);
+    return slotKey(attempt.wrapper, attempt.models);
   }
 
   /** The API call a model run under `key` (its parent chain run) is an attempt of: the retry of a failed one, else a new call. */
@@ -688,8 +738,9 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
         this.#lastCalls.set(node.run, runnable);
         this.#addUnclaimed(node.run, runnable);
       }
-      const attempts = this.#attempts.get(parentRunId ?? runId);
-      if (attempts?.call === node.call) this.#attempts.delete(parentRunId ?? runId);
+      const key = node.attemptKey ?? parentRunId ?? runId;
+      const attempts = this.#attempts.get(key);
+      if (attempts?.call === node.call) this.#attempts.delete(key);
       if (node.ownsRun) {
         this.#endRoot(node, runId, 'interrupted');
         // A bare call whose answer asks for tools: the program's loop runs them and asks again, in this turn.
@@ -709,7 +760,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       if (node?.call === undefined) return;
       node.call.attemptError(error);
       if (node.run !== undefined) this.#failedCalls.set(node.run, node.call);
-      const attempts = this.#attempts.get(parentRunId ?? runId);
+      const attempts = this.#attempts.get(node.attemptKey ?? parentRunId ?? runId);
       if (attempts?.call === node.call) attempts.lastFailed = true;
       if (node.ownsRun) {
         this.#endRoot(node, runId, 'interrupted');
@@ -868,8 +919,14 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     this.#nodes.delete(runId);
     if (node !== undefined) this.#roots.get(node.root)?.delete(runId);
     // A model node that ends takes its attempt bookkeeping with it (a last failed attempt leaves some).
-    if (node?.kind === 'chain') this.#attempts.delete(runId);
+    if (node?.kind === 'chain') this.#dropAttempts(runId, node);
     return node;
+  }
+
+  /** Forgets the attempts kept under a chain run (and, for a wrapper, under each of its attempts' model calls). */
+  #dropAttempts(runId: string, node: Node | undefined): void {
+    this.#attempts.delete(runId);
+    for (let slot = 1; slot <= (node?.wrapped?.slots ?? 0); slot++) this.#attempts.delete(slotKey(runId, slot));
   }
 
   /** A top-level run ended: what it left open (sub-agent runs, tools, attempts) ends with it and is forgotten. */
@@ -885,7 +942,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     for (const id of left) {
       const node = this.#nodes.get(id);
       this.#nodes.delete(id);
-      this.#attempts.delete(id);
+      this.#dropAttempts(id, node);
       // A sub-agent whose node failed and was not run again: it ends failed, with its error.
       const failed = this.#failedAgents.get(id);
       this.#failedAgents.delete(id);

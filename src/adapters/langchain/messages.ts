@@ -189,7 +189,7 @@ export function toolMessageOf(output: unknown, toolCallId: string): Loose | unde
   return undefined;
 }
 
-/** Tools from `invocation_params.tools` (OpenAI format, or `{name, description, schema}`). */
+/** Tools from `invocation_params.tools` (OpenAI format, Anthropic's `{name, description, input_schema}`, or `{name, description, schema}`). */
 export function offeredTools(tools: unknown): OfferedTool[] {
   if (!Array.isArray(tools)) return [];
   const out: OfferedTool[] = [];
@@ -198,7 +198,8 @@ export function offeredTools(tools: unknown): OfferedTool[] {
     const fn = isRecord(tool.function) ? tool.function : tool;
     const name = nonEmptyString(fn.name);
     if (name === undefined) continue;
-    out.push({ name, description: nonEmptyString(fn.description), parameters: fn.parameters ?? fn.schema });
+    // OpenAI's `parameters`, Anthropic's `input_schema` (ChatAnthropic's invocation params keep its tools in its own shape).
+    out.push({ name, description: nonEmptyString(fn.description), parameters: fn.parameters ?? fn.input_schema ?? fn.schema });
   }
   return out;
 }
