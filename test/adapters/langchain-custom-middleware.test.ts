@@ -11,7 +11,7 @@ import { createAgent, createMiddleware, dynamicSystemPromptMiddleware, openAIMod
 import * as z from 'zod';
 import { NemoRelayCallbackHandler } from '../../src/adapters/langchain/index.ts';
 import { validateAtif } from '../../src/formats/atif/validate.ts';
-import { chatCompletion, scriptedFetch, type SeenRequest, type WireReply } from '../support/provider-wire.ts';
+import { chatCompletion, openAiResponse, scriptedFetch, wireResponse, type SeenRequest, type WireReply } from '../support/provider-wire.ts';
 import { expectNothingLost, recordedPlugin, type AtifDoc, type Recorded } from './support.ts';
 import { sameOnNative } from './same-on-native.ts';
 
@@ -420,6 +420,107 @@ describe('toolEmulatorMiddleware', () => {
     // Linked to the call it emulated: the sub-agent's start names that call's id.
     expect(recorded.log.filter((e) => e.hook === 'subagent_start').map((e) => [e.payload.child_role, e.payload.tool_call_id])).toEqual([['toolEmulation', 'call_paris']]);
     expect(finalAnswer(recorded, doc.session_id)).toBe('It is partly cloudy in Paris.');
+    await sameOnNative(recorded);
+  });
+});
+
+describe('piiRedactionMiddleware (deprecated for piiMiddleware, still exported)', () => {
+  it('the model is sent placeholders and answers with them; the trajectory records the requests and answers the model saw, the tool what it ran with, the turn the restored answer', async () => {
+    // The placeholder's id is random each call: the fake server answers with the one the request carries, as a model would.
+    const requests: SeenRequest[] = [];
+    const placeholderIn = (body: AtifDoc): string => /\[REDACTED_EMAIL_[a-z0-9]+\]/.exec(JSON.stringify(body.messages))![0];
+    const script = [
+      (body: AtifDoc) => chatCompletion({ id: 'chatcmpl-1', model: GPT, content: null, toolCalls: [{ id: 'call_mail', name: 'send_forecast', args: { to: placeholderIn(body) } }], usage: { prompt_tokens: 80, completion_tokens: 20 } }),
+      (body: AtifDoc) => chatCompletion({ id: 'chatcmpl-2', model: GPT, content: `Sent to ${placeholderIn(body)}.`, usage: { prompt_tokens: 130, completion_tokens: 9 } }),
+    ];
+    const fetch = (async (url: string, init: { body: string }) => {
+      const body = JSON.parse(init.body);
+      requests.push({ url, method: 'POST', body });
+      return wireResponse(script[requests.length - 1]!(body), `req_${requests.length}`, false);
+    }) as unknown as typeof globalThis.fetch;
+    const sentTo: string[] = [];
+    const sendForecast = tool(
+      async ({ to }) => {
+        sentTo.push(to);
+        return `Forecast sent to ${to}.`;
+      },
+      { name: 'send_forecast', description: 'Mail the forecast', schema: z.object({ to: z.string() }) },
+    );
+    const recorded = recordedPlugin('lc-pii-redaction');
+    const agent = createAgent({ model: openai(fetch), tools: [sendForecast], middleware: [piiRedactionMiddleware({ rules: { email: /[\w.+-]+@[\w-]+\.[\w.]+/g } })] });
+    const result = await agent.invoke({ messages: [{ role: 'user', content: 'Mail the forecast to jane.doe@example.com' }] }, handler(recorded));
+    const [first, second] = requests.map((r) => placeholderIn(r.body));
+    expect(JSON.stringify(requests.map((r) => r.body))).not.toContain('jane.doe@example.com');
+    // afterModel restored the placeholder before the tool ran and in the answer the program got.
+    expect(sentTo).toEqual(['jane.doe@example.com']);
+    expect(result.messages.at(-1)!.content).toBe('Sent to jane.doe@example.com.');
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    const doc = atif[0]!;
+    expect(validateAtif(doc)).toEqual([]);
+    expect(recordedRequests(recorded)).toEqual(sentRequests(requests));
+    expect(userSteps(doc)).toEqual([`Mail the forecast to ${first}`]);
+    // The steps are the model's answers as the provider sent them: its call's arguments and its text hold placeholders.
+    expect(modelSteps(doc)).toEqual([
+      [GPT, '', 80, 20],
+      [GPT, `Sent to ${second}.`, 130, 9],
+    ]);
+    expect(callsOf(doc)).toEqual([['call_mail', 'send_forecast', { to: first }]]);
+    // The tool ran with the restored address, and the model read its result redacted again in the next request.
+    expect(recorded.log.find((e) => e.hook === 'pre_tool_call')!.payload.args).toEqual({ to: 'jane.doe@example.com' });
+    expect(observed(doc)).toEqual([['call_mail', 'Forecast sent to jane.doe@example.com.', 'ok']]);
+    expect(sentRequests(requests)[1]!.at(-1)).toEqual(['tool', expect.stringMatching(/^Forecast sent to \[REDACTED_EMAIL_[a-z0-9]+\]$/)]);
+    expect(finalAnswer(recorded)).toBe('Sent to jane.doe@example.com.');
+    await sameOnNative(recorded);
+  });
+});
+
+describe('providerToolSearchMiddleware on ChatOpenAI (OpenAI’s hosted tool search, the Responses API)', () => {
+  it('OpenAI was sent the deferred tool and the search tool; the loaded tool’s call ran, with its result; each call’s tokens as billed; the recorded requests list the function tools only', async () => {
+    const loaded = { type: 'function', name: 'get_news', description: 'Get the news for a city', defer_loading: true, parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } };
+    const replies = [
+      openAiResponse({
+        id: 'resp_1',
+        model: 'gpt-5.4-2026-03-05',
+        hostedItems: [
+          { type: 'tool_search_call', id: 'tsc_1', execution: 'server', call_id: null, status: 'completed', arguments: { query: 'news' } },
+          { type: 'tool_search_output', id: 'tso_1', execution: 'server', call_id: null, status: 'completed', tools: [loaded] },
+        ],
+        toolCalls: [{ id: 'call_news', name: 'get_news', args: { city: 'Paris' } }],
+        usage: { prompt_tokens: 210, completion_tokens: 30 },
+      }),
+      openAiResponse({ id: 'resp_2', model: 'gpt-5.4-2026-03-05', text: 'Nothing unusual in Paris today.', usage: { prompt_tokens: 260, completion_tokens: 9 } }),
+    ];
+    const { fetch, requests } = scriptedFetch(replies);
+    const news = tool(async ({ city }) => `News for ${city}: nothing unusual.`, { name: 'get_news', description: 'Get the news for a city', schema: z.object({ city: z.string() }) });
+    const { getWeather, ran } = weatherTool();
+    const recorded = recordedPlugin('lc-provider-tool-search');
+    const agent = createAgent({ model: openai(fetch, 'gpt-5.4'), tools: [getWeather, news], middleware: [providerToolSearchMiddleware({ searchableTools: ['get_news'] })] });
+    const result = await agent.invoke({ messages: [{ role: 'user', content: 'Any news in Paris?' }] }, handler(recorded));
+    expect(ran).toEqual([]);
+    const sentTools = requests.map((r) => (r.body.tools as AtifDoc[]).map((t) => [t.type, t.name ?? null, t.defer_loading ?? false]));
+    expect(sentTools[0]).toEqual([
+      ['function', 'get_weather', false],
+      ['function', 'get_news', true],
+      ['tool_search', null, false],
+    ]);
+    expect(toolMessages(result.messages)).toEqual([['call_news', 'News for Paris: nothing unusual.', 'ok']]);
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    const doc = atif[0]!;
+    expect(validateAtif(doc)).toEqual([]);
+    // A recorded request lists the function tools it offered by name, description and schema, as every adapter's
+    // does: the deferral and the hosted search tool are not in it (docs/adapters/langchain.md, "What it cannot see").
+    const offered = recorded.log.filter((e) => e.hook === 'pre_api_request').map((e) => ((e.payload.request as AtifDoc).body.tools as AtifDoc[]).map((t) => t.function?.name ?? t.name));
+    expect(offered).toEqual([['get_weather', 'get_news'], ['get_weather', 'get_news']]);
+    expect(modelSteps(doc).map(([, message, input, output]) => [message, input, output])).toEqual([
+      ['', 210, 30],
+      ['Nothing unusual in Paris today.', 260, 9],
+    ]);
+    // The loaded tool's call, with what it returned; the search OpenAI ran is no call of the step (documented).
+    expect(callsOf(doc)).toEqual([['call_news', 'get_news', { city: 'Paris' }]]);
+    expect(observed(doc)).toEqual(toolMessages(result.messages));
+    expect(finalAnswer(recorded)).toBe('Nothing unusual in Paris today.');
     await sameOnNative(recorded);
   });
 });
