@@ -422,6 +422,41 @@ describe('toolEmulatorMiddleware', () => {
     expect(finalAnswer(recorded, doc.session_id)).toBe('It is partly cloudy in Paris.');
     await sameOnNative(recorded);
   });
+  it('two calls emulated side by side: each emulation is the sub-agent of the call its prompt names, and each call’s observation that emulation’s answer', async () => {
+    const replies = [
+      chatCompletion({ id: 'chatcmpl-1', model: GPT, content: null, toolCalls: [{ id: 'call_paris', name: 'get_weather', args: { city: 'Paris' } }, { id: 'call_rome', name: 'get_weather', args: { city: 'Rome' } }], usage: { prompt_tokens: 80, completion_tokens: 30 } }),
+      answer('chatcmpl-emu1', 'Emulated weather A.', { prompt_tokens: 88, completion_tokens: 5 }, MINI),
+      answer('chatcmpl-emu2', 'Emulated weather B.', { prompt_tokens: 89, completion_tokens: 6 }, MINI),
+      answer('chatcmpl-2', 'Both emulated.', { prompt_tokens: 150, completion_tokens: 4 }),
+    ];
+    const { fetch, requests } = scriptedFetch(replies);
+    const recorded = recordedPlugin('lc-tool-emulator-parallel');
+    const { getWeather, ran } = weatherTool();
+    const agent = createAgent({ model: openai(fetch), tools: [getWeather], middleware: [toolEmulatorMiddleware({ model: openai(fetch, 'gpt-4.1-mini') })] });
+    const result = await agent.invoke({ messages: [{ role: 'user', content: 'Weather in Paris and Rome?' }] }, handler(recorded));
+    expect(ran).toEqual([]);
+    // Which emulation answered which call, as the program got it: the ToolMessage of each call, the city its prompt named.
+    const read = new Map(toolMessages(result.messages).map(([id, content]) => [id, content]));
+    const cityOf = (prompt: string) => (prompt.includes('"Paris"') ? 'call_paris' : 'call_rome');
+    const emulatedBy = new Map(requests.slice(1, 3).map((r, index) => [cityOf(r.body.messages[0].content), String(replies[index + 1]!.json && (replies[index + 1]!.json as AtifDoc).choices[0].message.content)]));
+    expect(read).toEqual(emulatedBy);
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    const doc = atif[0]!;
+    expect(validateAtif(doc)).toEqual([]);
+    const children = (doc.subagent_trajectories ?? []) as AtifDoc[];
+    expect(children).toHaveLength(2);
+    const results = (doc.steps as AtifDoc[]).flatMap((step) => step.observation?.results ?? []);
+    for (const r of results) {
+      const child = children.find((c) => c.trajectory_id === r.subagent_trajectory_ref?.[0]?.trajectory_id)!;
+      // The sub-agent linked to a call is the emulation whose prompt named that call, and the call's result its answer.
+      expect(cityOf(userSteps(child)[0]!)).toBe(r.source_call_id);
+      expect([r.content, agentSteps(child)[0]!.message]).toEqual([read.get(r.source_call_id), read.get(r.source_call_id)]);
+    }
+    expect(results.map((r: AtifDoc) => r.source_call_id).sort()).toEqual(['call_paris', 'call_rome']);
+    expect([...modelSteps(doc), ...children.flatMap(modelSteps)].sort()).toEqual(billed(replies, 4).sort());
+    await sameOnNative(recorded, true);
+  });
 });
 
 describe('piiRedactionMiddleware (deprecated for piiMiddleware, still exported)', () => {
