@@ -899,7 +899,6 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   #takeEmulatedCall(run: AgentRun, messages: unknown): CallOfTool | undefined {
     const first = Array.isArray(messages) ? messages[0] : undefined;
     const prompt = contentText(isRecord(first) ? first.content : undefined);
-    if (typeof prompt !== 'string') return undefined;
     const name = /^Tool: (.+)$/m.exec(prompt)?.[1];
     const args = /^Arguments: (.*)$/m.exec(prompt)?.[1];
     const unclaimed = this.#unclaimedCalls.get(run);
