@@ -3,17 +3,20 @@
 // toolEmulatorMiddleware, providerToolSearchMiddleware, piiRedactionMiddleware. The real ChatOpenAI speaks OpenAI's
 // wire to a fake fetch (test/support/provider-wire.ts); each trajectory is checked against what the program got: the
 // requests the fetch answered, the usage each reply carried, the tool messages the model read, the answer.
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ChatBedrockConverse } from '@langchain/aws';
 import { ChatOpenAI } from '@langchain/openai';
 import { tool } from '@langchain/core/tools';
 import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
-import { createAgent, createMiddleware, dynamicSystemPromptMiddleware, openAIModerationMiddleware, piiRedactionMiddleware, providerToolSearchMiddleware, toolEmulatorMiddleware } from 'langchain';
+import { bedrockPromptCachingMiddleware, createAgent, createMiddleware, dynamicSystemPromptMiddleware, openAIModerationMiddleware, piiRedactionMiddleware, providerToolSearchMiddleware, toolEmulatorMiddleware } from 'langchain';
 import * as z from 'zod';
 import { NemoRelayCallbackHandler } from '../../src/adapters/langchain/index.ts';
 import { validateAtif } from '../../src/formats/atif/validate.ts';
 import { chatCompletion, openAiResponse, scriptedFetch, wireResponse, type SeenRequest, type WireReply } from '../support/provider-wire.ts';
 import { expectNothingLost, recordedPlugin, type AtifDoc, type Recorded } from './support.ts';
 import { sameOnNative } from './same-on-native.ts';
+import { checkBedrockRun, INFERENCE_PROFILE, PROMPT } from './bedrock-checks.ts';
+import { loopbackBedrock, REGION, weatherTurns, type LoopbackBedrock } from './bedrock-wire.ts';
 
 const GPT = 'gpt-4.1-2025-04-14';
 const MINI = 'gpt-4.1-mini-2025-04-14';
@@ -556,6 +559,35 @@ describe('providerToolSearchMiddleware on ChatOpenAI (OpenAI’s hosted tool sea
     expect(callsOf(doc)).toEqual([['call_news', 'get_news', { city: 'Paris' }]]);
     expect(observed(doc)).toEqual(toolMessages(result.messages));
     expect(finalAnswer(recorded)).toBe('Nothing unusual in Paris today.');
+    await sameOnNative(recorded);
+  });
+});
+
+describe('bedrockPromptCachingMiddleware on ChatBedrockConverse (a loopback Bedrock speaking Converse)', () => {
+  let server: LoopbackBedrock;
+  beforeAll(async () => {
+    server = await loopbackBedrock();
+  });
+  afterAll(() => server.close());
+
+  it('each request carries its cache point; each call’s cache writes and reads are recorded as Bedrock reported them, the tokens as LangChain did', async () => {
+    const seen = server.serve(weatherTurns('get_weather'), 'aws-sdk');
+    const recorded = recordedPlugin('lc-bedrock-prompt-caching');
+    const { getWeather } = weatherTool();
+    const agent = createAgent({ model: new ChatBedrockConverse({ model: INFERENCE_PROFILE, region: REGION }), tools: [getWeather], name: 'weather_agent', middleware: [bedrockPromptCachingMiddleware({ ttl: '5m' })] });
+    const result = await agent.invoke({ messages: [{ role: 'user', content: PROMPT }] }, handler(recorded));
+    for (const request of seen) expect(JSON.stringify(request.body)).toContain('"cachePoint"');
+    const answers = result.messages.filter((m): m is AIMessage => m.getType() === 'ai');
+    await checkBedrockRun(
+      recorded,
+      seen,
+      {
+        tokens: answers.map((m) => [m.usage_metadata?.input_tokens, m.usage_metadata?.output_tokens] as const),
+        cacheReads: answers.map((m) => m.usage_metadata?.input_token_details?.cache_read ?? 0),
+        cacheWrites: answers.map((m) => m.usage_metadata?.input_token_details?.cache_creation ?? 0),
+      },
+      { tool: 'get_weather', stream: false, provider: 'amazon_bedrock', sessionModel: false },
+    );
     await sameOnNative(recorded);
   });
 });
