@@ -849,4 +849,23 @@ describe.skipIf(!nativeAvailable)('OTLP spans equal native', () => {
       expect(normalizeSpans(ours.spans, opts)).toEqual(normalizeSpans(theirs.spans, opts));
     });
   }
+
+  // Found checking what Langfuse reads (test/export/otlp-vendors.test.ts): on a gen_ai endpoint native aliases
+  // nothing of attribute_mappings and sends no mark:<name> spans; the memory relay sent both.
+  it('applies neither attribute_mappings nor mark_projection to gen_ai spans, as native; promote_metadata_prefixes still applies', async () => {
+    const extra = [
+      'mark_projection = "tool"',
+      'attribute_mappings = [{ key = "gen_ai.usage.cache_write.input_tokens", alias = "gen_ai.usage.cache_creation.input_tokens" }, { key = "turn_id", alias = "hermes.turn_id" }, { key = "gen_ai.conversation.id", alias = "session.id" }]',
+      'promote_metadata_prefixes = ["turn_"]',
+    ];
+    for (const name of ['tool-loop', 'anthropic']) {
+      const { theirs, ours } = await both(name, (url) => ({ endpoints: [{ type: 'gen_ai', endpoint: url, extra }] }));
+      expect(theirs.spans.some((s) => s.attributes.turn_id !== undefined)).toBe(true);
+      for (const spans of [theirs.spans, ours.spans]) {
+        expect(spans.filter((s) => s.name.startsWith('mark:'))).toEqual([]);
+        expect(spans.filter((s) => ['gen_ai.usage.cache_creation.input_tokens', 'hermes.turn_id', 'session.id'].some((key) => s.attributes[key] !== undefined))).toEqual([]);
+      }
+      expect(normalizeSpans(ours.spans, opts)).toEqual(normalizeSpans(theirs.spans, opts));
+    }
+  });
 });

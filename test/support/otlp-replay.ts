@@ -19,7 +19,7 @@ export interface OtlpEndpointToml {
   type: 'full' | 'gen_ai' | 'openinference';
   endpoint: string;
   transport?: 'http_binary' | 'grpc';
-  /** Extra `key = value` lines for the endpoint table. */
+  /** Extra `key = value` lines for the endpoint table (a `resource_attributes` or `scheduled_delay_millis` line replaces the default one). */
   extra?: string[];
 }
 
@@ -93,7 +93,7 @@ export function otlpPluginsToml(dir: string, options: OtlpReplayOptions): string
       'service_version = "1.2.3"',
       'instrumentation_scope = "nemo-relay-hooks.test"',
       ...((endpoint.extra ?? []).some((line) => line.startsWith('scheduled_delay_millis')) ? [] : ['scheduled_delay_millis = 100']),
-      'resource_attributes = { "deployment.environment" = "test" }',
+      ...((endpoint.extra ?? []).some((line) => line.startsWith('resource_attributes')) ? [] : ['resource_attributes = { "deployment.environment" = "test" }']),
       ...(endpoint.extra ?? []),
       '',
     );

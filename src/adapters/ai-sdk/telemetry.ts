@@ -27,6 +27,7 @@
 
 import { registerObjectCall, runAttempt } from './attempt.ts';
 import { claimAgentId } from './agent-id.ts';
+import { exitReasonOf } from './stopped-by.ts';
 import {
   approvalAnswers,
   approvalDecisions,
@@ -578,7 +579,8 @@ export class AiSdkTelemetry {
 
   #completed(state: RunState, event: Event): void {
     const text = typeof event.text === 'string' ? event.text : 'object' in event ? JSON.stringify(toJson(event.object ?? null)) : undefined;
-    this.#end(state, 'completed', text, undefined, undefined);
+    const reason = exitReasonOf(event.stoppedBy);
+    this.#end(state, 'completed', text, undefined, reason === undefined ? undefined : { turn_exit_reason: reason });
   }
 
   readonly onAbort = (event: Event): void => {

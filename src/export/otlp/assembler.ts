@@ -90,6 +90,8 @@ export class SpanAssembler {
   private readonly excluded: ReadonlySet<string>;
   /** No promotion and no aliases: the projection's span is used as it is. */
   private readonly plain: boolean;
+  /** The endpoint's `attribute_mappings` this type applies (none on gen_ai, as native). */
+  private readonly mappings: readonly { key: string; alias: string }[];
   // The last tree's root uuid and its trace id: consecutive events mostly share a tree.
   private lastRootUuid = '';
   private lastTraceId = '';
@@ -106,7 +108,8 @@ export class SpanAssembler {
   ) {
     this.projection = projectionFor(settings.type);
     this.excluded = new Set(settings.markExcludeNames);
-    this.plain = settings.promoteMetadataPrefixes.length === 0 && settings.attributeMappings.length === 0;
+    this.mappings = this.projection.mapsAttributes ? settings.attributeMappings : [];
+    this.plain = settings.promoteMetadataPrefixes.length === 0 && this.mappings.length === 0;
   }
 
   accept(event: AtofEvent, top: TreeRoot | null): void {
@@ -183,8 +186,10 @@ export class SpanAssembler {
       return;
     }
     const parent = mark.parent_uuid === null ? undefined : this.open.get(mark.parent_uuid);
+    const markSpan = this.projection.markSpan;
     if (this.settings.markProjection === 'tool' && !this.excluded.has(mark.name)) {
-      const shape = this.shaped((strip) => this.projection.markSpan(strip(mark)), objectOf(mark.metadata) ?? {});
+      if (markSpan === null) return;
+      const shape = this.shaped((strip) => markSpan(strip(mark)), objectOf(mark.metadata) ?? {});
       const traceId = parent?.context.traceId ?? this.traceIdOf(mark.propagation_root_uuid ?? top?.uuid ?? mark.uuid);
       const parentContext = mark.parent_uuid === null ? undefined : this.parentContextOf(traceId, mark.parent_uuid);
       this.emit(new ExportSpan(shape.name, shape.kind, contextOf(traceId, spanIdOf(mark.uuid)), parentContext, time, time, STATUS_UNSET, shape.attributes, [], this.resource, this.scope));
@@ -208,7 +213,7 @@ export class SpanAssembler {
     const unchanged = <E extends AtofEvent>(event: E): E => event;
     const shape = build(promotedKeys.length === 0 ? unchanged : (event) => withoutMetadataKeys(event, promotedKeys));
     const attributes = shape.attributes;
-    const mappings = this.settings.attributeMappings;
+    const mappings = this.mappings;
     const before = mappings.length > 0 && promotedKeys.length > 0 ? build(unchanged).attributes : attributes;
     for (const key of promotedKeys) put(attributes, key, metadata[key] as never);
     for (const { key, alias } of mappings) {

@@ -36,4 +36,5 @@ export const fullProjection: Projection = {
   },
   markEvent: (mark) => markAttributes(mark),
   markSpan,
+  mapsAttributes: true,
 };

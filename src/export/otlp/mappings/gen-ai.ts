@@ -14,7 +14,7 @@ import { firstParam, PARAM_FIELDS, stopList } from '../../../formats/request-cod
 import { objectOf, put, stringOf } from '../attributes.ts';
 import { SpanKind, type Attributes } from '../model.ts';
 import type { FinishedScope, Projection } from './types.ts';
-import { errorType, markSpan, modelName, toolCallId } from './relay-attributes.ts';
+import { errorType, modelName, toolCallId } from './relay-attributes.ts';
 import { jsonTextOfString, readDecodedResponse, readRequest, sortedJson, type LlmRequestView, type Message, type Part } from './llm-shapes.ts';
 
 export const genAiProjection: Projection = {
@@ -26,8 +26,11 @@ export const genAiProjection: Projection = {
     out['gen_ai.agent.name'] = scope.start.name;
     return { name: `invoke_agent ${scope.start.name}`, kind: SpanKind.INTERNAL, attributes: out };
   },
+  // Native sends no marks on a gen_ai endpoint, not even as mark:<name> spans with mark_projection = "tool", and
+  // aliases nothing of attribute_mappings: a gen_ai endpoint's spans are the conventions' attributes only.
   markEvent: () => null,
-  markSpan,
+  markSpan: null,
+  mapsAttributes: false,
 };
 
 function conversationId(start: AtofScopeEvent): Json | undefined {

@@ -69,6 +69,7 @@ export const openInferenceProjection: Projection = {
     if (objectOf(mark.metadata) !== null) out.metadata = canonicalJson(mark.metadata);
     return shape;
   },
+  mapsAttributes: true,
 };
 
 /** `<prefix>.value` and `<prefix>.mime_type`: text as is, anything else as JSON. */

@@ -38,6 +38,8 @@ export interface Projection {
   span(scope: FinishedScope): SpanShape;
   /** A mark's span-event attributes, or null when this type drops marks. */
   markEvent(mark: AtofMarkEvent): Attributes | null;
-  /** The zero-length `mark:<name>` span for `mark_projection = "tool"`. */
-  markSpan(mark: AtofMarkEvent): SpanShape;
+  /** The zero-length `mark:<name>` span for `mark_projection = "tool"`, or null when this type drops marks (native sends none). */
+  markSpan: ((mark: AtofMarkEvent) => SpanShape) | null;
+  /** Whether an endpoint's `attribute_mappings` apply to this type's spans (native ignores them on `gen_ai`). */
+  mapsAttributes: boolean;
 }
