@@ -40,6 +40,7 @@ export const NATIVE_SHARED = [
   'test/adapters/ai-sdk/bedrock.test.ts',
   'test/adapters/langchain-bedrock.test.ts',
   'test/adapters/langchain-ollama.test.ts',
+  'test/adapters/langchain-custom-middleware.test.ts',
   'test/adapters/langchain-cohere.test.ts',
   'test/adapters/langchain-cerebras.test.ts',
   'test/adapters/langchain-vertexai.test.ts',
