@@ -67,6 +67,8 @@ type Diagnostic = { level: string; code: string; component?: string; field?: str
 
 /** Checks native makes only at activation (the memory relay reads them when it validates, and skips the endpoint). */
 const ACTIVATION_ONLY = new Set(['observability.otel_endpoint_skipped', 'observability.otel_env_headers', 'observability.backend_unsupported', 'plugin.backend_unsupported_component']);
+/** Warnings of ours native never gives (it drops such a setting quietly). */
+const OURS_ONLY = new Set(['observability.ignored_on_gen_ai']);
 
 function key(d: Diagnostic): string {
   const text = `${d.level} ${d.code} ${d.component ?? ''} ${d.field ?? ''} ${d.message}`;
@@ -83,7 +85,7 @@ export function compareOtlpConfigSeed(seed: number): { onlyNative: string[]; onl
     theirs = [`throws ${(error as Error).message}`];
   }
   const validation = validatePluginConfig(document);
-  const ours = validation.shapeError !== undefined ? [`throws ${validation.shapeError}`] : (validation.diagnostics as Diagnostic[]).filter((d) => !ACTIVATION_ONLY.has(d.code)).map(key);
+  const ours = validation.shapeError !== undefined ? [`throws ${validation.shapeError}`] : (validation.diagnostics as Diagnostic[]).filter((d) => !ACTIVATION_ONLY.has(d.code) && !OURS_ONLY.has(d.code)).map(key);
   const remaining = [...ours];
   const onlyNative: string[] = [];
   for (const item of theirs) {

@@ -12,7 +12,7 @@ import { rawCounts, tokenUsage, usageShapeOf, type ProviderUsage } from '../../f
 import { toJson } from '../../shared/json.ts';
 import { isRecord } from '../../shared/record.ts';
 import { nonEmptyString } from '../../shared/text.ts';
-import { chargedCostUsd, servedByOf, tokenCounts } from './messages.ts';
+import { chargedCostUsd, finishReasonOf, modelVersionOf, servedByOf, tokenCounts } from './messages.ts';
 
 type Event = Record<string, unknown>;
 
@@ -48,14 +48,17 @@ export function judgmentRequest(event: Event): RequestParts {
 /**
  * The usage as the provider sent it, where the package hands it on and it states the SDK's own counts: the SDK keeps
  * only input and output of a decision or extraction, and drops the cache reads and reasoning it says more about.
- * @ai-sdk/openai's decision model puts the Decisions API's usage in `providerMetadata.openai.usage`; an extraction
- * adapted from a language model keeps the response body. A body whose counts differ (an Anthropic extraction sent as
- * several calls: the SDK sums them, the body is the first's) is not this call's usage.
+ * @ai-sdk/openai's decision model puts the Decisions API's usage in `providerMetadata.openai.usage`, @ai-sdk/anthropic's
+ * language model the Messages usage in `providerMetadata.anthropic.usage`, @ai-sdk/google's the Gemini
+ * `usageMetadata` (its continuations summed) in `providerMetadata.google.usageMetadata`; an extraction adapted from a
+ * language model keeps the response body. A usage whose counts differ (an Anthropic extraction sent as several calls:
+ * the SDK sums them, the metadata is the first's) is not this call's usage.
  */
 function providerUsage(event: Event, sdk: unknown): ProviderUsage | undefined {
-  const metadata = isRecord(event.providerMetadata) ? Object.values(event.providerMetadata) : [];
+  const metadata = isRecord(event.providerMetadata) ? Object.values(event.providerMetadata).filter(isRecord) : [];
   const response = isRecord(event.response) ? event.response : {};
-  const candidates = [...metadata.map((entry) => (isRecord(entry) ? entry.usage : undefined)), isRecord(response.body) ? response.body.usage : undefined];
+  const body = isRecord(response.body) ? response.body : {};
+  const candidates = [...metadata.flatMap((entry) => [entry.usage, entry.usageMetadata]), body.usage, body.usageMetadata];
   const counts = isRecord(sdk) ? rawCounts('ai_sdk', sdk) : undefined;
   for (const usage of candidates) {
     const shape = usageShapeOf(usage);
@@ -75,9 +78,30 @@ export function responseOfJudgment(event: Event): ResponseParts {
     text: JSON.stringify(toJson(event.answers ?? null)),
     toolCalls: [],
     usage: providerUsage(event, event.usage),
-    model: nonEmptyString(response.modelId) ?? nonEmptyString(event.modelId),
+    // @ai-sdk/google's response names no model: the answer's `modelVersion` is the model that answered.
+    model: nonEmptyString(response.modelId) ?? modelVersionOf(response.body) ?? nonEmptyString(event.modelId),
     id: nonEmptyString(response.id),
     ...(costUsd === undefined ? {} : { costUsd }),
     ...(servedBy === undefined ? {} : { servedBy }),
   };
+}
+
+/**
+ * A decision or extraction whose model call answered but not with answers: `Experimental_DecisionLanguageModel` and
+ * `Experimental_ExtractionLanguageModel` (@ai-sdk/provider-utils, the adapters @ai-sdk/anthropic and @ai-sdk/google's
+ * extraction use) throw `InvalidResponseDataError` with the language model's whole result as its `data` when the call
+ * did not finish with `stop` (Anthropic's `refusal` is `content-filter`, a cut answer `length`). The provider billed
+ * that call: it is the call's response, with its usage and finish reason, and the run still fails with the error.
+ * Undefined for any other error (a refusal the SDK raises itself after the answers came, `DecisionRefusalError` or
+ * `ExtractionRefusalError`, carries no usage).
+ */
+export function unansweredJudgment(error: unknown, modelId: unknown): ResponseParts | undefined {
+  if (!isRecord(error) || error.name !== 'AI_InvalidResponseDataError') return undefined;
+  const result = error.data;
+  if (!isRecord(result) || !isRecord(result.usage) || !isRecord(result.finishReason) || !Array.isArray(result.content)) return undefined;
+  const usage = result.usage;
+  const sdk = { inputTokens: isRecord(usage.inputTokens) ? usage.inputTokens.total : undefined, outputTokens: isRecord(usage.outputTokens) ? usage.outputTokens.total : undefined };
+  const text = result.content.filter((part) => isRecord(part) && part.type === 'text' && typeof part.text === 'string').map((part) => (part as { text: string }).text).join('');
+  const answered = responseOfJudgment({ modelId, usage: sdk, providerMetadata: result.providerMetadata, response: result.response });
+  return { ...answered, text, finishReason: finishReasonOf(result.finishReason) };
 }

@@ -53,7 +53,7 @@ import { lastUserMessage, linkApprovedCalls, type CallOfTool, type ChatMessage }
 import { toJson } from '../../shared/json.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 import { completionServedBy } from '../core/upstream.ts';
-import { judgmentRequest, responseOfJudgment, stateText } from './judgments.ts';
+import { judgmentRequest, responseOfJudgment, stateText, unansweredJudgment } from './judgments.ts';
 
 type Event = Record<string, unknown>;
 
@@ -689,6 +689,8 @@ export class AiSdkTelemetry {
     if (call === undefined || call.settled) return;
     const answered = unansweredObjectStep(error);
     if (answered !== undefined) return call.attemptEnd(responseOfObjectStep(answered));
+    const judged = unansweredJudgment(error, state.run.requestedModel);
+    if (judged !== undefined) return call.attemptEnd(judged);
     // An attempt that already failed was reported by executeLanguageModelCall.
     if (call.attemptOpen || call.attempts === 0) call.attemptError(error, true);
     else call.settle();

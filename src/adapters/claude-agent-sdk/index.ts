@@ -66,6 +66,7 @@ export function wrapClaudeAgentSdk<S extends ClaudeAgentSdkLike>(sdk: S, hooks: 
       callerWantsPartials: callerOptions.includePartialMessages === true,
       provisionalUsage,
       transcripts: callerOptions.persistSession !== false,
+      aborted: () => callerAborted(callerOptions),
       resumes: nonEmptyString(callerOptions.resume) !== undefined || callerOptions.continue === true ? { startedAt: Date.now(), at: nonEmptyString(callerOptions.resumeSessionAt), session: nonEmptyString(callerOptions.resume) } : undefined,
     });
     let inner: AsyncIterable<unknown>;

@@ -108,6 +108,18 @@ function cutShort(message: Loose, toolUseId: string): boolean {
 }
 
 /**
+ * The CLI's words for an MCP call whose answer never came because the link
+ * to the server ended first (one fixed sentence in the CLI). An in-process
+ * MCP server lives in the program, so the program's abort ends that link.
+ */
+const MCP_ANSWER_CUT = 'The tool call was interrupted before a result was received.';
+
+/** Whether a tool result is the CLI's words for an MCP call whose server link ended before it answered. */
+export function mcpAnswerCut(result: ToolResultBlock): boolean {
+  return result.isError && result.content.startsWith(MCP_ANSWER_CUT);
+}
+
+/**
  * Whether a user message (the stream's, or a transcript's record) answers
  * this call with the CLI's words for a call the user stopped: it says the
  * call did not run to its end because the user rejected it

@@ -13,16 +13,22 @@
  * - `tool_progress.subagent_retry` (stream): an attempt that failed and was
  *   retried (foreground agents only; a background agent's retries are not
  *   streamed);
- * - `task_notification` / `task_updated` (stream): how it ended.
+ * - `task_notification` / `task_updated` (stream): how it ended;
+ * - the Agent call's own result (`PostToolUse`'s `tool_response`, the
+ *   stream's `tool_use_result`): a foreground agent's final answer, its text
+ *   blocks and the API's usage of that reply.
  *
  * A sub-agent is recorded once the parent's tool call is: its requests as
  * its transcript completes them (a request is complete when the next record
  * follows it, or when the agent ends). The CLI writes transcripts in batches,
  * after it streams: the stream can say an agent stopped before its
- * transcript holds a single record. Unless the query keeps no transcript
- * (`persistSession: false`), the agent waits for it until the query ends;
- * only then does an agent whose transcript never came fall back to the
- * stream's messages.
+ * transcript holds a single record, and a foreground agent's call can return
+ * before its transcript holds the final answer. Unless the query keeps no
+ * transcript (`persistSession: false`), the agent waits for it (its record
+ * of the final answer says what the call's result does not: the response's
+ * id, its stop reason, its thinking) until the query ends; only then does an
+ * agent whose transcript is short fall back to the stream's messages and,
+ * for the final answer, to the Agent call's result.
  *
  * @module
  */
@@ -45,6 +51,25 @@ interface Request {
   readonly blocks: AssistantBlocks;
 }
 
+/** A foreground agent's final answer, as its Agent call's result reports it. */
+interface Report {
+  readonly blocks: AssistantBlocks;
+  readonly usage: unknown;
+}
+
+/** The tool calls (`<id>`) and tool results (`result:<id>`) of a message, the stream's or a transcript's record. */
+function toolIds(message: Loose): string[] {
+  const content = isRecord(message.message) ? message.message.content : undefined;
+  if (!Array.isArray(content)) return [];
+  const ids: string[] = [];
+  for (const block of content) {
+    if (!isRecord(block) || typeof block.id !== 'string' && typeof block.tool_use_id !== 'string') continue;
+    if (block.type === 'tool_use') ids.push(block.id as string);
+    else if (block.type === 'tool_result') ids.push(`result:${String(block.tool_use_id)}`);
+  }
+  return ids;
+}
+
 export class SubAgent {
   readonly agentId: string;
   toolUseId: string | undefined;
@@ -54,6 +79,8 @@ export class SubAgent {
   background = false;
   /** Its last text, as `SubagentStop` reports it. */
   summary: string | undefined;
+  /** Its final answer, as the Agent call's result reports it (a foreground agent that completed). */
+  #report: Report | undefined;
   run: AgentRun | undefined;
   /** How it ended, once known; `ended` once recorded. */
   stop: { status: RunStatus; summary?: string } | undefined;
@@ -74,6 +101,8 @@ export class SubAgent {
   /** Requests the stream showed, and those the transcript held: the transcript may lag the stream. */
   readonly #streamedIds = new Set<string>();
   readonly #transcriptIds = new Set<string>();
+  /** Tool calls and tool results the transcript held (by tool call id): what the stream showed beyond them is not in it. */
+  readonly #transcriptTools = new Set<string>();
   #request: Request | undefined;
   /**
    * Tool results read while the reply that made the calls was still being
@@ -83,6 +112,8 @@ export class SubAgent {
    */
   readonly #heldResults: Loose[] = [];
   #lastText = '';
+  /** Whether the last request recorded asked for tools (so it was not the agent's final answer). */
+  #lastCalledTools = false;
   /** The model that answered its latest answered request: what its failed attempts are named with (see #failedAttempts). */
   #answeredModel: string | undefined;
   /** Its conversation so far, as each request's `messages`. */
@@ -117,6 +148,17 @@ export class SubAgent {
   }
 
   /**
+   * The Agent call's result said the agent completed: its `content` is the final answer's text blocks and its `usage`
+   * the API's usage of that reply (the transcript's record of it, when it comes, says the same).
+   */
+  reported(response: unknown): void {
+    if (this.ended || !isRecord(response) || response.status !== 'completed' || !Array.isArray(response.content)) return;
+    const blocks = new AssistantBlocks();
+    blocks.add(response.content.filter((block) => isRecord(block) && block.type === 'text'));
+    this.#report = { blocks, usage: isRecord(response.usage) ? response.usage : undefined };
+  }
+
+  /**
    * Whether the transcript holds all the agent did: every request the stream
    * showed, and the last text `SubagentStop` reported. The CLI writes the
    * transcript after it streams, so the stream's end of a task can come
@@ -126,11 +168,14 @@ export class SubAgent {
    * read asked for no tool: that is its answer, which the stream never shows.
    */
   #complete(): boolean {
-    if (!this.#fromTranscript) return !this.#transcriptExpected;
+    // Without a transcript, a foreground agent that completed waits for its call's result: its final answer, which the
+    // stream never shows (the CLI streams the task's end before it returns the call).
+    if (!this.#fromTranscript) return !this.#transcriptExpected && (this.background || this.stop?.status !== 'completed' || this.#report !== undefined || !this.#streamedCalledTools());
     for (const id of this.#streamedIds) if (!this.#transcriptIds.has(id)) return false;
     const summary = this.summary?.trim();
     if (summary === undefined || summary === '') return this.stop?.status !== 'completed' || (this.#request?.blocks.toolCalls.length ?? 0) === 0;
-    return this.#lastText.trim() === summary;
+    // The last request read is still being read (nothing follows it yet): its text is the agent's last so far.
+    return (this.#request?.blocks.text ?? this.#lastText).trim() === summary;
   }
 
   /**
@@ -157,6 +202,7 @@ export class SubAgent {
         this.#pending.push(record);
         const id = record.type === 'assistant' && isRecord(record.message) ? nonEmptyString(record.message.id) : undefined;
         if (id !== undefined) this.#transcriptIds.add(id);
+        for (const tool of toolIds(record)) this.#transcriptTools.add(tool);
       }
     }
     if (this.run === undefined) {
@@ -180,13 +226,17 @@ export class SubAgent {
     const run = this.run;
     this.#drain(run, tools);
     if (this.stop === undefined || (!force && !this.#complete())) return;
-    if (!this.#fromTranscript && this.#streamed.length > 0) {
-      // No transcript (persistSession: false, or none by the query's end): the stream's messages, with their provisional usage.
+    const rest = this.#untranscribed();
+    if (rest.length > 0) {
+      // No transcript, or not all of it (persistSession: false, or the agent's call returned, or the query ended, before
+      // the CLI wrote it): what the stream showed beyond it, with its provisional usage.
       onProvisional();
-      for (const message of this.#streamed) this.#pending.push(message);
+      for (const message of rest) this.#pending.push(message);
       this.#drain(run, tools);
     }
     this.#emitRequest(run, tools);
+    // Its final answer, which the transcript does not hold yet (or the stream never shows): the Agent call's result.
+    if (this.#report !== undefined && this.stop.status === 'completed' && (this.#emitted === 0 || this.#lastCalledTools)) this.#emitReport(run, tools, this.#report);
     const last = this.#retries.at(-1);
     if (this.stop.status === 'failed' && last !== undefined && !this.#gaveUp) {
       // It failed while its request was being retried: the retries ran out, and the last attempt was refused as the ones
@@ -202,6 +252,29 @@ export class SubAgent {
     tools.settle(run);
     run.end(this.stop.status, this.stop.summary ?? this.summary ?? this.#lastText);
     this.#forget();
+  }
+
+  /** Whether the last reply the stream showed called tools: the answer after it is not in the stream. */
+  #streamedCalledTools(): boolean {
+    for (let index = this.#streamed.length - 1; index >= 0; index--) {
+      const message = this.#streamed[index]!;
+      if (message.type === 'assistant') return toolIds(message).length > 0;
+    }
+    return true;
+  }
+
+  /**
+   * The stream's messages the transcript read does not hold: all of them without a transcript, else those after the
+   * part the CLI wrote (the transcript is written in order, so what it holds is the conversation's start).
+   */
+  #untranscribed(): Loose[] {
+    if (!this.#fromTranscript) return [...this.#streamed];
+    return this.#streamed.filter((message) => {
+      const id = message.type === 'assistant' && isRecord(message.message) ? nonEmptyString(message.message.id) : undefined;
+      const tools = toolIds(message);
+      if (message.type === 'assistant') return id === undefined || !this.#transcriptIds.has(id) || tools.some((tool) => !this.#transcriptTools.has(tool));
+      return tools.length > 0 && tools.some((tool) => !this.#transcriptTools.has(tool));
+    });
   }
 
   #drain(run: AgentRun, tools: ToolBook): void {
@@ -282,7 +355,7 @@ export class SubAgent {
     if (model !== undefined) call.describe(asked());
   }
 
-  #emit(request: Request, run: AgentRun, tools: ToolBook): void {
+  #emit(request: Request, run: AgentRun, tools: ToolBook, identified = true): void {
     const { call, asked } = this.#newCall(run);
     const index = this.#emitted++;
     // This request's failed attempts, and any said of an earlier one (none: recorded rather than lost).
@@ -292,11 +365,21 @@ export class SubAgent {
     call.attemptStart();
     const { text, toolCalls, reasoning } = request.blocks;
     if (text !== '') this.#lastText = text;
+    this.#lastCalledTools = toolCalls.length > 0;
     this.#answeredModel = request.model ?? this.#answeredModel;
-    call.attemptEnd({ text, toolCalls, reasoning, usage: anthropicUsage(request.usage), finishReason: request.stopReason, model: request.model, id: request.id });
+    call.attemptEnd({ text, toolCalls, reasoning, usage: anthropicUsage(request.usage), finishReason: request.stopReason, model: request.model, ...(identified ? { id: request.id } : {}) });
     this.#tokens.add(request.model, undefined, request.usage);
     this.#history.push(request.blocks.chatMessage());
     for (const tool of toolCalls) tools.start(tool.id, tool.name, tool.arguments, run, call.ids.api_request_id);
+  }
+
+  /**
+   * The final answer as the Agent call's result gives it: its text and the API's usage of it. The result names neither
+   * the response's id nor the model that answered: the step is named with the model that answered the agent's latest
+   * request, as its failed attempts are (see #failedAttempts).
+   */
+  #emitReport(run: AgentRun, tools: ToolBook, report: Report): void {
+    this.#emit({ id: '', model: this.#answeredModel, usage: report.usage, stopReason: undefined, blocks: report.blocks }, run, tools, false);
   }
 
   /** A request refused and not retried before the agent ended (stopped while the CLI waited): a call whose attempts failed. */
@@ -308,6 +391,7 @@ export class SubAgent {
   }
 
   #forget(): void {
+    this.#report = undefined;
     this.#pending.length = 0;
     this.#heldResults.length = 0;
     this.#streamed.length = 0;

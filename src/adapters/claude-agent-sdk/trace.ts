@@ -25,6 +25,7 @@ import {
   ApiAttemptError,
   AssistantBlocks,
   contentText,
+  mcpAnswerCut,
   mergeUsage,
   promptText,
   PROVIDER,
@@ -72,6 +73,8 @@ export interface TraceOptions {
    * session it resumes (`resume`).
    */
   readonly resumes: { readonly startedAt: number; readonly at: string | undefined; readonly session: string | undefined } | undefined;
+  /** Whether the program aborted the query (`options.abortController`) by now. */
+  readonly aborted?: () => boolean;
 }
 
 export class QueryTrace {
@@ -495,9 +498,14 @@ export class QueryTrace {
     if (main) this.#afterCompaction(m);
     for (const result of toolResults(isRecord(m.message) ? m.message.content : undefined)) {
       if (main) this.#remember({ role: 'tool', tool_call_id: result.toolUseId, content: result.content }, nonEmptyString(m.uuid));
+      // A foreground Agent call's result, read before its PostToolUse hook: what it reports of its agent's final answer.
+      if (main && !result.isError) this.#agents.byToolUse(result.toolUseId)?.reported(m.tool_use_result);
       const interrupted = result.isError && rejectedByUser(m, result.toolUseId);
       if (agent?.background === true && interrupted && !this.#tools.denied(result.toolUseId)) continue;
-      const outcome = { ...resultOutcome(m, result), ...(interrupted ? { interrupted } : {}) };
+      // A sub-agent's result does not say the program's abort cut its call (the main agent's says so in its meta), but
+      // the CLI's words do: its in-process MCP server's link ended before it answered, and the program had aborted.
+      const cut = agent !== undefined && mcpAnswerCut(result) && this.#options.aborted?.() === true;
+      const outcome = { ...resultOutcome(m, result), ...(interrupted || cut ? { interrupted: true } : {}) };
       // A sub-agent's error result in the stream does not say whether the program's abort cut the call (the main
       // agent's does): its transcript, which the sub-agent's steps are read from, does, and has the last word.
       const provisional = agent !== undefined && this.#options.transcripts && outcome.failed && outcome.interrupted !== true && !this.#tools.denied(result.toolUseId);
@@ -749,10 +757,21 @@ export class QueryTrace {
   #beforeToolEnd(id: string, outcome: ToolOutcome, response: unknown): void {
     const agent = this.#agents.byToolUse(id);
     if (agent === undefined || agent.ended) return;
-    // A call the user stopped (`interrupt()`) stopped its sub-agent too: interrupted, not failed.
-    if (outcome.failed) agent.stop ??= { status: outcome.interrupted === true ? 'interrupted' : 'failed', summary: outcome.error };
-    else if (isRecord(response) && response.status === 'completed') agent.stop ??= { status: 'completed' };
-    else return;
+    if (outcome.failed) {
+      // A call the user stopped (`interrupt()`) stopped its sub-agent too: interrupted, not failed.
+      agent.stop ??= { status: outcome.interrupted === true ? 'interrupted' : 'failed', summary: outcome.error };
+      this.#advance(agent);
+      return;
+    }
+    if (!isRecord(response) || response.status !== 'completed') {
+      if (agent.stop !== undefined) this.#advance(agent);
+      return;
+    }
+    agent.reported(response);
+    agent.stop ??= { status: 'completed' };
+    // Its call returns now, so the agent ended before: it ends here when its transcript holds its final answer, or when
+    // there is no transcript (the answer is then the result's). One the CLI has not written that far waits for it: its
+    // record says what the result does not (the response's id, its stop reason, its thinking).
     this.#advance(agent);
   }
 
@@ -786,7 +805,8 @@ export class QueryTrace {
           // Links the agent to its call even before the stream shows `task_started`.
           const agent = this.#agents.of(nonEmptyString(input.tool_response.agentId), toolUseId);
           if (agent !== undefined && input.tool_response.status === 'completed') {
-            // A foreground agent finished: it ends before its call does.
+            // A foreground agent finished: it ends before its call does, with the final answer its result reports.
+            agent.reported(input.tool_response);
             agent.stop ??= { status: 'completed' };
             this.#advance(agent);
           }

@@ -210,6 +210,8 @@ function askedProvider(llm: unknown, metadata: Loose | undefined): string | unde
   const namespace = id.length === 4 && id[0] === 'langchain' && id[1] === 'chat_models' ? nonEmptyString(id[2]) : undefined;
   return named === 'openai' && namespace !== undefined ? namespace : named;
 }
+/** The `lc_source` `toolEmulatorMiddleware` gives its model's calls. */
+const TOOL_EMULATION = 'toolEmulation';
 /** LangChain's runnables that run what they wrap again after a failure (`withRetry`) or run the next of it (`withFallbacks`). */
 const WRAPPERS = new Set(['RunnableRetry', 'RunnableWithFallbacks']);
 const isRetryWrapper = (chain: unknown): boolean => isRecord(chain) && Array.isArray(chain.id) && WRAPPERS.has(String(chain.id.at(-1)));
@@ -263,6 +265,8 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   readonly #lastCalls = new WeakMap<AgentRun, CallOfTool[]>();
   /** The tool calls each run's models asked for that no tool run has taken yet, oldest first (`#claimCall`). */
   readonly #unclaimedCalls = new WeakMap<AgentRun, CallOfTool[]>();
+  /** The calls of each run `toolEmulatorMiddleware`'s model is answering, open until the tools node's ToolMessage. */
+  readonly #emulatedCalls = new WeakMap<AgentRun, Set<string>>();
   /** Named sessions (threads) kept open between their runs, shared by the handlers on the same hooks. */
   readonly #holds: SessionHolds<true>;
   /** The task a `Send` gave each agent it started: of parallel workers of one agent, it tells whose approvals are whose. */
@@ -648,13 +652,17 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     const source = run === undefined ? undefined : nonEmptyString(metadata?.lc_source);
     if (run !== undefined && source !== undefined) {
       const agents = this.#agentsOf(run);
-      agents.started += 1;
+      // `toolEmulatorMiddleware` answers a tool call with its model's instead of running the tool: that call's
+      // sub-agent, the call open while it runs (as a tool that runs an agent), answered by the ToolMessage it makes.
+      const emulated = source === TOOL_EMULATION ? this.#takeEmulatedCall(run, messages) : undefined;
+      if (emulated === undefined) agents.started += 1;
+      else run.toolStart(emulated);
       run = this.#core.startRun({
         runId,
         agentName: source,
         model: asked,
         provider,
-        parent: { run, toolCallId: `${run.ids.turn_id}:agent:${agents.started}` },
+        parent: { run, toolCallId: emulated?.id ?? `${run.ids.turn_id}:agent:${agents.started}` },
       });
       if (run === undefined) return;
       ownsRun = true;
@@ -852,6 +860,15 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
    * those calls would have no outcome.
    */
   #answerUnrun(run: AgentRun, outputs: unknown): void {
+    const emulated = this.#emulatedCalls.get(run);
+    if (emulated !== undefined && emulated.size > 0) {
+      for (const { message } of toolMessagesOf(outputs)) {
+        const id = String(message.tool_call_id);
+        if (!emulated.delete(id)) continue;
+        const result = contentText(message.content);
+        run.toolEnd(id, message.status === 'error' ? { result, failed: true, error: new ToolReportedError(String(result)) } : { result });
+      }
+    }
     const unclaimed = this.#unclaimedCalls.get(run);
     if (unclaimed === undefined || unclaimed.length === 0) return;
     for (const { message, askedAgain } of toolMessagesOf(outputs)) {
@@ -882,6 +899,27 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       unclaimed.splice(unclaimed.indexOf(call), 1);
       run.toolRefused(call, { error, text: String(error.message) });
     }
+  }
+
+  /**
+   * The unclaimed call of `run` that `toolEmulatorMiddleware`'s prompt (`messages`, one human message) names: its
+   * tool (`Tool: name`) and arguments (`Arguments: json`). LangChain tells the emulator's model call nothing else of
+   * the call (its parent is the tools node). Taken from the unclaimed calls and kept as emulated, for the tools node's
+   * ToolMessage to end (`#answerUnrun`).
+   */
+  #takeEmulatedCall(run: AgentRun, messages: unknown): CallOfTool | undefined {
+    const first = Array.isArray(messages) ? messages[0] : undefined;
+    const prompt = contentText(isRecord(first) ? first.content : undefined);
+    const name = /^Tool: (.+)$/m.exec(prompt)?.[1];
+    const args = /^Arguments: (.*)$/m.exec(prompt)?.[1];
+    const unclaimed = this.#unclaimedCalls.get(run);
+    const index = name === undefined || unclaimed === undefined ? -1 : unclaimed.findIndex((call) => call.name === name && (args === undefined || sameArguments(call.arguments, args)));
+    if (index < 0) return undefined;
+    const [call] = unclaimed!.splice(index, 1);
+    let emulated = this.#emulatedCalls.get(run);
+    if (emulated === undefined) this.#emulatedCalls.set(run, (emulated = new Set()));
+    emulated.add(call!.id);
+    return call;
   }
 
   #addUnclaimed(run: AgentRun, calls: readonly CallOfTool[]): void {

@@ -242,6 +242,26 @@ function validateSignalDestinations(signal: 'logs' | 'metrics', section: JsonObj
   if (first !== null) unsupported(component, 'endpoints', `OpenTelemetry ${signal}.endpoints invalid config: ${first}`);
 }
 
+/**
+ * A `gen_ai` endpoint's spans are the conventions' attributes only: native applies no `attribute_mappings` there and
+ * sends no marks, `mark_projection = "tool"` included, and the memory relay sends what native sends. Native says
+ * nothing of it; a setting that does nothing gets a warning here rather than being dropped quietly.
+ */
+function genAiIgnored(endpoint: JsonObject, index: number, push: (d: ConfigDiagnostic) => void): void {
+  const ignored: [field: string, what: string][] = [];
+  if (Array.isArray(endpoint.attribute_mappings) && endpoint.attribute_mappings.length > 0) ignored.push(['attribute_mappings', 'its attribute_mappings']);
+  if (endpoint.mark_projection === 'tool') ignored.push(['mark_projection', 'mark_projection = "tool" (a gen_ai endpoint sends no marks)']);
+  for (const [field, what] of ignored) {
+    push({
+      level: 'warning',
+      code: 'observability.ignored_on_gen_ai',
+      component: 'opentelemetry',
+      field: `endpoints[${index}].${field}`,
+      message: `OpenTelemetry endpoints[${index}] is a gen_ai endpoint, which does not apply ${what} on either backend; use type = "openinference" or "full" for them`,
+    });
+  }
+}
+
 /** The path of an endpoint URL (Rust's trim first), or null when it does not parse. */
 function urlPath(endpoint: string): string | null {
   try {
@@ -282,6 +302,7 @@ export function openTelemetrySettings(otel: JsonObject, version: unknown, env: E
   endpointsOf(otel).forEach((endpoint, index) => {
     const common = commonSettings(endpoint, `endpoints[${index}]`, env, bsp, push);
     if (common === null) return;
+    if (endpoint.type === 'gen_ai') genAiIgnored(endpoint, index, push);
     out.traces.push({
       index,
       type: endpoint.type as OtlpType,

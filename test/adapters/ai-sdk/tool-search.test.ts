@@ -3,11 +3,12 @@
 // the Responses wire. The trajectory must show the search, what it found or loaded, that the next call was offered
 // the tool found (and the first was not), and the call of that tool with its result.
 import { afterEach, describe, expect, it } from 'vitest';
+import { createAnthropic } from '@ai-sdk/anthropic';
 import { createOpenAI, openai as openaiTools } from '@ai-sdk/openai';
-import { generateText, isStepCount, tool, toolSearch } from 'ai';
+import { generateText, isStepCount, streamText, tool, toolSearch } from 'ai';
 import * as z from 'zod';
 import { instrumentAiSdk } from '../../../src/adapters/ai-sdk/index.ts';
-import { openAiResponse, scriptedFetch } from '../../support/provider-wire.ts';
+import { anthropicMessage, anthropicStream, openAiResponse, scriptedFetch, serverToolBlocks, type AnthropicBlock } from '../../support/provider-wire.ts';
 import { sameOnNative } from '../same-on-native.ts';
 import { finishedRun, recordedPlugin, type AtifDoc } from '../support.ts';
 
@@ -128,6 +129,99 @@ describe('OpenAI hosted tool search (openai.tools.toolSearch)', () => {
     const results = agent[0]!.observation.results as AtifDoc[];
     expect(results.map((entry) => [entry.source_call_id, JSON.parse(entry.content)])).toEqual([['call_weather', { location: 'San Francisco', temperature: 18 }]]);
     expect(agent.map((step) => [step.metrics.prompt_tokens, step.metrics.completion_tokens])).toEqual(result.steps.map((step) => [step.usage.inputTokens, step.usage.outputTokens]));
+    await sameOnNative(recorded);
+  });
+});
+
+describe('Anthropic tool search (anthropic.tools.toolSearchBm25_20251119, toolSearchRegex_20251119)', () => {
+  // @ai-sdk/anthropic's tool factories (their JSDoc): a provider-executed search over the tools sent with
+  // `providerOptions.anthropic.deferLoading`. Anthropic runs it inside the call (`server_tool_use` named
+  // `tool_search_tool_bm25` or `tool_search_tool_regex`, then `tool_search_tool_result` with `tool_references`) and the
+  // model calls the tool it loaded in the same message.
+  const CLAUDE = 'claude-sonnet-4-5-20250929';
+  const weatherTool = () =>
+    tool({
+      description: 'Get the current weather at a specific location',
+      inputSchema: z.object({ location: z.string() }),
+      execute: async ({ location }) => ({ location, temperature: 18 }),
+      providerOptions: { anthropic: { deferLoading: true } },
+    });
+  const searchContent = (name: 'tool_search_tool_bm25' | 'tool_search_tool_regex', input: Record<string, unknown>, content: unknown): AnthropicBlock[] => [
+    ...serverToolBlocks('srvtoolu_search', name, input, 'tool_search_tool_result', content),
+    { type: 'tool_use', id: 'toolu_weather', name: 'get_weather', input: { location: 'San Francisco' } },
+  ];
+
+  for (const mode of ['generateText', 'streamText'] as const) {
+    it(`${mode}: records the search Anthropic ran, the tools it loaded, and the call of the loaded tool`, async () => {
+      const bm25 = mode === 'generateText';
+      const name = bm25 ? 'tool_search_tool_bm25' : 'tool_search_tool_regex';
+      const input = bm25 ? { query: 'weather' } : { pattern: 'weather' };
+      const content = searchContent(name, input, { type: 'tool_search_tool_search_result', tool_references: [{ type: 'tool_reference', tool_name: 'get_weather' }] });
+      const reply = bm25 ? anthropicMessage : anthropicStream;
+      const wire = scriptedFetch([
+        reply({ id: 'msg_1', model: CLAUDE, content, usage: { input_tokens: 400, output_tokens: 60, cache_read_input_tokens: 100 } }),
+        reply({ id: 'msg_2', model: CLAUDE, content: [{ type: 'text', text: 'It is 18°C in San Francisco.' }], usage: { input_tokens: 520, output_tokens: 12 } }),
+      ]);
+      const anthropic = createAnthropic({ apiKey: 'test-key', fetch: wire.fetch });
+      const recorded = recordedPlugin(`ai-anthropic-tool-search-${mode}`);
+      uninstall = instrumentAiSdk(recorded.hooks);
+      const options = {
+        model: anthropic('claude-sonnet-4-5'),
+        prompt: 'What is the weather in San Francisco?',
+        stopWhen: isStepCount(5),
+        tools: { toolSearch: bm25 ? anthropic.tools.toolSearchBm25_20251119() : anthropic.tools.toolSearchRegex_20251119(), get_weather: weatherTool() },
+      };
+      const result = bm25 ? await generateText(options) : streamText(options);
+      const steps = await result.steps;
+
+      expect(await result.text).toBe('It is 18°C in San Francisco.');
+      // The deferred tool went to Anthropic marked so; the search tool as Anthropic's own type.
+      const sent = wire.requests[0]!.body.tools as Array<{ name: string; type?: string; defer_loading?: boolean }>;
+      expect(sent.map((offered) => [offered.name, offered.type ?? 'custom', offered.defer_loading ?? false])).toEqual([
+        [name, `${name}_20251119`, false],
+        ['get_weather', 'custom', true],
+      ]);
+      const searchCall = steps[0]!.toolCalls.find((call) => call.toolName === 'toolSearch')!;
+      expect([searchCall.toolCallId, searchCall.providerExecuted]).toEqual(['srvtoolu_search', true]);
+      const searchResult = steps[0]!.toolResults.find((entry) => entry.toolName === 'toolSearch')!;
+      expect(searchResult.output).toEqual([{ type: 'tool_reference', toolName: 'get_weather' }]);
+
+      const { doc } = await finishedRun(recorded);
+      const agent = (doc.steps as AtifDoc[]).filter((step) => step.source === 'agent');
+      const calls = agent[0]!.tool_calls as AtifDoc[];
+      expect(calls.map((call) => [call.tool_call_id, call.function_name, call.arguments])).toEqual([
+        ['srvtoolu_search', 'toolSearch', input],
+        ['toolu_weather', 'get_weather', { location: 'San Francisco' }],
+      ]);
+      expect(calls[0]!.extra).toMatchObject({ provider_executed: true, provider_result: searchResult.output });
+      const results = agent[0]!.observation.results as AtifDoc[];
+      expect(results.map((entry) => [entry.source_call_id, JSON.parse(entry.content)])).toEqual([['toolu_weather', { location: 'San Francisco', temperature: 18 }]]);
+      expect(agent.map((step) => [step.metrics.prompt_tokens, step.metrics.completion_tokens, step.metrics.cached_tokens])).toEqual(steps.map((step) => [step.usage.inputTokens, step.usage.outputTokens, step.usage.inputTokenDetails.cacheReadTokens]));
+      await sameOnNative(recorded);
+    });
+  }
+
+  it('a search Anthropic could not run is a failed provider call, with its error code', async () => {
+    const content: AnthropicBlock[] = serverToolBlocks('srvtoolu_search', 'tool_search_tool_regex', { pattern: '(' }, 'tool_search_tool_result', { type: 'tool_search_tool_result_error', error_code: 'invalid_pattern' });
+    content.push({ type: 'text', text: 'I could not search the tools.' });
+    const wire = scriptedFetch([anthropicMessage({ id: 'msg_1', model: CLAUDE, content, usage: { input_tokens: 300, output_tokens: 20 } })]);
+    const anthropic = createAnthropic({ apiKey: 'test-key', fetch: wire.fetch });
+    const recorded = recordedPlugin('ai-anthropic-tool-search-error');
+    uninstall = instrumentAiSdk(recorded.hooks);
+
+    const result = await generateText({
+      model: anthropic('claude-sonnet-4-5'),
+      prompt: 'What is the weather in San Francisco?',
+      tools: { toolSearch: anthropic.tools.toolSearchRegex_20251119(), get_weather: weatherTool() },
+    });
+
+    const failed = result.steps[0]!.content.find((part) => part.type === 'tool-error')!;
+    expect(failed).toMatchObject({ toolCallId: 'srvtoolu_search', providerExecuted: true, error: { errorCode: 'invalid_pattern' } });
+    const { doc } = await finishedRun(recorded);
+    const call = ((doc.steps as AtifDoc[]).find((step) => step.source === 'agent')!.tool_calls as AtifDoc[])[0]!;
+    expect([call.tool_call_id, call.function_name]).toEqual(['srvtoolu_search', 'toolSearch']);
+    expect(call.arguments).toEqual({ pattern: '(' });
+    expect(call.extra).toMatchObject({ provider_executed: true, provider_error: 'invalid_pattern', provider_result: { type: 'tool_search_tool_result_error', errorCode: 'invalid_pattern' } });
     await sameOnNative(recorded);
   });
 });
