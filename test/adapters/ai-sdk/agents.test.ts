@@ -20,7 +20,6 @@ import { createAnthropic } from '@ai-sdk/anthropic';
 import { createOpenAI } from '@ai-sdk/openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
-  AbstractChat,
   DefaultChatTransport,
   Output,
   ToolLoopAgent,
@@ -32,9 +31,6 @@ import {
   readUIMessageStream,
   toUIMessageStream,
   tool,
-  type ChatInit,
-  type ChatState,
-  type ChatStatus,
   type LanguageModelUsage,
   type ModelMessage,
   type UIMessage,
@@ -44,6 +40,7 @@ import { instrumentAiSdk } from '../../../src/adapters/ai-sdk/index.ts';
 import { validateAtif } from '../../../src/formats/atif/validate.ts';
 import { sameOnNative } from '../same-on-native.ts';
 import { expectNothingLost, recordedPlugin, type AtifDoc, type Recorded } from '../support.ts';
+import { Chat } from './chat-client.ts';
 import { FakeProvider } from './wire.ts';
 
 (globalThis as { AI_SDK_LOG_WARNINGS?: boolean }).AI_SDK_LOG_WARNINGS = false;
@@ -53,24 +50,6 @@ afterEach(() => {
   uninstall?.();
   uninstall = undefined;
 });
-
-/** A chat's state as a plain array (what `useChat` keeps in React state). */
-class ArrayState<M extends UIMessage> implements ChatState<M> {
-  status: ChatStatus = 'ready';
-  error: Error | undefined = undefined;
-  messages: M[] = [];
-  pushMessage = (message: M): void => void (this.messages = [...this.messages, message]);
-  popMessage = (): void => void (this.messages = this.messages.slice(0, -1));
-  replaceMessage = (index: number, message: M): void => void (this.messages = this.messages.map((one, i) => (i === index ? message : one)));
-  snapshot = <T,>(thing: T): T => structuredClone(thing);
-}
-
-/** The SDK's chat client outside React, as @ai-sdk/react's `Chat` subclasses it. */
-class Chat extends AbstractChat<UIMessage> {
-  constructor(init: ChatInit<UIMessage>) {
-    super({ ...init, state: new ArrayState<UIMessage>() });
-  }
-}
 
 /** Polls `check` (the chat client reports by state, not by events a test can await). */
 async function until(check: () => boolean): Promise<void> {

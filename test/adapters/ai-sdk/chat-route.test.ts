@@ -18,7 +18,6 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
-  AbstractChat,
   DefaultChatTransport,
   convertToModelMessages,
   createUIMessageStreamResponse,
@@ -27,9 +26,6 @@ import {
   streamText,
   toUIMessageStream,
   tool,
-  type ChatInit,
-  type ChatState,
-  type ChatStatus,
   type LanguageModelUsage,
   type UIMessage,
 } from 'ai';
@@ -42,6 +38,7 @@ import { validateAtif } from '../../../src/formats/atif/validate.ts';
 import { AI_SDK_PROVIDERS } from '../../support/ai-sdk-providers.ts';
 import { sameOnNative } from '../same-on-native.ts';
 import { expectNothingLost, recordedPlugin, type AtifDoc } from '../support.ts';
+import { Chat } from './chat-client.ts';
 import { FakeProvider } from './wire.ts';
 
 (globalThis as { AI_SDK_LOG_WARNINGS?: boolean }).AI_SDK_LOG_WARNINGS = false;
@@ -51,24 +48,6 @@ afterEach(() => {
   uninstall?.();
   uninstall = undefined;
 });
-
-/** A chat's state as a plain array (what `useChat` keeps in React state). */
-class ArrayState<M extends UIMessage> implements ChatState<M> {
-  status: ChatStatus = 'ready';
-  error: Error | undefined = undefined;
-  messages: M[] = [];
-  pushMessage = (message: M): void => void (this.messages = [...this.messages, message]);
-  popMessage = (): void => void (this.messages = this.messages.slice(0, -1));
-  replaceMessage = (index: number, message: M): void => void (this.messages = this.messages.map((one, i) => (i === index ? message : one)));
-  snapshot = <T,>(thing: T): T => structuredClone(thing);
-}
-
-/** The SDK's chat client outside React, as @ai-sdk/react's `Chat` subclasses it. */
-class Chat extends AbstractChat<UIMessage> {
-  constructor(init: ChatInit<UIMessage>) {
-    super({ ...init, state: new ArrayState<UIMessage>() });
-  }
-}
 
 /**
  * How the route treats a user's stop: `consume`: `result.consumeStream()` first; `forward`: `abortSignal: req.signal`.
