@@ -391,6 +391,8 @@ interface Driven {
   text: string;
   /** Set when the signal stopped a run: what it threw. */
   thrown?: unknown;
+  /** Set when the last run stopped for approvals nobody answered (the turn then ends interrupted, waiting). */
+  paused?: boolean;
 }
 
 /** What every agent of one seed shares: the decisions taken, what the models were told, the calls that ran. */
@@ -462,7 +464,11 @@ async function drive(
     for (const [id, text] of toldIn(result.responseMessages)) ledger.told.set(id, text);
     const last = result.steps.at(-1)!;
     const pending = (last.content as Loose[]).filter((part) => part.type === 'tool-approval-request' && part.isAutomatic !== true);
-    if (pending.length === 0 || !options.answer) return out;
+    if (pending.length === 0) return out;
+    if (!options.answer) {
+      out.paused = true;
+      return out;
+    }
     expect(runs, `${options.label}\n${name}'s runs stopped for approvals`).toBeLessThan(options.maxRuns);
     const answers = pending.map((request) => {
       const approved = ledger.decisions.chance(0.5);
@@ -633,7 +639,8 @@ export async function runAiSdkSeed(seed: number, wire: RandomWireKind, packages:
           }
           subSteps.set(subWire, () => frameworkSteps(driven.steps, [toolCallId], agentName, stepResults));
           subTotals.push(driven.totals);
-          subEnded.set(toolCallId, driven.thrown === undefined ? 'completed' : 'interrupted');
+          // Stopped (the signal) or paused for approvals it left unanswered: interrupted, as every adapter's pause is.
+          subEnded.set(toolCallId, driven.thrown === undefined && driven.paused !== true ? 'completed' : 'interrupted');
           if (driven.thrown !== undefined) throw driven.thrown;
           if (plan.subAnswers || plan.subApprovals === undefined) expect(driven.steps, `${label}\n${agentName} of ${toolCallId}: its steps`).toHaveLength(subScenario.turns.length);
           return driven.text;
