@@ -9,7 +9,8 @@
 
 import type { RequestParts, ResponseParts } from '../core/run.ts';
 import { rawCounts, tokenUsage, usageShapeOf, type ProviderUsage } from '../../formats/usage.ts';
-import { toJson } from '../../shared/json.ts';
+import { toJson, type Json } from '../../shared/json.ts';
+import { recordedValue } from '../core/shapes.ts';
 import { isRecord } from '../../shared/record.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 import { chargedCostUsd, finishReasonOf, modelVersionOf, servedByOf, tokenCounts } from './messages.ts';
@@ -17,18 +18,23 @@ import { chargedCostUsd, finishReasonOf, modelVersionOf, servedByOf, tokenCounts
 type Event = Record<string, unknown>;
 
 /**
- * The shared state as the text the model read: a string as it is, a JSON object as JSON, an array of parts with its
- * text parts' text, its JSON parts as JSON and its files named by media type (their bytes are not the trajectory's).
+ * The shared state as the user's message the model read: a string as it is, a JSON object as JSON, an array of text
+ * and JSON parts as their text joined. An array holding files is a message of parts like any prompt's (chatMessages'
+ * rule): the parts as given, their media left out ({@link recordedValue}), so the trajectory says a file was read and
+ * of what type, and keeps no bytes.
  */
-export function stateText(state: unknown): string | undefined {
+export function stateContent(state: unknown): string | readonly Json[] | undefined {
   if (typeof state === 'string') return state;
   if (!Array.isArray(state)) return state === undefined ? undefined : JSON.stringify(toJson(state));
+  if (state.some((part) => isRecord(part) && part.type !== 'text' && part.type !== 'json')) {
+    const parts = recordedValue(state);
+    return Array.isArray(parts) ? parts : JSON.stringify(parts);
+  }
   const parts: string[] = [];
   for (const part of state) {
     if (!isRecord(part)) continue;
     if (part.type === 'text' && typeof part.text === 'string') parts.push(part.text);
     else if (part.type === 'json') parts.push(JSON.stringify(toJson(part.value ?? null)));
-    else if (part.type === 'file') parts.push(`[file ${nonEmptyString(part.mediaType) ?? 'unknown'}]`);
   }
   return parts.join('\n');
 }
@@ -41,8 +47,8 @@ export function judgmentRequest(event: Event): RequestParts {
     settings.fields = toJson(event.fields);
     if (typeof event.referenceDate === 'string') settings.reference_date = event.referenceDate;
   }
-  const text = stateText(event.state);
-  return { messages: text === undefined ? [] : [{ role: 'user', content: text }], model: nonEmptyString(event.modelId), settings };
+  const content = stateContent(event.state);
+  return { messages: content === undefined ? [] : [{ role: 'user', content }], model: nonEmptyString(event.modelId), settings };
 }
 
 /**

@@ -53,7 +53,7 @@ import { lastUserMessage, linkApprovedCalls, type CallOfTool, type ChatMessage }
 import { toJson } from '../../shared/json.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 import { completionServedBy } from '../core/upstream.ts';
-import { judgmentRequest, responseOfJudgment, stateText, unansweredJudgment } from './judgments.ts';
+import { judgmentRequest, responseOfJudgment, stateContent, unansweredJudgment } from './judgments.ts';
 
 type Event = Record<string, unknown>;
 
@@ -344,7 +344,7 @@ export class AiSdkTelemetry {
         model: nonEmptyString(event.modelId),
         provider: nonEmptyString(event.provider),
         // experimental_decide/extract: the shared state the model judges.
-        userMessage: () => lastUserMessage(chatMessages(undefined, event.messages)) ?? nonEmptyString(event.prompt) ?? stateText(event.state),
+        userMessage: () => lastUserMessage(chatMessages(undefined, event.messages)) ?? nonEmptyString(event.prompt) ?? stateContent(event.state),
         history: () => historyOf(instructions, event.messages),
         parent,
         continuesSession: resumed !== undefined,

@@ -57,17 +57,12 @@ interface Report {
   readonly usage: unknown;
 }
 
-/** The tool calls (`<id>`) and tool results (`result:<id>`) of a message, the stream's or a transcript's record. */
+/** The tool calls (`<id>`) and tool results (`result:<id>`, read as toolResults reads them) of a message, the stream's or a transcript's record. */
 function toolIds(message: Loose): string[] {
   const content = isRecord(message.message) ? message.message.content : undefined;
   if (!Array.isArray(content)) return [];
-  const ids: string[] = [];
-  for (const block of content) {
-    if (!isRecord(block) || typeof block.id !== 'string' && typeof block.tool_use_id !== 'string') continue;
-    if (block.type === 'tool_use') ids.push(block.id as string);
-    else if (block.type === 'tool_result') ids.push(`result:${String(block.tool_use_id)}`);
-  }
-  return ids;
+  const calls = content.flatMap((block) => (isRecord(block) && block.type === 'tool_use' && typeof block.id === 'string' ? [block.id] : []));
+  return [...calls, ...toolResults(content).map((result) => `result:${result.toolUseId}`)];
 }
 
 export class SubAgent {

@@ -905,7 +905,8 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
    * The unclaimed call of `run` that `toolEmulatorMiddleware`'s prompt (`messages`, one human message) names: its
    * tool (`Tool: name`) and arguments (`Arguments: json`). LangChain tells the emulator's model call nothing else of
    * the call (its parent is the tools node). Taken from the unclaimed calls and kept as emulated, for the tools node's
-   * ToolMessage to end (`#answerUnrun`).
+   * ToolMessage to end (`#answerUnrun`). The wording is LangChain's: the middleware tests run the installed one, so a
+   * release that rewords it fails there; a prompt that names no call leaves the emulation a sub-agent of the turn.
    */
   #takeEmulatedCall(run: AgentRun, messages: unknown): CallOfTool | undefined {
     const first = Array.isArray(messages) ? messages[0] : undefined;

@@ -170,6 +170,38 @@ describe('experimental_decide', () => {
     await sameOnNative(recorded);
   });
 
+  it('a state with a file: the user message names the file and keeps none of its bytes, as any prompt\'s file', async () => {
+    const reply = decisionsReply('gpt-6-luna-2026-10-01', { input: 900, cached: 0, output: 9, reasoning: 0 });
+    (reply.json as { answers: unknown[] }).answers.splice(1);
+    const wire = scriptedFetch([reply]);
+    const openai = createOpenAI({ apiKey: 'test-key', fetch: wire.fetch });
+    const recorded = recordedPlugin('ai-decide-file');
+    uninstall = instrumentAiSdk(recorded.hooks);
+    const screenshot = new Uint8Array(64).map((_, index) => (index * 37) % 256);
+    const base64 = Buffer.from(screenshot).toString('base64');
+
+    // The decisions page's multimodal state: text and a screenshot, in order.
+    await experimental_decide({
+      model: openai.decisionModel('gpt-6-luna'),
+      state: [
+        { type: 'text', text: 'The customer attached this screenshot of their statement.' },
+        { type: 'file', mediaType: 'image/png', data: screenshot },
+      ],
+      questions: { department: { type: 'choice', instructions: 'Which team should handle this?', criteria: { billing: 'Payments and refunds', support: 'Other requests' } } },
+    });
+
+    // The provider was sent the image; the trajectory says an image was read, of what type, without its bytes.
+    expect(JSON.stringify(wire.requests[0]!.body)).toContain(base64);
+    const { doc } = await finishedRun(recorded);
+    const user = (doc.steps as AtifDoc[])[0]!;
+    expect(user.source).toBe('user');
+    const parts = (typeof user.message === 'string' ? JSON.parse(user.message) : user.message) as Array<Record<string, unknown>>;
+    expect(parts.map((part) => [part.type, part.text ?? part.mediaType])).toEqual([['text', 'The customer attached this screenshot of their statement.'], ['file', 'image/png']]);
+    expect(JSON.stringify(recorded.log)).not.toContain(base64);
+    expect(JSON.stringify(doc)).not.toContain(base64);
+    await sameOnNative(recorded);
+  });
+
   it('a refusal fails the turn: the program gets the error, the trajectory says so', async () => {
     const refused = decisionsReply('gpt-6-luna-2026-10-01', { input: 50, cached: 0, output: 2, reasoning: 0 });
     (refused.json as { answers: unknown[] }).answers = [
