@@ -76,6 +76,8 @@ export class SubAgent {
   summary: string | undefined;
   /** Its final answer, as the Agent call's result reports it (a foreground agent that completed). */
   #report: Report | undefined;
+  /** Its Agent call returned (see returned()). */
+  #returned = false;
   run: AgentRun | undefined;
   /** How it ended, once known; `ended` once recorded. */
   stop: { status: RunStatus; summary?: string } | undefined;
@@ -146,6 +148,11 @@ export class SubAgent {
    * The Agent call's result said the agent completed: its `content` is the final answer's text blocks and its `usage`
    * the API's usage of that reply (the transcript's record of it, when it comes, says the same).
    */
+  /** Its Agent call returned, whatever its result said: nothing more of the agent is coming from the call. */
+  returned(): void {
+    this.#returned = true;
+  }
+
   reported(response: unknown): void {
     if (this.ended || !isRecord(response) || response.status !== 'completed' || !Array.isArray(response.content)) return;
     const blocks = new AssistantBlocks();
@@ -163,9 +170,10 @@ export class SubAgent {
    * read asked for no tool: that is its answer, which the stream never shows.
    */
   #complete(): boolean {
-    // Without a transcript, a foreground agent that completed waits for its call's result: its final answer, which the
-    // stream never shows (the CLI streams the task's end before it returns the call).
-    if (!this.#fromTranscript) return !this.#transcriptExpected && (this.background || this.stop?.status !== 'completed' || this.#report !== undefined || !this.#streamedCalledTools());
+    // Without a transcript, a foreground agent that completed waits for its call's result (the CLI streams the task's
+    // end before it returns the call): its final answer, which the stream shows only when the program forwards the
+    // agent's text (`forwardSubagentText`), and then with provisional usage; the result has the API's.
+    if (!this.#fromTranscript) return !this.#transcriptExpected && (this.background || this.stop?.status !== 'completed' || this.#report !== undefined || this.#returned);
     for (const id of this.#streamedIds) if (!this.#transcriptIds.has(id)) return false;
     const summary = this.summary?.trim();
     if (summary === undefined || summary === '') return this.stop?.status !== 'completed' || (this.#request?.blocks.toolCalls.length ?? 0) === 0;
@@ -229,6 +237,7 @@ export class SubAgent {
       for (const message of rest) this.#pending.push(message);
       this.#drain(run, tools);
     }
+    this.#reportedUsage();
     this.#emitRequest(run, tools);
     // Its final answer, which the transcript does not hold yet (or the stream never shows): the Agent call's result.
     if (this.#report !== undefined && this.stop.status === 'completed' && (this.#emitted === 0 || this.#lastCalledTools)) this.#emitReport(run, tools, this.#report);
@@ -249,13 +258,17 @@ export class SubAgent {
     this.#forget();
   }
 
-  /** Whether the last reply the stream showed called tools: the answer after it is not in the stream. */
-  #streamedCalledTools(): boolean {
-    for (let index = this.#streamed.length - 1; index >= 0; index--) {
-      const message = this.#streamed[index]!;
-      if (message.type === 'assistant') return toolIds(message).length > 0;
-    }
-    return true;
+  /**
+   * The final answer as the stream forwarded it (`forwardSubagentText`: its id, thinking and text, with the provisional
+   * usage of the reply's first event) takes the API's usage of it from the Agent call's result, which reports that
+   * reply: the one that asked for no tool and whose text is the result's. A transcript's record has the API's already.
+   */
+  #reportedUsage(): void {
+    const request = this.#request;
+    const report = this.#report;
+    if (request === undefined || report === undefined || report.usage === undefined || this.stop?.status !== 'completed') return;
+    if (this.#transcriptIds.has(request.id) || request.blocks.toolCalls.length > 0 || request.blocks.text.trim() !== report.blocks.text.trim()) return;
+    request.usage = report.usage;
   }
 
   /**

@@ -763,6 +763,7 @@ export class QueryTrace {
       this.#advance(agent);
       return;
     }
+    agent.returned();
     if (!isRecord(response) || response.status !== 'completed') {
       if (agent.stop !== undefined) this.#advance(agent);
       return;
