@@ -67,6 +67,7 @@ export function wrapClaudeAgentSdk<S extends ClaudeAgentSdkLike>(sdk: S, hooks: 
       provisionalUsage,
       transcripts: callerOptions.persistSession !== false,
       aborted: () => callerAborted(callerOptions),
+      abortSignal: callerSignal(callerOptions),
       resumes: nonEmptyString(callerOptions.resume) !== undefined || callerOptions.continue === true ? { startedAt: Date.now(), at: nonEmptyString(callerOptions.resumeSessionAt), session: nonEmptyString(callerOptions.resume) } : undefined,
     });
     let inner: AsyncIterable<unknown>;
@@ -89,6 +90,13 @@ export function wrapClaudeAgentSdk<S extends ClaudeAgentSdkLike>(sdk: S, hooks: 
 function callerAborted(callerOptions: Loose): boolean {
   const controller = callerOptions.abortController;
   return isRecord(controller) && isAbortedSignal(controller.signal);
+}
+
+/** The caller's abort signal (`options.abortController.signal`), when it gave one. */
+function callerSignal(callerOptions: Loose): AbortSignal | undefined {
+  const controller = callerOptions.abortController;
+  const signal = isRecord(controller) ? controller.signal : undefined;
+  return signal instanceof AbortSignal ? signal : undefined;
 }
 
 /** The string prompt is the first user message; an iterable's messages are each seen as the SDK takes them. */

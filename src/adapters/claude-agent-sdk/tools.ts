@@ -164,6 +164,11 @@ export class ToolBook {
     if (state.run !== undefined && !awaiting(state.outcome)) this.#end(state);
   }
 
+  /** The calls the CLI took up (a hook said so) that neither returned nor ended yet: running, as far as anyone said. */
+  running(): string[] {
+    return [...this.#tools.values()].filter((state) => state.begun && !state.ended && state.outcome === undefined && state.response === undefined && state.denied === undefined).map((state) => state.id);
+  }
+
   /** Whether a denial of this call was already recorded (by the caller's callback or hook, before the CLI reports it). */
   denied(id: string): boolean {
     return this.#tools.get(id)?.denied !== undefined;

@@ -36,6 +36,7 @@ import {
   toolResults,
   anthropicUsage,
   type Loose,
+  type ToolResultBlock,
 } from './messages.ts';
 import { isRecord } from '../../shared/record.ts';
 import { nonEmptyString } from '../../shared/text.ts';
@@ -75,6 +76,8 @@ export interface TraceOptions {
   readonly resumes: { readonly startedAt: number; readonly at: string | undefined; readonly session: string | undefined } | undefined;
   /** Whether the program aborted the query (`options.abortController`) by now. */
   readonly aborted?: () => boolean;
+  /** The program's abort signal (`options.abortController.signal`): the calls running when it fires were cut by it. */
+  readonly abortSignal?: AbortSignal;
 }
 
 export class QueryTrace {
@@ -153,12 +156,22 @@ export class QueryTrace {
   /** The conversation so far, as each request's `messages`. */
   readonly #history: ChatMessage[] = [];
   #finished = false;
+  /** The calls the CLI had started and not answered when the program aborted the query (see #cutByAbort). */
+  readonly #runningAtAbort = new Set<string>();
+  #forgetSignal: () => void = () => {};
 
   constructor(core: AdapterCore, options: TraceOptions) {
     this.#core = core;
     this.#options = options;
     this.#agents = new SubAgents(options.transcripts, this.#tokens);
     this.#tools = new ToolBook((id, outcome, response) => this.#beforeToolEnd(id, outcome, response));
+    const signal = options.abortSignal;
+    if (signal !== undefined && !signal.aborted) {
+      const noteRunning = (): void => this.#core.guard.run("noting the calls the program's abort cut", () => this.#tools.running().forEach((id) => this.#runningAtAbort.add(id)));
+      signal.addEventListener('abort', noteRunning, { once: true });
+      // A controller the program keeps across queries does not keep this one's trace.
+      this.#forgetSignal = () => signal.removeEventListener('abort', noteRunning);
+    }
   }
 
   /** A user message the SDK was given (the string prompt, or one pulled from the caller's iterable). */
@@ -502,15 +515,26 @@ export class QueryTrace {
       if (main && !result.isError) this.#agents.byToolUse(result.toolUseId)?.reported(m.tool_use_result);
       const interrupted = result.isError && rejectedByUser(m, result.toolUseId);
       if (agent?.background === true && interrupted && !this.#tools.denied(result.toolUseId)) continue;
-      // A sub-agent's result does not say the program's abort cut its call (the main agent's says so in its meta), but
-      // the CLI's words do: its in-process MCP server's link ended before it answered, and the program had aborted.
-      const cut = agent !== undefined && mcpAnswerCut(result) && this.#options.aborted?.() === true;
+      const cut = agent !== undefined && this.#cutByAbort(result);
       const outcome = { ...resultOutcome(m, result), ...(interrupted || cut ? { interrupted: true } : {}) };
       // A sub-agent's error result in the stream does not say whether the program's abort cut the call (the main
       // agent's does): its transcript, which the sub-agent's steps are read from, does, and has the last word.
       const provisional = agent !== undefined && this.#options.transcripts && outcome.failed && outcome.interrupted !== true && !this.#tools.denied(result.toolUseId);
       this.#tools.ended(result.toolUseId, provisional ? { ...outcome, provisional } : outcome);
     }
+  }
+
+  /**
+   * Whether the program's abort (`options.abortController`) cut the call this error result answers. A sub-agent's
+   * result does not say so (the main agent's says it in its meta), but either the call was running when the program
+   * aborted (the CLI had started it, no hook or result had said it returned), which then killed it (a Bash command's
+   * `Exit code 137`, on a runtime where the CLI outlives the abort long enough to stream it), or the result is the
+   * CLI's words for an MCP call whose server link ended, read after the abort: an in-process server lives in the
+   * program, and the abort ends that link.
+   */
+  #cutByAbort(result: ToolResultBlock): boolean {
+    if (!result.isError) return false;
+    return this.#runningAtAbort.has(result.toolUseId) || (mcpAnswerCut(result) && this.#options.aborted?.() === true);
   }
 
   /**
@@ -924,6 +948,8 @@ export class QueryTrace {
     this.#userMessageIds.length = 0;
     this.#turnResults.length = 0;
     this.#earlyFailures.length = 0;
+    this.#forgetSignal();
+    this.#runningAtAbort.clear();
   }
 
   #finish(status: RunStatus | undefined, error: unknown): void {
