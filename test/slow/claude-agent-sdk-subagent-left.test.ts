@@ -14,7 +14,8 @@
 //    shows no result for that call. It was cut, not failed: it must end
 //    interrupted.
 // 3. With a transcript the CLI writes late: where the sub-agent ends against
-//    its Agent call's end, in the ATOF events and in the ATIF file.
+//    its Agent call's end, in the ATOF events and in the ATIF file, and that
+//    its steps are the API's replies whichever way it falls.
 //
 // Slow (each query spawns the CLI): npx vitest run --config vitest.slow.config.ts.
 import { rmSync, writeFileSync } from 'node:fs';
@@ -182,10 +183,13 @@ describe('wrapClaudeAgentSdk: the program stops the query while a sub-agent\'s B
 });
 
 describe('wrapClaudeAgentSdk: a foreground sub-agent whose transcript the CLI writes after its call returns', () => {
-  // The CLI writes the transcript in batches: at the call's return it may hold everything, all but the final answer, or
-  // less. The order the program saw: the sub-agent answered, then its call returned, then the main agent asked again.
+  // The CLI writes the transcript in batches: at the call's return it may hold everything, or not yet the final answer,
+  // or less. The order the program saw: the sub-agent answered, then its call returned, then the main agent asked again.
+  // Only the transcript's record of each reply says its stop reason, and (without forwarding) its id and thinking, and
+  // of a reply that called tools its output tokens: the sub-agent ends when the transcript holds them, which is before
+  // its call's end when the CLI wrote them by then, else after (often after the main agent's next request).
   for (const forwardSubagentText of [false, true]) {
-    it(`ends the sub-agent before its Agent call's end unless the transcript lacks more than the answer (forwardSubagentText: ${forwardSubagentText})`, async () => {
+    it(`ends the sub-agent with every reply as the API sent it, before its Agent call's end when the transcript held them by then (forwardSubagentText: ${forwardSubagentText})`, async () => {
       const { mock, options } = await loopback('Read');
       const recorded = recordedPlugin(`claude-late-transcript-${forwardSubagentText}`);
       const claude = wrapClaudeAgentSdk(sdk, recorded.hooks, { logger: quiet });
@@ -203,41 +207,32 @@ describe('wrapClaudeAgentSdk: a foreground sub-agent whose transcript the CLI wr
       const callEnd = log.findIndex((entry) => entry.hook === 'post_tool_call' && entry.payload.tool_call_id === 'toolu_task_1');
       const subStop = log.findIndex((entry) => entry.hook === 'subagent_stop');
       const subEnd = log.findIndex((entry) => entry.hook === 'on_session_end' && entry.payload.session_id === child);
-      const subAnswers = log.flatMap((entry, index) => (entry.hook === 'post_api_request' && entry.payload.session_id === child ? [index] : []));
-      expect(subAnswers).toHaveLength(2);
-      // The transcript lacked the Read request or its result when the call returned: only it says that request's output
-      // tokens, so the sub-agent waits for it (the first request is recorded once the transcript has what follows it).
-      const laggedMore = subAnswers[0]! > callEnd;
-      console.log(`the sub-agent's transcript at its call's return: ${laggedMore ? 'short of more than the answer (waited)' : 'all but, at most, the answer (ended before the call)'}`);
-      if (!laggedMore) {
-        expect(subEnd, 'the sub-agent ends before its call').toBeLessThan(callEnd);
-        expect(subStop, 'subagent_stop comes before the call ends').toBeLessThan(callEnd);
+      const mainNextRequest = log.findLastIndex((entry) => entry.hook === 'pre_api_request' && entry.payload.session_id === doc.session_id);
+      expect(callEnd).toBeLessThan(mainNextRequest);
+      expect(subStop).toBeGreaterThan(subEnd);
+      const before = subEnd < callEnd;
+      console.log(`the sub-agent ended ${before ? 'before its call (its transcript complete by then)' : mainNextRequest < subEnd ? "after its call and the main agent's next request (its transcript written later)" : 'after its call (its transcript written later)'}`);
+      if (before) {
+        expect(subStop, 'subagent_stop before the call ends').toBeLessThan(callEnd);
         // In the ATIF file too: its last step is no later than the main agent's step after the call.
-        const subLast = agentSteps(subDoc).at(-1)!.timestamp;
-        const mainNext = agentSteps(doc).at(-1)!.timestamp;
-        expect(Date.parse(subLast)).toBeLessThanOrEqual(Date.parse(mainNext));
+        expect(Date.parse(agentSteps(subDoc).at(-1)!.timestamp)).toBeLessThanOrEqual(Date.parse(agentSteps(doc).at(-1)!.timestamp));
       }
+      expect(subEnd, 'and before the query ends').toBeLessThan(log.findIndex((entry) => entry.hook === 'on_session_end' && entry.payload.session_id === doc.session_id));
       expect(log[subEnd]!.payload).toMatchObject({ completed: true });
 
-      // Its answer either way: the text and the API's usage (the transcript's record, or the call's result).
+      // Either way every reply is the API's: text, tool calls, tokens (as modelUsage counts them), and the answer's id,
+      // stop reason and thinking (the transcript's record of it).
       const steps = agentSteps(subDoc);
       expect(steps.map((step) => [step.model_name, step.message, (step.tool_calls ?? []).map((call: AtifDoc) => call.tool_call_id)])).toEqual([
         [SUB_MODEL, '', ['toolu_read_1']],
         [SUB_MODEL, ANSWER, []],
       ]);
-      expect([steps[1]!.metrics?.prompt_tokens, steps[1]!.metrics?.completion_tokens]).toEqual([15 + 4, 8]);
-      // Every step's tokens are the API's, as modelUsage counts them for the sub-agent's model.
+      expect(steps.map((step) => [step.metrics?.prompt_tokens, step.metrics?.completion_tokens])).toEqual([[7, 3], [15 + 4, 8]]);
       const byModel = messages.at(-1).modelUsage['claude-sub'];
-      expect([steps[0]!.metrics?.prompt_tokens, steps[0]!.metrics?.completion_tokens]).toEqual([7, 3]);
       expect([byModel.inputTokens + byModel.cacheReadInputTokens + byModel.cacheCreationInputTokens, byModel.outputTokens]).toEqual([7 + 15 + 4, 3 + 8]);
-      // The answer's id and thinking: the transcript's record, or the forwarded message; neither when the call's result
-      // alone had the answer (no forwarding, the record written after the call).
-      const answer = log[subAnswers[1]!]!.payload as { response: { id?: string } };
-      if (forwardSubagentText || answer.response.id !== undefined) {
-        expect([answer.response.id, steps[1]!.reasoning_content]).toEqual(['msg_sub_final', THOUGHT]);
-      } else {
-        expect(steps[1]!.reasoning_content).toBeUndefined();
-      }
+      const answers = log.filter((entry) => entry.hook === 'post_api_request' && entry.payload.session_id === child).map((entry) => entry.payload as { response: { id?: string }; finish_reason?: string });
+      expect(answers.map((answer) => answer.finish_reason)).toEqual(['tool_calls', 'stop']);
+      expect([answers[1]!.response.id, steps[1]!.reasoning_content]).toEqual(['msg_sub_final', THOUGHT]);
       await sameOnNative(recorded);
     }, 120_000);
   }

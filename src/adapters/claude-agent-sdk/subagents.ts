@@ -174,36 +174,11 @@ export class SubAgent {
     // end before it returns the call): its final answer, which the stream shows only when the program forwards the
     // agent's text (`forwardSubagentText`), and then with provisional usage; the result has the API's.
     if (!this.#fromTranscript) return !this.#transcriptExpected && (this.background || this.stop?.status !== 'completed' || this.#report !== undefined || this.#returned);
-    if (this.#onlyAnswerMissing()) return true;
     for (const id of this.#streamedIds) if (!this.#transcriptIds.has(id)) return false;
     const summary = this.summary?.trim();
     if (summary === undefined || summary === '') return this.stop?.status !== 'completed' || (this.#request?.blocks.toolCalls.length ?? 0) === 0;
     // The last request read is still being read (nothing follows it yet): its text is the agent's last so far.
     return (this.#request?.blocks.text ?? this.#lastText).trim() === summary;
-  }
-
-  /**
-   * Its Agent call returned with its final answer, and the transcript lacks
-   * nothing else: every request the stream showed is in it, and its last one
-   * asked for tools. The CLI writes the transcript in batches, often after the
-   * call returned; waiting for the answer's record would end the agent after
-   * its call (after the parent's next request, often). The call's result has
-   * the answer's text and the API's usage of it; what only the record says
-   * (the response's id, its stop reason, its thinking) is lost, unless the
-   * program forwards the agent's text (`forwardSubagentText`: the stream's
-   * message has the id and the thinking). A transcript that lags further
-   * (requests whose output tokens only it says) is still waited for.
-   */
-  #onlyAnswerMissing(): boolean {
-    if (!this.#returned || this.background || this.#report === undefined || this.stop?.status !== 'completed') return false;
-    // The transcript's latest reply (the one still being read, else the last recorded) asked for tools, or there is none.
-    const askedForTools = this.#request === undefined ? this.#emitted === 0 || this.#lastCalledTools : this.#request.blocks.toolCalls.length > 0;
-    return askedForTools && this.#untranscribed().every((message) => this.#reportedAnswer(message));
-  }
-
-  /** A streamed message of the final answer the Agent call's result reports: a reply that asked for no tool. */
-  #reportedAnswer(message: Loose): boolean {
-    return this.#report !== undefined && this.stop?.status === 'completed' && message.type === 'assistant' && toolIds(message).length === 0;
   }
 
   /**
@@ -258,8 +233,7 @@ export class SubAgent {
     if (rest.length > 0) {
       // No transcript, or not all of it (persistSession: false, or the agent's call returned, or the query ended, before
       // the CLI wrote it): what the stream showed beyond it, with its provisional usage.
-      // The forwarded final answer alone takes the API's usage from the call's result (#reportedUsage).
-      if (!rest.every((message) => this.#reportedAnswer(message))) onProvisional();
+      onProvisional();
       for (const message of rest) this.#pending.push(message);
       this.#drain(run, tools);
     }

@@ -7,13 +7,11 @@
 // the last request it had recorded, not the one it was still reading: the
 // sub-agent ended only when the whole query did. The SDK is scripted with
 // the messages and hook inputs the CLI sent in that run, and the transcript
-// is written both ways: whole before the call returns, and without the
-// final answer until just before the query's result. Either way the
-// sub-agent ends before its call returns, as the CLI ran them: with the
-// transcript's record of its answer (the response's id and stop reason), or,
-// when that record lags, with what the call's result says of the answer
-// (its text and the API's usage; no id or stop reason). It waited for the
-// record before, and ended after the main agent's next request.
+// is written both ways: whole before the call returns (the sub-agent ends
+// before its call, as the CLI ran them), and without the final answer until
+// just before the query's result (the sub-agent waits for that record, which
+// says what the call's result does not: the response's id and stop reason,
+// and ends as it comes, not at the query's end).
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -115,7 +113,7 @@ function scriptedSdk(when: 'before-the-call-returns' | 'after-the-next-reply') {
 
 describe('the Claude Agent SDK adapter: a foreground sub-agent whose SubagentStop names its last text', () => {
   for (const when of ['before-the-call-returns', 'after-the-next-reply'] as const) {
-    it(`ends the sub-agent before its call returns, its transcript written ${when.replaceAll('-', ' ')}`, async () => {
+    it(`ends the sub-agent as soon as its transcript holds its final answer (${when.replaceAll('-', ' ')})`, async () => {
       const recorded = recordedPlugin(`claude-final-${when}`);
       const query = wrapClaudeAgentSdk(scriptedSdk(when), recorded.hooks, { logger: silentLogger }).query({ prompt: 'How was Paris founded?', options: { model: 'claude-main' } });
       /** How much was recorded when the program read the query's result. */
@@ -133,10 +131,14 @@ describe('the Claude Agent SDK adapter: a foreground sub-agent whose SubagentSto
       expect(mainRequests).toHaveLength(2);
       expect(subEnd).toBeGreaterThan(-1);
       expect(agentCallEnd).toBeLessThan(mainRequests[1]!);
-      // Before its call returns, whenever the CLI writes the answer's record: the call's result has the rest.
-      expect(subEnd).toBeLessThan(agentCallEnd);
-      expect(log.findIndex((entry) => entry.hook === 'subagent_stop')).toBeLessThan(agentCallEnd);
-      expect(subEnd).toBeLessThan(atResult);
+      if (when === 'before-the-call-returns') {
+        expect(subEnd).toBeLessThan(agentCallEnd);
+        expect(log.findIndex((entry) => entry.hook === 'subagent_stop')).toBeLessThan(agentCallEnd);
+      } else {
+        // Late by the transcript, and no later: by the message read after it was written, not at the query's end.
+        expect(subEnd).toBeGreaterThan(mainRequests[1]!);
+        expect(subEnd).toBeLessThan(atResult);
+      }
       expect(log.find((entry) => entry.hook === 'on_session_end' && entry.payload.session_id === child)!.payload).toMatchObject({ completed: true });
 
       // Its steps: the Read call with its result, then its final answer with the API's usage of that reply.
@@ -150,10 +152,9 @@ describe('the Claude Agent SDK adapter: a foreground sub-agent whose SubagentSto
       // The final request carried the conversation so far: the prompt, the Read call and its result.
       const subRequests = log.filter((entry) => entry.hook === 'pre_api_request' && entry.payload.session_id === child);
       expect((subRequests.at(-1)!.payload.request as { body: { messages: Array<{ role: string }> } }).body.messages.map((message) => message.role)).toEqual(['user', 'assistant', 'tool']);
-      // Its final answer is the transcript's record of it when written in time (the response's id and its stop reason),
-      // else the call's result, which has neither.
+      // Its final answer is the transcript's record of it: the response's id and its stop reason.
       const final = log.filter((entry) => entry.hook === 'post_api_request' && entry.payload.session_id === child).at(-1)!.payload as { response: { id?: string; finish_reason?: string } };
-      expect([final.response.id, final.response.finish_reason ?? undefined]).toEqual(when === 'before-the-call-returns' ? ['msg_s2', 'stop'] : [undefined, undefined]);
+      expect([final.response.id, final.response.finish_reason]).toEqual(['msg_s2', 'stop']);
       await sameOnNative(recorded);
     });
   }
