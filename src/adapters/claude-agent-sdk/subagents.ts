@@ -144,15 +144,15 @@ export class SubAgent {
     if (id !== undefined) this.#streamedIds.add(id);
   }
 
-  /**
-   * The Agent call's result said the agent completed: its `content` is the final answer's text blocks and its `usage`
-   * the API's usage of that reply (the transcript's record of it, when it comes, says the same).
-   */
   /** Its Agent call returned, whatever its result said: nothing more of the agent is coming from the call. */
   returned(): void {
     this.#returned = true;
   }
 
+  /**
+   * The Agent call's result said the agent completed: its `content` is the final answer's text blocks and its `usage`
+   * the API's usage of that reply (the transcript's record of it, when it comes, says the same).
+   */
   reported(response: unknown): void {
     if (this.ended || !isRecord(response) || response.status !== 'completed' || !Array.isArray(response.content)) return;
     const blocks = new AssistantBlocks();
