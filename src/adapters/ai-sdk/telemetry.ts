@@ -49,7 +49,8 @@ import { MAX_HELD_SESSIONS, MAX_PENDING_APPROVALS, PausedSubagents, SessionHolds
 import { APPROVAL_REQUIRED, approvalPause } from '../core/pause.ts';
 import { currentToolFrame, runInToolFrame } from '../core/context.ts';
 import { enclosingStep } from './step-context.ts';
-import { lastUserMessage, linkApprovedCalls, type CallOfTool, type ChatMessage } from '../core/shapes.ts';
+import { lastUserMessage, linkApprovedCalls, reportedToolError, type CallOfTool, type ChatMessage } from '../core/shapes.ts';
+import { mcpErrorText } from '../mcp/meta.ts';
 import { toJson } from '../../shared/json.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 import { completionServedBy } from '../core/upstream.ts';
@@ -518,8 +519,15 @@ export class AiSdkTelemetry {
       const output = (event.toolOutput ?? {}) as Event;
       // A sub-agent the tool left waiting for an approval ends with the tool.
       this.#pausedSubagents.close(`${state.run.sessionId}:sub:${id}`);
-      if (output.type === 'tool-error') state.run.toolEnd(id, { error: output.error, name: nonEmptyString(call.toolName) });
-      else state.run.toolEnd(id, { result: output.output, name: nonEmptyString(call.toolName) });
+      const name = nonEmptyString(call.toolName);
+      if (output.type === 'tool-error') {
+        state.run.toolEnd(id, { error: output.error, name });
+        return;
+      }
+      // An MCP tool's result with `isError` (the AI SDK's MCP tools return it, not throw): an output to the SDK, which
+      // gives the model its text, but the call failed, as the server that answered it records.
+      const reported = mcpErrorText(output.output);
+      state.run.toolEnd(id, { result: output.output, ...(reported === undefined ? {} : { error: reportedToolError(reported) }), name });
     });
   };
 
