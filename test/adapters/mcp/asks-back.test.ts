@@ -1,11 +1,12 @@
 // An MCP server that asks its client back inside a tool (sampling,
 // `server.server.createMessage`; form elicitation, `server.server.elicitInput`),
-// a child over stdio instrumented with `instrumentMcpServer`, reached through
-// the two frameworks whose MCP client cannot sample, run as their docs write
-// them: the OpenAI Agents SDK's `MCPServerStdio` with
-// `openAIAgentsMcpOptions` (its `Client` is made inside, with no capabilities
-// and no handlers), and the AI SDK's `createMCPClient` (`@ai-sdk/mcp`) over
-// `instrumentMcpTransport`, its tools given to `generateText`, declaring
+// instrumented with `instrumentMcpServer`, a child over stdio or on its own
+// over Streamable HTTP, reached through the two frameworks whose MCP client
+// cannot sample, run as their docs write them: the OpenAI Agents SDK's
+// `MCPServerStdio` and `MCPServerStreamableHttp` with `openAIAgentsMcpOptions`
+// (its `Client` is made inside, with no capabilities and no handlers), and the
+// AI SDK's `createMCPClient` (`@ai-sdk/mcp`) over `instrumentMcpTransport`
+// (stdio, `{ type: 'http', url }`), its tools given to `generateText`, declaring
 // nothing, declaring elicitation without a handler, or answering it with
 // `onElicitationRequest`. The server asks as the MCP SDK's examples do,
 // without looking at the client's capabilities, and lets what the request
@@ -23,7 +24,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createMCPClient, ElicitationRequestSchema } from '@ai-sdk/mcp';
 import { Experimental_StdioMCPTransport } from '@ai-sdk/mcp/mcp-stdio';
 import { createOpenAI } from '@ai-sdk/openai';
-import { Agent, MCPServerStdio, OpenAIResponsesModel, Runner } from '@openai/agents';
+import { Agent, MCPServerStdio, MCPServerStreamableHttp, OpenAIResponsesModel, Runner } from '@openai/agents';
 import { generateText, stepCountIs, type ToolSet } from 'ai';
 import { instrumentAiSdk } from '../../../src/adapters/ai-sdk/index.ts';
 import { instrumentMcpTransport, openAIAgentsMcpOptions } from '../../../src/adapters/mcp/index.ts';
@@ -35,13 +36,21 @@ import { sameOnNative } from '../same-on-native.ts';
 import { backends, expectNothingLost, recordedPlugin, type AtifDoc, type Recorded } from '../support.ts';
 import { hooks, observation, useTracing } from '../openai-agents/support.ts';
 import { FakeOpenAI } from '../openai-agents/wire.ts';
+import { serveHttp } from './agents-check.ts';
 
 (globalThis as { AI_SDK_LOG_WARNINGS?: boolean }).AI_SDK_LOG_WARNINGS = false;
 
-/** argv[2]: the server's trajectory folder; the backend is the environment's. */
+/**
+ * argv[2]: the server's trajectory folder; argv[3]: `http` to serve Streamable HTTP on loopback (one server per MCP
+ * session, as the MCP SDK's example serves it; it prints `listening <port>`), else stdio. The backend is the
+ * environment's.
+ */
 const SERVER = String.raw`
+import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { z } from 'zod';
 import { createNemoRelayPlugin, HookRegistry } from 'nemo-relay-hooks';
 import { instrumentMcpServer } from 'nemo-relay-hooks/mcp';
@@ -50,28 +59,55 @@ const hooks = new HookRegistry();
 const plugin = createNemoRelayPlugin({ settings: { atifEnabled: true, atifOutputDirectory: process.argv[2] } });
 plugin.register(hooks);
 
-const server = new McpServer({ name: 'trip-server', version: '1.0.0' });
-server.registerTool('name_sight', { description: 'Names a sight in a city', inputSchema: { city: z.string() } }, async ({ city }) => {
-  const sampled = await server.server.createMessage({
-    messages: [{ role: 'user', content: { type: 'text', text: 'Name one sight in ' + city + '.' } }],
-    maxTokens: 100,
+function tripServer() {
+  const server = new McpServer({ name: 'trip-server', version: '1.0.0' });
+  server.registerTool('name_sight', { description: 'Names a sight in a city', inputSchema: { city: z.string() } }, async ({ city }) => {
+    const sampled = await server.server.createMessage({
+      messages: [{ role: 'user', content: { type: 'text', text: 'Name one sight in ' + city + '.' } }],
+      maxTokens: 100,
+    });
+    return { content: [{ type: 'text', text: sampled.content.type === 'text' ? sampled.content.text : 'no sight' }] };
   });
-  return { content: [{ type: 'text', text: sampled.content.type === 'text' ? sampled.content.text : 'no sight' }] };
-});
-server.registerTool('book_tour', { description: 'Books a guided tour of a city', inputSchema: { city: z.string() } }, async ({ city }) => {
-  const answer = await server.server.elicitInput({
-    mode: 'form',
-    message: 'Book a guided tour of ' + city + '?',
-    requestedSchema: { type: 'object', properties: { book: { type: 'boolean', title: 'Book it' } }, required: ['book'] },
+  server.registerTool('book_tour', { description: 'Books a guided tour of a city', inputSchema: { city: z.string() } }, async ({ city }) => {
+    const answer = await server.server.elicitInput({
+      mode: 'form',
+      message: 'Book a guided tour of ' + city + '?',
+      requestedSchema: { type: 'object', properties: { book: { type: 'boolean', title: 'Book it' } }, required: ['book'] },
+    });
+    const booked = answer.action === 'accept' && answer.content?.book === true;
+    return { content: [{ type: 'text', text: booked ? 'tour booked' : 'no tour: ' + answer.action }] };
   });
-  const booked = answer.action === 'accept' && answer.content?.book === true;
-  return { content: [{ type: 'text', text: booked ? 'tour booked' : 'no tour: ' + answer.action }] };
-});
-instrumentMcpServer(server, hooks);
+  return instrumentMcpServer(server, hooks);
+}
 
-await server.connect(new StdioServerTransport());
-process.stdin.on('close', () => plugin.shutdown().then(() => process.exit(0)));
-plugin.installExitHandlers();
+if (process.argv[3] !== 'http') {
+  await tripServer().connect(new StdioServerTransport());
+  process.stdin.on('close', () => plugin.shutdown().then(() => process.exit(0)));
+  plugin.installExitHandlers();
+} else {
+  const transports = new Map();
+  const http = createServer(async (req, res) => {
+    const id = req.headers['mcp-session-id'];
+    let transport = typeof id === 'string' ? transports.get(id) : undefined;
+    if (transport === undefined) {
+      if (req.method !== 'POST' || id !== undefined) {
+        res.writeHead(404).end();
+        return;
+      }
+      const created = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID(), onsessioninitialized: (sid) => transports.set(sid, created) });
+      created.onclose = () => transports.delete(created.sessionId);
+      await tripServer().connect(created);
+      transport = created;
+    }
+    await transport.handleRequest(req, res);
+  });
+  http.listen(0, '127.0.0.1', () => console.log('listening ' + http.address().port));
+  process.on('SIGTERM', () => {
+    http.close();
+    http.closeAllConnections();
+    plugin.shutdown().then(() => process.exit(0));
+  });
+}
 `;
 
 /** The two runs: each asks the model for one call of one tool, then answers. */
@@ -109,7 +145,10 @@ afterEach(() => {
 });
 
 const api = new FakeOpenAI();
-const serverArgs = (out: string): string[] => [...(runtime === 'deno' ? ['run', '-A'] : []), script, out];
+/** Each backend, with the server a child over stdio or on its own over Streamable HTTP. */
+const CASES = backends().flatMap((backend) => (['stdio', 'http'] as const).map((transport) => [backend, transport] as const));
+const runtimeArgs = runtime === 'deno' ? ['run', '-A'] : [];
+const serverArgs = (out: string): string[] => [...runtimeArgs, script, out];
 const serverEnv = (backend: string): Record<string, string> => ({ ...(process.env as Record<string, string>), NEMO_RELAY_HOOKS_BACKEND: backend });
 
 /** What the model was told of `call`, from the request after it. */
@@ -169,8 +208,8 @@ async function expectTrue(recorded: Recorded, serverOut: string, told: Told): Pr
 }
 
 describe('an MCP server that asks back, reached through the OpenAI Agents SDK (its client cannot sample or elicit)', () => {
-  for (const backend of backends()) {
-    it(`the calls fail with the client's errors, linked both ways; the runs end (${backend})`, async () => {
+  for (const [backend, transport] of CASES) {
+    it(`the calls fail with the client's errors, linked both ways; the runs end (${transport}, ${backend})`, async () => {
       useTracing('tracing on');
       api.load(SCRIPT);
       const recorded = recordedPlugin('mcp-asks-back-agents', backend);
@@ -178,7 +217,11 @@ describe('an MCP server that asks back, reached through the OpenAI Agents SDK (i
       uninstall = instrumentOpenAIAgents(recorded.hooks, { sessionId: () => session });
       const serverOut = path.join(recorded.dir, 'server-atif');
       // As the SDK's docs start a server; a child runtime starting on a loaded machine can outlast the SDK's 5 s handshake.
-      const server = new MCPServerStdio({ name: 'trip', command: process.execPath, args: serverArgs(serverOut), env: serverEnv(backend), clientSessionTimeoutSeconds: 60, ...openAIAgentsMcpOptions(recorded.hooks) });
+      const http = transport === 'http' ? await serveHttp(script, serverOut, serverEnv(backend), runtimeArgs, 'http') : undefined;
+      const server =
+        http === undefined
+          ? new MCPServerStdio({ name: 'trip', command: process.execPath, args: serverArgs(serverOut), env: serverEnv(backend), clientSessionTimeoutSeconds: 60, ...openAIAgentsMcpOptions(recorded.hooks) })
+          : new MCPServerStreamableHttp({ name: 'trip', url: http.url, ...openAIAgentsMcpOptions(recorded.hooks) });
       await server.connect();
       try {
         const agent = new Agent({ name: 'Trip agent', instructions: 'Plan trips.', model: new OpenAIResponsesModel(api.client(), 'gpt-4.1'), mcpServers: [server] });
@@ -188,6 +231,7 @@ describe('an MCP server that asks back, reached through the OpenAI Agents SDK (i
         }
       } finally {
         await server.close();
+        await http?.stop();
       }
       // The SDK's client (@modelcontextprotocol/client 2.x) answers a sampling request "Method not found"; it declares
       // no elicitation, which the server's MCP SDK refuses before asking.
@@ -202,16 +246,22 @@ describe('an MCP server that asks back, reached through the OpenAI Agents SDK (i
 type Elicitation = 'undeclared' | 'no handler' | 'handler';
 
 describe("an MCP server that asks back, reached through the AI SDK's MCP client (it cannot sample)", () => {
-  for (const backend of backends()) {
+  for (const [backend, transport] of CASES) {
     for (const elicitation of ['undeclared', 'no handler', 'handler'] as const satisfies readonly Elicitation[]) {
-      it(`a refused request fails the call with the client's error, linked both ways; the runs end (elicitation ${elicitation}, ${backend})`, async () => {
+      it(`a refused request fails the call with the client's error, linked both ways; the runs end (elicitation ${elicitation}, ${transport}, ${backend})`, async () => {
         api.load(SCRIPT);
         const recorded = recordedPlugin('mcp-asks-back-ai-sdk', backend);
         let session: string = RUNS[0].session;
         uninstall = instrumentAiSdk(recorded.hooks, { sessionId: () => session });
         const serverOut = path.join(recorded.dir, 'server-atif');
-        const transport = new Experimental_StdioMCPTransport({ command: process.execPath, args: serverArgs(serverOut), env: serverEnv(backend) });
-        const mcp = await createMCPClient({ transport: instrumentMcpTransport(transport, recorded.hooks), ...(elicitation === 'undeclared' ? {} : { capabilities: { elicitation: {} } }) });
+        const http = transport === 'http' ? await serveHttp(script, serverOut, serverEnv(backend), runtimeArgs, 'http') : undefined;
+        const mcp = await createMCPClient({
+          transport:
+            http === undefined
+              ? instrumentMcpTransport(new Experimental_StdioMCPTransport({ command: process.execPath, args: serverArgs(serverOut), env: serverEnv(backend) }), recorded.hooks)
+              : instrumentMcpTransport({ type: 'http', url: http.url }, recorded.hooks),
+          ...(elicitation === 'undeclared' ? {} : { capabilities: { elicitation: {} } }),
+        });
         const asked: unknown[] = [];
         if (elicitation === 'handler') {
           mcp.onElicitationRequest(ElicitationRequestSchema, async (request) => {
@@ -232,6 +282,7 @@ describe("an MCP server that asks back, reached through the AI SDK's MCP client 
           }
         } finally {
           await mcp.close();
+          await http?.stop();
         }
         const sampling = 'MCP error -32601: Unsupported request method: sampling/createMessage';
         const tour = { undeclared: NO_ELICITATION, 'no handler': 'MCP error -32601: No elicitation handler registered on client', handler: 'tour booked' }[elicitation];
