@@ -6,9 +6,11 @@
 // `MCPServerStdio` and `MCPServerStreamableHttp` with `openAIAgentsMcpOptions`
 // (its `Client` is made inside, with no capabilities and no handlers), and the
 // AI SDK's `createMCPClient` (`@ai-sdk/mcp`) over `instrumentMcpTransport`
-// (stdio, `{ type: 'http', url }`), its tools given to `generateText`, declaring
-// nothing, declaring elicitation without a handler, or answering it with
-// `onElicitationRequest`. The server asks as the MCP SDK's examples do,
+// (stdio, `{ type: 'http', url }`; and without it), its tools given to
+// `generateText`, declaring nothing, declaring elicitation without a handler,
+// or answering it with `onElicitationRequest`; and an AI SDK tool of the
+// program's own calling an instrumented MCP SDK `Client` (docs/adapters/mcp.md's
+// agent), returning the result or its `content`. The server asks as the MCP SDK's examples do,
 // without looking at the client's capabilities, and lets what the request
 // throws escape its tool: the MCP SDK answers the call with `isError` and the
 // error's text, which the model is given as an ordinary output. Nothing
@@ -16,8 +18,10 @@
 // against that: the agent's call is failed with the client's error (the text
 // the model got), as the server's own trajectory records it, the two
 // trajectories name each other (the server's `extra.caller`, the call's
-// `subagent_trajectory_ref`), and an elicitation the client answered is an
-// ordinary call. Memory and native write the same files.
+// `subagent_trajectory_ref`; not linked, neither), and an elicitation the
+// client answered is an ordinary call; a tool of the program's own that hands
+// on only the result's `content` is `ok` (the limit the page states). Memory
+// and native write the same files.
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -25,9 +29,12 @@ import { createMCPClient, ElicitationRequestSchema } from '@ai-sdk/mcp';
 import { Experimental_StdioMCPTransport } from '@ai-sdk/mcp/mcp-stdio';
 import { createOpenAI } from '@ai-sdk/openai';
 import { Agent, MCPServerStdio, MCPServerStreamableHttp, OpenAIResponsesModel, Runner } from '@openai/agents';
-import { generateText, stepCountIs, type ToolSet } from 'ai';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { generateText, stepCountIs, tool, type ToolSet } from 'ai';
+import * as z from 'zod';
 import { instrumentAiSdk } from '../../../src/adapters/ai-sdk/index.ts';
-import { instrumentMcpTransport, openAIAgentsMcpOptions } from '../../../src/adapters/mcp/index.ts';
+import { instrumentMcpClient, instrumentMcpTransport, openAIAgentsMcpOptions } from '../../../src/adapters/mcp/index.ts';
 import { instrumentOpenAIAgents } from '../../../src/adapters/openai-agents/index.ts';
 import { validateAtif } from '../../../src/formats/atif/validate.ts';
 import { runtime } from '../../support/child.ts';
@@ -151,11 +158,11 @@ const runtimeArgs = runtime === 'deno' ? ['run', '-A'] : [];
 const serverArgs = (out: string): string[] => [...runtimeArgs, script, out];
 const serverEnv = (backend: string): Record<string, string> => ({ ...(process.env as Record<string, string>), NEMO_RELAY_HOOKS_BACKEND: backend });
 
-/** What the model was told of `call`, from the request after it. */
+/** What the model was told of `call`, from the request after it: its text parts, or the text it was sent (a tool's JSON output). */
 function toldModel(call: string): string {
   const input = api.requests.flatMap((request) => request.body.input as Array<Record<string, any>>);
   const output = input.find((item) => item.type === 'function_call_output' && item.call_id === call)?.output;
-  return (output as Array<{ text: string }>).map((part) => part.text).join('\n');
+  return typeof output === 'string' ? output : (output as Array<{ text: string }>).map((part) => part.text).join('\n');
 }
 
 /** The server's trajectories, by file name, once it wrote one per call (it writes each as its call ends, off its host thread). */
@@ -165,18 +172,25 @@ async function serverFiles(dir: string): Promise<Map<string, AtifDoc>> {
   return new Map(list().map((file) => [file, JSON.parse(readFileSync(path.join(dir, file), 'utf8')) as AtifDoc]));
 }
 
-/** Each call's outcome as the client's program saw it: the text the model got, and whether it failed (`told === 'tour booked'`: not). */
+/** Each call's answer, the text the server's tool ended with: the client's error, unless it is `tour booked`. */
 type Told = Record<(typeof RUNS)[number]['call'], string>;
 
+/** How the agent's side is made: linked (the client instrumented) or not; whether its tool hands on the result's `isError`. */
+interface Side {
+  linked: boolean;
+  /** False: the program's own tool returns the result's `content`, which carries no `isError`: the call is what it returned. */
+  handsOnIsError: boolean;
+}
+
 /**
- * The agent's and the server's files against what the programs did: each run's call is failed with the text the
- * model was given unless that text is the tool's answer, in the agent's hooks and trajectory and in the server's
- * trajectory of that call, and each names the other.
+ * The agent's and the server's files against what the programs did: each run's call is failed with the server's
+ * answer unless that is the tool's (or the agent's tool handed on no failure), in the agent's hooks and trajectory,
+ * and in the server's trajectory of that call; linked, each names the other.
  */
-async function expectTrue(recorded: Recorded, serverOut: string, told: Told): Promise<void> {
+async function expectTrue(recorded: Recorded, serverOut: string, told: Told, side: Side = { linked: true, handsOnIsError: true }): Promise<void> {
   const ended = new Map(hooks(recorded, 'post_tool_call').map((payload) => [payload.tool_call_id, payload]));
   for (const run of RUNS) {
-    const failed = told[run.call] !== 'tour booked';
+    const failed = told[run.call] !== 'tour booked' && side.handsOnIsError;
     expect(ended.get(run.call), run.call).toMatchObject(failed ? { status: 'error', error_type: 'ToolError', error_message: told[run.call] } : { status: 'ok', error_type: null });
   }
   const { counters } = await recorded.finish();
@@ -189,19 +203,21 @@ async function expectTrue(recorded: Recorded, serverOut: string, told: Told): Pr
   for (const [file, doc] of [...agentFiles, ...server]) expect(validateAtif(doc), file).toEqual([]);
   for (const run of RUNS) {
     const text = told[run.call];
-    const failed = text !== 'tour booked';
+    const failed = text !== 'tour booked' && side.handsOnIsError;
     const [agentFile, agentDoc] = [...agentFiles].find(([, doc]) => doc.session_id === run.session)!;
-    const [serverFile, serverDoc] = [...server].find(([, doc]) => doc.extra?.caller?.tool_call_id === run.call)!;
-    // The server's: one call, the agent's, ended as the agent's program was told.
-    expect(serverDoc.extra.caller).toEqual({ session_id: run.session, tool_call_id: run.call, trajectory_id: agentDoc.trajectory_id, trajectory_path: agentFile });
-    expect(serverDoc.steps.flatMap((step: AtifDoc) => step.observation?.results ?? []).map((result: AtifDoc) => [result.content, result.extra.metadata.tool_call_id, result.extra.metadata.status])).toEqual([
-      [text, run.call, failed ? 'error' : 'ok'],
-    ]);
-    // The agent's: the call failed with the client's error (or answered), referencing the server's trajectory.
+    const results = (doc: AtifDoc): AtifDoc[] => doc.steps.flatMap((step: AtifDoc) => step.observation?.results ?? []);
+    const [serverFile, serverDoc] = [...server].find(([, doc]) => results(doc).some((result) => result.content === text))!;
+    // The server's: one call, the agent's when linked, ended with the answer the agent's program got.
+    if (side.linked) expect(serverDoc.extra.caller).toEqual({ session_id: run.session, tool_call_id: run.call, trajectory_id: agentDoc.trajectory_id, trajectory_path: agentFile });
+    else expect(serverDoc.extra?.caller).toBeUndefined();
+    expect(results(serverDoc).map((result: AtifDoc) => [result.content, result.extra.metadata.status])).toEqual([[text, text === 'tour booked' ? 'ok' : 'error']]);
+    if (side.linked) expect(results(serverDoc)[0].extra.metadata.tool_call_id).toBe(run.call);
+    // The agent's: the call failed with the client's error (or answered), referencing the server's trajectory when linked.
     const result = observation(agentDoc, run.call)!;
     expect(result.content).toContain(JSON.stringify(text).slice(1, -1));
     expect(result.extra.metadata).toMatchObject(failed ? { status: 'error', 'error.type': 'ToolError' } : { status: 'ok' });
-    expect(result.subagent_trajectory_ref).toEqual([{ session_id: serverDoc.session_id, trajectory_id: serverDoc.trajectory_id, trajectory_path: serverFile }]);
+    if (side.linked) expect(result.subagent_trajectory_ref).toEqual([{ session_id: serverDoc.session_id, trajectory_id: serverDoc.trajectory_id, trajectory_path: serverFile }]);
+    else expect(result).not.toHaveProperty('subagent_trajectory_ref');
     expect(agentDoc.steps.at(-1).message).toBe(run.answer);
   }
   await sameOnNative(recorded);
@@ -245,21 +261,22 @@ describe('an MCP server that asks back, reached through the OpenAI Agents SDK (i
 /** How the AI SDK's MCP client is made: declaring nothing, declaring elicitation without a handler, or answering it. */
 type Elicitation = 'undeclared' | 'no handler' | 'handler';
 
+/** The AI SDK's cases: each of CASES linked, and one over stdio without `instrumentMcpTransport`. */
+const AI_SDK_CASES = [...CASES.map(([backend, transport]) => [backend, transport, true] as const), ...backends().map((backend) => [backend, 'stdio', false] as const)];
+
 describe("an MCP server that asks back, reached through the AI SDK's MCP client (it cannot sample)", () => {
-  for (const [backend, transport] of CASES) {
-    for (const elicitation of ['undeclared', 'no handler', 'handler'] as const satisfies readonly Elicitation[]) {
-      it(`a refused request fails the call with the client's error, linked both ways; the runs end (elicitation ${elicitation}, ${transport}, ${backend})`, async () => {
+  for (const [backend, transport, linked] of AI_SDK_CASES) {
+    for (const elicitation of linked ? (['undeclared', 'no handler', 'handler'] as const satisfies readonly Elicitation[]) : (['undeclared'] as const)) {
+      it(`a refused request fails the call with the client's error${linked ? ', linked both ways' : ' (not linked)'}; the runs end (elicitation ${elicitation}, ${transport}, ${backend})`, async () => {
         api.load(SCRIPT);
         const recorded = recordedPlugin('mcp-asks-back-ai-sdk', backend);
         let session: string = RUNS[0].session;
         uninstall = instrumentAiSdk(recorded.hooks, { sessionId: () => session });
         const serverOut = path.join(recorded.dir, 'server-atif');
         const http = transport === 'http' ? await serveHttp(script, serverOut, serverEnv(backend), runtimeArgs, 'http') : undefined;
+        const stdio = (): Experimental_StdioMCPTransport => new Experimental_StdioMCPTransport({ command: process.execPath, args: serverArgs(serverOut), env: serverEnv(backend) });
         const mcp = await createMCPClient({
-          transport:
-            http === undefined
-              ? instrumentMcpTransport(new Experimental_StdioMCPTransport({ command: process.execPath, args: serverArgs(serverOut), env: serverEnv(backend) }), recorded.hooks)
-              : instrumentMcpTransport({ type: 'http', url: http.url }, recorded.hooks),
+          transport: !linked ? stdio() : http === undefined ? instrumentMcpTransport(stdio(), recorded.hooks) : instrumentMcpTransport({ type: 'http', url: http.url }, recorded.hooks),
           ...(elicitation === 'undeclared' ? {} : { capabilities: { elicitation: {} } }),
         });
         const asked: unknown[] = [];
@@ -294,7 +311,59 @@ describe("an MCP server that asks back, reached through the AI SDK's MCP client 
         expect(told).toEqual({ call_sight: sampling, call_tour: tour });
         // The handler got the server's question as its program asked it: the adapter's name of the caller is gone.
         expect(asked).toEqual(elicitation === 'handler' ? [{ mode: 'form', message: 'Book a guided tour of Oslo?', requestedSchema: { type: 'object', properties: { book: { type: 'boolean', title: 'Book it' } }, required: ['book'] } }] : []);
-        await expectTrue(recorded, serverOut, told);
+        await expectTrue(recorded, serverOut, told, { linked, handsOnIsError: true });
+      }, 90_000);
+    }
+  }
+});
+
+/**
+ * docs/adapters/mcp.md's agent ("The client"): an AI SDK tool of the program's own whose `execute` calls the MCP SDK's
+ * `Client` (instrumented with `instrumentMcpClient`, no capabilities: its v1 `Client` answers a sampling request
+ * "Method not found"). Returning the result whole hands on its `isError`: the call is failed. Returning its
+ * `content`, as the page's snippet does, hands on none: the call is what the tool returned, `ok`, the server's
+ * trajectory saying the call failed (a limit the page states).
+ */
+describe("an MCP server that asks back, reached through an AI SDK tool of the program's own calling the MCP SDK's Client", () => {
+  for (const backend of backends()) {
+    for (const returns of ['result', 'content'] as const) {
+      it(`the tool returns the call's ${returns}: the agent's call is ${returns === 'result' ? 'failed' : 'ok'}, linked both ways (${backend})`, async () => {
+        api.load(SCRIPT);
+        const recorded = recordedPlugin('mcp-asks-back-client', backend);
+        let session: string = RUNS[0].session;
+        uninstall = instrumentAiSdk(recorded.hooks, { sessionId: () => session });
+        const serverOut = path.join(recorded.dir, 'server-atif');
+        const client = instrumentMcpClient(new Client({ name: 'trip-agent', version: '1.0.0' }), recorded.hooks);
+        await client.connect(new StdioClientTransport({ command: process.execPath, args: serverArgs(serverOut), env: serverEnv(backend) }));
+        try {
+          const openai = createOpenAI({ apiKey: 'sk-test-not-a-key', baseURL: 'https://fake-openai.test/v1', fetch: api.fetch });
+          const tools = Object.fromEntries(
+            RUNS.map((run) => [
+              run.tool,
+              tool({
+                description: run.tool,
+                inputSchema: z.object({ city: z.string() }),
+                execute: async ({ city }) => {
+                  const result = await client.callTool({ name: run.tool, arguments: { city } });
+                  return returns === 'result' ? result : result.content;
+                },
+              }),
+            ]),
+          );
+          for (const run of RUNS) {
+            session = run.session;
+            expect((await generateText({ model: openai('gpt-4.1'), prompt: run.prompt, tools, stopWhen: stepCountIs(3) })).text).toBe(run.answer);
+          }
+        } finally {
+          await client.close();
+        }
+        const told = { call_sight: 'MCP error -32601: Method not found', call_tour: NO_ELICITATION };
+        // The model got the tool's output as JSON: the result, or its content, with the error's text.
+        for (const [call, text] of Object.entries(told)) {
+          const content = [{ type: 'text', text }];
+          expect(JSON.parse(toldModel(call))).toEqual(returns === 'result' ? { content, isError: true } : content);
+        }
+        await expectTrue(recorded, serverOut, told, { linked: true, handsOnIsError: returns === 'result' });
       }, 90_000);
     }
   }
