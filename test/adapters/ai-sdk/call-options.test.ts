@@ -14,7 +14,9 @@ import { ToolLoopAgent, generateText, isStepCount, streamText, tool } from 'ai';
 import * as z from 'zod';
 import { instrumentAiSdk } from '../../../src/adapters/ai-sdk/index.ts';
 import { sameOnNative } from '../same-on-native.ts';
-import { finishedRun, recordedPlugin, type AtifDoc, type Recorded } from '../support.ts';
+import { PARAM_FIELDS, firstParam, requestSurface } from '../../../src/formats/request-codecs.ts';
+import type { Json, JsonObject } from '../../../src/shared/json.ts';
+import { finishedRun, recordedPlugin, type AtifDoc, type AtofEvent, type Recorded } from '../support.ts';
 import { FakeProvider } from './wire.ts';
 
 (globalThis as { AI_SDK_LOG_WARNINGS?: boolean }).AI_SDK_LOG_WARNINGS = false;
@@ -28,6 +30,21 @@ afterEach(() => {
 const GPT = 'gpt-4o-2024-08-06';
 const SECRET = 'tenant-7f3e9c-secret';
 type Payload = Record<string, any>;
+
+/**
+ * The generation parameters of each ATOF LLM start as the exporters read them (the request's shape, then that shape's
+ * fields: `PARAM_FIELDS`, the rule the gen_ai and OpenInference mappings use): [temperature, top_p, the token cap].
+ */
+function exportedParams(atof: AtofEvent[]): unknown[][] {
+  return atof
+    .filter((event) => event.category === 'llm' && event.scope_category === 'start')
+    .map((event) => {
+      const content = event.data.content as JsonObject;
+      const fields = PARAM_FIELDS[requestSurface(content, event.metadata.provider as string) as 'openai_chat' | 'anthropic_messages'];
+      const number = (value: Json) => (typeof value === 'number' ? value : undefined);
+      return [firstParam(content, fields.temperature, number), firstParam(content, fields.top_p, number), firstParam(content, fields.max_tokens, number)];
+    });
+}
 
 const requestsOf = (recorded: Recorded): Payload[] => recorded.log.filter((entry) => entry.hook === 'pre_api_request').map((entry) => (entry.payload as Payload).request.body);
 const wireToolNames = (body: Payload): string[] => ((body.tools ?? []) as Payload[]).map((t) => t.name ?? t.function?.name);
@@ -76,7 +93,7 @@ describe('AI SDK call options: what the request records is what was sent', () =>
       expect(steps[0]!.warnings).toContainEqual({ type: 'unsupported', feature: 'seed' });
 
       const asked = requestsOf(recorded);
-      expect(asked.map((body) => [body.model, body.temperature, body.topP, body.maxOutputTokens, recordedToolNames(body), body.tool_choice])).toEqual([
+      expect(asked.map((body) => [body.model, body.temperature, body.top_p, body.max_tokens, recordedToolNames(body), body.tool_choice])).toEqual([
         ['gpt-4o', 0.2, 0.9, 300, ['readDatabase'], { type: 'function', function: { name: 'readDatabase' } }],
         ['gpt-4o', 0.2, 0.9, 300, ['readDatabase'], undefined],
       ]);
@@ -85,6 +102,8 @@ describe('AI SDK call options: what the request records is what was sent', () =>
       // Neither the headers nor the provider options are recorded, anywhere.
       const { doc, atof } = await finishedRun(recorded);
       for (const written of [JSON.stringify(recorded.log), JSON.stringify(doc), JSON.stringify(atof)]) expect(written).not.toContain(SECRET);
+      // The exporters read the settings that were sent: temperature, top_p and the cap.
+      expect(exportedParams(atof)).toEqual(wire.map((body) => [body.temperature, body.top_p, body.max_output_tokens]));
       const agent = (doc.steps as AtifDoc[]).filter((step) => step.source === 'agent');
       expect(agent.map((step) => [step.model_name, step.metrics.prompt_tokens, step.metrics.completion_tokens])).toEqual(steps.map((step) => [step.response.modelId, step.usage.inputTokens, step.usage.outputTokens]));
       expect(agent[0]!.tool_calls.map((call: AtifDoc) => call.tool_call_id)).toEqual(['call_read']);
@@ -126,12 +145,13 @@ describe('AI SDK call options: what the request records is what was sent', () =>
       ['claude-sonnet-4-5', 'You are a user assistant.\nYou have read-only access.', ['readDatabase'], 500, SECRET],
     ]);
     const starts = recorded.log.filter((entry) => entry.hook === 'pre_api_request').map((entry) => entry.payload as Payload);
-    expect(starts.map((payload) => [payload.provider, payload.request.body.model, payload.request.body.messages[0], recordedToolNames(payload.request.body), payload.request.body.maxOutputTokens])).toEqual([
+    expect(starts.map((payload) => [payload.provider, payload.request.body.model, payload.request.body.messages[0], recordedToolNames(payload.request.body), payload.request.body.max_tokens])).toEqual([
       ['anthropic.messages', 'claude-sonnet-4-5', { role: 'system', content: 'You are a user assistant.\nYou have read-only access.' }, ['readDatabase'], 500],
       ['anthropic.messages', 'claude-sonnet-4-5', { role: 'system', content: 'You are a user assistant.\nYou have read-only access.' }, ['readDatabase'], 500],
     ]);
     const { doc, atof } = await finishedRun(recorded);
     for (const written of [JSON.stringify(recorded.log), JSON.stringify(doc), JSON.stringify(atof)]) expect(written).not.toContain(SECRET);
+    expect(exportedParams(atof)).toEqual(wire.map((body) => [body.temperature, body.top_p, body.max_tokens]));
     const steps = (doc.steps as AtifDoc[]).filter((step) => step.source === 'agent');
     expect(steps.map((step) => [step.model_name, step.metrics.prompt_tokens, step.metrics.completion_tokens])).toEqual(result.steps.map((step) => [step.response.modelId, step.usage.inputTokens, step.usage.outputTokens]));
     await sameOnNative(recorded);
@@ -156,7 +176,7 @@ describe('AI SDK call options: what the request records is what was sent', () =>
     expect(thinking.warnings!.map((warning) => (warning as { feature?: string }).feature)).toEqual(['temperature']);
 
     const asked = requestsOf(recorded);
-    expect(asked.map((body) => [body.model, body.temperature, body.topP, body.maxOutputTokens])).toEqual([
+    expect(asked.map((body) => [body.model, body.temperature, body.top_p, body.max_tokens])).toEqual([
       ['gpt-5', 0.2, 0.9, 300],
       ['claude-sonnet-4-5', 0.2, undefined, 300],
     ]);
