@@ -2,9 +2,9 @@
 // ToolLoopAgent run from UI messages, its UI message chunks read by `for await` in the program's own runtime, with no
 // Response. The model is the real @ai-sdk/openai (Responses API) on a fake fetch speaking its SSE (wire.ts). What the
 // program read (the tool call's id, input and output, the text, each step's usage given to onStepEnd, the finish) is
-// what the trajectory says. A reader that stops reading (break) stops the run where it is, and the SDK tells
-// telemetry nothing of it: what ran is recorded, no end is made up.
-import { afterEach, describe, expect, it } from 'vitest';
+// what the trajectory says. A reader that stops reading (break) does not stop the agent: its next model call is
+// made and recorded; the SDK reports no end of the run, and none is made up.
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createOpenAI } from '@ai-sdk/openai';
 import { ToolLoopAgent, createAgentUIStream, isStepCount, type LanguageModelUsage, type UIMessage } from 'ai';
 import { instrumentAiSdk } from '../../../src/adapters/ai-sdk/index.ts';
@@ -77,7 +77,7 @@ describe('createAgentUIStream, iterated directly', () => {
     await sameOnNative(recorded);
   });
 
-  it('a reader that stops after the tool call (break): the SDK stops the run there and tells telemetry nothing, so the run stays open (docs/adapters/ai-sdk.md, Bounds)', async () => {
+  it('a reader that stops after the tool call (break): the SDK goes on with the next model call, recorded with its tokens; it reports no end of the run, so the turn stays open (docs/adapters/ai-sdk.md)', async () => {
     const fake = new FakeProvider()
       .reply('responses', { id: 'resp_1', model: MODEL, toolCalls: [{ id: 'call_paris', name: 'weather', args: { city: 'Paris' } }], usage: { input: 80, output: 15 } }, { stream: true })
       .reply('responses', { id: 'resp_2', model: MODEL, text: ANSWER, usage: { input: 120, output: 11 } }, { stream: true });
@@ -91,13 +91,46 @@ describe('createAgentUIStream, iterated directly', () => {
       if (chunk.type === 'tool-output-available') break;
     }
     expect(seen.at(-1)).toBe('tool-output-available');
-    // The SDK asks the model nothing more; what it did is recorded as it happened, and no end is invented.
-    expect(fake.requests).toHaveLength(1);
-    expect(recorded.log.map((entry) => entry.hook)).toEqual(['on_session_start', 'pre_llm_call', 'pre_api_request', 'post_api_request', 'pre_tool_call', 'post_tool_call']);
-    expect(recorded.log.find((entry) => entry.hook === 'post_api_request')!.payload.finish_reason).toBe('tool_calls');
+    // Leaving the loop does not stop the agent: it sends the tool's output to the model, which answers (and bills).
+    await vi.waitFor(() => expect(recorded.log.filter((entry) => entry.hook === 'post_api_request')).toHaveLength(2));
+    expect(fake.requests).toHaveLength(2);
+    // What it did is recorded as it happened; the SDK reports no end of the run, and none is invented.
+    expect(recorded.log.map((entry) => entry.hook)).toEqual(['on_session_start', 'pre_llm_call', 'pre_api_request', 'post_api_request', 'pre_tool_call', 'post_tool_call', 'pre_api_request', 'post_api_request']);
     expect(recorded.log.find((entry) => entry.hook === 'post_tool_call')!.payload).toMatchObject({ tool_call_id: 'call_paris', status: 'ok' });
+    expect(recorded.log.filter((entry) => entry.hook === 'post_api_request').map((entry) => entry.payload.finish_reason)).toEqual(['tool_calls', 'stop']);
     uninstall();
     uninstall = undefined;
-    await recorded.finish();
+    // The session closes at shutdown with both calls, their tokens as billed, and the tool's output.
+    const { atif, counters } = await recorded.finish();
+    expect(counters.dropped).toBe(0);
+    const agentSteps = (atif[0]!.steps as AtifDoc[]).filter((step) => step.source === 'agent');
+    expect(agentSteps.map((step) => [step.message, step.metrics?.prompt_tokens, step.metrics?.completion_tokens])).toEqual([['', 80, 15], [ANSWER, 120, 11]]);
+    expect((agentSteps[0]!.observation.results as AtifDoc[]).map((result) => result.source_call_id)).toEqual(['call_paris']);
+  });
+
+  it('a reader that aborts its signal as it stops reading stops the agent: no further model call, the turn ends interrupted', async () => {
+    const fake = new FakeProvider()
+      .reply('responses', { id: 'resp_1', model: MODEL, toolCalls: [{ id: 'call_paris', name: 'weather', args: { city: 'Paris' } }], usage: { input: 80, output: 15 } }, { stream: true })
+      .reply('responses', { id: 'resp_2', model: MODEL, text: ANSWER, usage: { input: 120, output: 11 } }, { stream: true });
+    const recorded = recordedPlugin('ai-agent-ui-stream-abort');
+    uninstall = instrumentAiSdk(recorded.hooks);
+    const { agent } = agentOn(fake);
+    const controller = new AbortController();
+
+    for await (const chunk of streamAgent(agent, question, controller.signal)) {
+      if (chunk.type === 'tool-output-available') {
+        controller.abort();
+        break;
+      }
+    }
+    await vi.waitFor(() => expect(recorded.log.some((entry) => entry.hook === 'on_session_end')).toBe(true));
+    expect(fake.requests).toHaveLength(1);
+    uninstall();
+    uninstall = undefined;
+    const { doc } = await finishedRun(recorded);
+    expect(recorded.log.find((entry) => entry.hook === 'on_session_end')!.payload).toMatchObject({ interrupted: true, turn_exit_reason: 'interrupted' });
+    const agentSteps = (doc.steps as AtifDoc[]).filter((step) => step.source === 'agent');
+    expect(agentSteps.map((step) => [step.metrics?.prompt_tokens, step.tool_calls?.length])).toEqual([[80, 1]]);
+    await sameOnNative(recorded);
   });
 });
