@@ -440,3 +440,96 @@ describe.each(MODES)('LangChain runnable wrappers (%s)', (mode) => {
     expect(turnAnswer(recorded.log)).toBe('PARIS');
   });
 });
+
+// A wrapper inside another wrapper's attempt: each attempt of the one request is still an attempt of it, whichever
+// wrapper made it, and the prompt the program sent once is one user step.
+describe.each(MODES)('LangChain runnable wrappers nested in one another (%s)', (mode) => {
+  const translate = () =>
+    ChatPromptTemplate.fromMessages([
+      ['system', 'Translate the user’s text to {language}.'],
+      ['human', '{text}'],
+    ]);
+
+  it('chain.withFallbacks([backupChain]) whose chain retries its model (model.withRetry()): the retries and the backup’s call are attempts of one request', async () => {
+    const refused = () => openAiError(500, 'server_error', 'The server had an error while processing your request.');
+    const { fetch, requests } = scriptedFetch([refused(), refused(), claudeSays('Bonjour !', 31, 4)]);
+    const recorded = recordedPlugin(`lc-retry-in-fallbacks-${mode}`);
+    const chain = translate().pipe(openai(fetch).withRetry({ stopAfterAttempt: 2 })).pipe(new StringOutputParser());
+    const backupChain = translate().pipe(anthropic(fetch)).pipe(new StringOutputParser());
+    const answer = await runAs(mode, recorded, (config) => chain.withFallbacks([backupChain]).invoke({ language: 'French', text: 'Hello!' }, config));
+    expect(answer).toBe('Bonjour !');
+    expect(requests.map((r) => new URL(r.url).host)).toEqual(['api.openai.com', 'api.openai.com', 'api.anthropic.com']);
+    const doc = await onlyDoc(recorded);
+    const attempts = attemptsOf(recorded.log);
+    expect(attempts.map(([hook, id, retry, model, , status]) => [hook, id === attempts[0]![1], retry, model, status])).toEqual([
+      ['pre_api_request', true, 0, 'gpt-4.1', null],
+      ['api_request_error', true, 0, 'gpt-4.1', 500],
+      ['pre_api_request', true, 1, 'gpt-4.1', null],
+      ['api_request_error', true, 1, 'gpt-4.1', 500],
+      ['pre_api_request', true, 2, 'claude-sonnet-4-5', null],
+      ['post_api_request', true, null, 'claude-sonnet-4-5', null],
+    ]);
+    expect(userSteps(doc)).toEqual(['Hello!']);
+    expect(stepsOf(doc).map(([model, status, input, output]) => [model, status, input, output])).toEqual([
+      ['gpt-4.1', 'failed', null, null],
+      ['gpt-4.1', 'failed', null, null],
+      [CLAUDE, 'completed', 31, 4],
+    ]);
+    expect(turnAnswer(recorded.log)).toBe('Bonjour !');
+  });
+
+  it('model.withRetry().withFallbacks([backup]): the retried model’s attempts and the backup’s are one request', async () => {
+    const refused = () => openAiError(500, 'server_error', 'The server had an error while processing your request.');
+    const { fetch } = scriptedFetch([refused(), refused(), claudeSays('It is sunny in Paris.', 95, 9)]);
+    const recorded = recordedPlugin(`lc-model-retry-fallbacks-${mode}`);
+    const model = openai(fetch).withRetry({ stopAfterAttempt: 2 }).withFallbacks([anthropic(fetch)]);
+    const answer = await runAs(mode, recorded, (config) => model.invoke('Is it sunny in Paris?', config));
+    expect(answer.content).toBe('It is sunny in Paris.');
+    const doc = await onlyDoc(recorded);
+    const attempts = attemptsOf(recorded.log);
+    expect(attempts.map(([hook, id, retry, model, , status]) => [hook, id === attempts[0]![1], retry, model, status])).toEqual([
+      ['pre_api_request', true, 0, 'gpt-4.1', null],
+      ['api_request_error', true, 0, 'gpt-4.1', 500],
+      ['pre_api_request', true, 1, 'gpt-4.1', null],
+      ['api_request_error', true, 1, 'gpt-4.1', 500],
+      ['pre_api_request', true, 2, 'claude-sonnet-4-5', null],
+      ['post_api_request', true, null, 'claude-sonnet-4-5', null],
+    ]);
+    expect(userSteps(doc)).toEqual(['Is it sunny in Paris?']);
+    expect(stepsOf(doc).map(([model, status, input, output]) => [model, status, input, output])).toEqual([
+      ['gpt-4.1', 'failed', null, null],
+      ['gpt-4.1', 'failed', null, null],
+      [CLAUDE, 'completed', ...usageOf(answer)],
+    ]);
+  });
+
+  it('chain.withRetry() around model.withFallbacks([backup]): the primary, its backup, then the retried chain’s primary are attempts of one request', async () => {
+    const { fetch, requests } = scriptedFetch([
+      openAiError(500, 'server_error', 'The server had an error while processing your request.'),
+      anthropicError(529, 'overloaded_error', 'Overloaded'),
+      chatCompletion({ id: 'chatcmpl-ok', model: GPT, content: 'Bonjour !', usage: { prompt_tokens: 25, completion_tokens: 4 } }),
+    ]);
+    const recorded = recordedPlugin(`lc-fallbacks-in-retry-${mode}`);
+    const chain = translate().pipe(openai(fetch).withFallbacks([anthropic(fetch)])).pipe(new StringOutputParser()).withRetry({ stopAfterAttempt: 2 });
+    const answer = await runAs(mode, recorded, (config) => chain.invoke({ language: 'French', text: 'Hello!' }, config));
+    expect(answer).toBe('Bonjour !');
+    expect(requests.map((r) => new URL(r.url).host)).toEqual(['api.openai.com', 'api.anthropic.com', 'api.openai.com']);
+    const doc = await onlyDoc(recorded);
+    const attempts = attemptsOf(recorded.log);
+    expect(attempts.map(([hook, id, retry, model, , status]) => [hook, id === attempts[0]![1], retry, model, status])).toEqual([
+      ['pre_api_request', true, 0, 'gpt-4.1', null],
+      ['api_request_error', true, 0, 'gpt-4.1', 500],
+      ['pre_api_request', true, 1, 'claude-sonnet-4-5', null],
+      ['api_request_error', true, 1, 'claude-sonnet-4-5', 529],
+      ['pre_api_request', true, 2, 'gpt-4.1', null],
+      ['post_api_request', true, null, 'gpt-4.1', null],
+    ]);
+    expect(userSteps(doc)).toEqual(['Hello!']);
+    expect(stepsOf(doc).map(([model, status, input, output]) => [model, status, input, output])).toEqual([
+      ['gpt-4.1', 'failed', null, null],
+      ['claude-sonnet-4-5', 'failed', null, null],
+      [GPT, 'completed', 25, 4],
+    ]);
+    expect(turnAnswer(recorded.log)).toBe('Bonjour !');
+  });
+});

@@ -108,6 +108,12 @@ interface Node {
 interface Wrapped {
   /** The most model calls an attempt made: the keys the wrapper's end forgets. */
   slots: number;
+  /**
+   * A wrapper run inside an attempt of another (`model.withRetry()` in a chain that `withFallbacks` runs): its model
+   * calls are also that attempt's, from the place `base` (the attempt's calls before it), so a backup chain's call
+   * continues the call the inner wrapper gave up on.
+   */
+  readonly outer?: { readonly attempt: WrapperAttempt; readonly base: number };
 }
 
 /** One attempt of a wrapper: its model calls so far. */
@@ -217,6 +223,15 @@ const WRAPPERS = new Set(['RunnableRetry', 'RunnableWithFallbacks']);
 const isRetryWrapper = (chain: unknown): boolean => isRecord(chain) && Array.isArray(chain.id) && WRAPPERS.has(String(chain.id.at(-1)));
 /** The key of a wrapper's nth model call (`Wrapped`). */
 const slotKey = (wrapper: string, slot: number): string => `${wrapper}#model:${slot}`;
+/** The key of the `slot`th model call of `wrapper`'s attempts, which is that of the outermost wrapper it runs in (`Wrapped.outer`). */
+function slotOf(wrapper: string, wrapped: Wrapped, slot: number): string {
+  wrapped.slots = Math.max(wrapped.slots, slot);
+  const outer = wrapped.outer;
+  if (outer === undefined) return slotKey(wrapper, slot);
+  const place = outer.base + slot;
+  outer.attempt.models = Math.max(outer.attempt.models, place);
+  return slotOf(outer.attempt.wrapper, outer.attempt.wrapped, place);
+}
 /** A handoff out of a subgraph: a `Command` with `graph: Command.PARENT` ends the subgraph's run with this error. */
 const isParentCommand = (error: unknown): boolean => isRecord(error) && error.name === 'ParentCommand';
 const RUN_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -472,7 +487,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
         const graphNode = runName !== undefined && metadata?.langgraph_node === runName;
         // A chain a wrapper runs starts one of its attempts; a chain inside one is part of that attempt.
         const attempt = parent.wrapped !== undefined ? { wrapper: parentRunId!, wrapped: parent.wrapped, models: 0 } : parent.attempt;
-        const wrapped = isRetryWrapper(chain) ? { slots: 0 } : undefined;
+        const wrapped = isRetryWrapper(chain) ? { slots: 0, ...(attempt === undefined ? {} : { outer: { attempt, base: attempt.models } }) } : undefined;
         this.#remember(runId, { kind: 'chain', parent: parentRunId, root: parent.root, run: parent.run, ownsRun: false, task, name: runName, graphNode, attempt, wrapped });
         // The node's RetryPolicy runs it again after a failed model call: its next attempt is that call's retry.
         const retried = task === undefined ? undefined : this.#attempts.get(task);
@@ -707,15 +722,11 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
    */
   #attemptKeyOf(parent: Node | undefined, parentKey: string): string {
     // A model the wrapper runs itself is an attempt of one model call, the first (a fallback may be a chain).
-    if (parent?.wrapped !== undefined) {
-      parent.wrapped.slots = Math.max(parent.wrapped.slots, 1);
-      return slotKey(parentKey, 1);
-    }
+    if (parent?.wrapped !== undefined) return slotOf(parentKey, parent.wrapped, 1);
     const attempt = parent?.attempt;
     if (attempt === undefined) return parentKey;
     attempt.models += 1;
-    attempt.wrapped.slots = Math.max(attempt.wrapped.slots, attempt.models);
-    return slotKey(attempt.wrapper, attempt.models);
+    return slotOf(attempt.wrapper, attempt.wrapped, attempt.models);
   }
 
   /** The API call a model run under `key` (its parent chain run) is an attempt of: the retry of a failed one, else a new call. */
