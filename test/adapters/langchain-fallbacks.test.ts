@@ -367,6 +367,52 @@ describe.each(MODES)('LangChain runnable wrappers (%s)', (mode) => {
     expect(stepsOf(doc)).toEqual([[GPT, 'completed', ...usageOf(answer), 'It is sunny in Paris.']]);
   });
 
+  it('new ChatOpenAI({ maxRetries: 2 }) rate-limited with a 429 and its retry-after: LangChain waits and sends it again inside the one model run, which nothing it reports tells; one answered call', async () => {
+    const wire = scriptedFetch([
+      { ...openAiError(429, 'requests', 'Rate limit reached for gpt-4.1 on requests per min (RPM). Please try again in 1s.'), headers: { 'retry-after': '1' } },
+      chatCompletion({ id: 'chatcmpl-ok', model: GPT, content: 'It is sunny in Paris.', usage: { prompt_tokens: 14, completion_tokens: 7 } }),
+    ]);
+    // What the OpenAI client sends: its own retry count, in `x-stainless-retry-count`.
+    const retryCounts: Array<string | null> = [];
+    const fetch = ((input: RequestInfo | URL, init?: RequestInit) => {
+      retryCounts.push(new Headers(init?.headers ?? (input instanceof Request ? input.headers : undefined)).get('x-stainless-retry-count'));
+      return wire.fetch(input, init);
+    }) as typeof globalThis.fetch;
+    const recorded = recordedPlugin(`lc-max-retries-429-${mode}`);
+    const model = openai(fetch, { maxRetries: 2 });
+    const answer = await runAs(mode, recorded, (config) => model.invoke('Is it sunny in Paris?', config));
+    expect(wire.requests).toHaveLength(2);
+    // LangChain's caller sent it again through a client built with maxRetries: 0: each request is that client's first.
+    expect(retryCounts).toEqual(['0', '0']);
+    // And the answer carries nothing of the refusal: no metadata the adapter could read it from.
+    expect(JSON.stringify(answer.response_metadata)).not.toContain('429');
+    const doc = await onlyDoc(recorded);
+    expect(attemptsOf(recorded.log).map(([hook, , retry, model, , status]) => [hook, retry, model, status])).toEqual([
+      ['pre_api_request', 0, 'gpt-4.1', null],
+      ['post_api_request', null, 'gpt-4.1', null],
+    ]);
+    expect(stepsOf(doc)).toEqual([[GPT, 'completed', ...usageOf(answer), 'It is sunny in Paris.']]);
+  });
+
+  it('new ChatOpenAI({ maxRetries: 2 }) rate-limited with a 429 and no retry-after: LangChain does not send it again; the call failed with the 429, as the program caught it', async () => {
+    const { fetch, requests } = scriptedFetch([openAiError(429, 'requests', 'Rate limit reached for gpt-4.1.')]);
+    const recorded = recordedPlugin(`lc-max-retries-429-stop-${mode}`);
+    const model = openai(fetch, { maxRetries: 2 });
+    const caught = await runAs(mode, recorded, (config) => model.invoke('Is it sunny in Paris?', config)).then(
+      () => undefined,
+      (error: unknown) => error as Error,
+    );
+    expect(requests).toHaveLength(1);
+    expect(caught?.name).toBe('RateLimitCapacityError');
+    const doc = await onlyDoc(recorded);
+    expect(attemptsOf(recorded.log).map(([hook, , retry, model, , status]) => [hook, retry, model, status])).toEqual([
+      ['pre_api_request', 0, 'gpt-4.1', null],
+      ['api_request_error', 0, 'gpt-4.1', 429],
+    ]);
+    expect(stepsOf(doc).map(([model, status]) => [model, status])).toEqual([['gpt-4.1', 'failed']]);
+    expect(recorded.log.find((e) => e.hook === 'on_session_end')!.payload).toMatchObject({ failed: true, error_type: caught!.name, error_message: caught!.message });
+  });
+
   it('RunnableParallel with two model calls at once: both calls, each with its own model, answer and tokens, in one turn', async () => {
     const openaiWire = scriptedFetch([chatCompletion({ id: 'chatcmpl-joke', model: MINI, content: 'Why did the bear hibernate? To bear-ly make it.', usage: { prompt_tokens: 12, completion_tokens: 13 } })]);
     const anthropicWire = scriptedFetch([claudeSays('Bears sleep,\nwinter hums.', 15, 9)]);
