@@ -374,7 +374,7 @@ describe.each(MODES)('LangChain runnable wrappers (%s)', (mode) => {
     ]);
     // What the OpenAI client sends: its own retry count, in `x-stainless-retry-count`.
     const retryCounts: Array<string | null> = [];
-    const fetch = ((input: RequestInfo | URL, init?: RequestInit) => {
+    const fetch = ((input: Parameters<typeof globalThis.fetch>[0], init?: RequestInit) => {
       retryCounts.push(new Headers(init?.headers ?? (input instanceof Request ? input.headers : undefined)).get('x-stainless-retry-count'));
       return wire.fetch(input, init);
     }) as typeof globalThis.fetch;
