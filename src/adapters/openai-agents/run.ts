@@ -39,6 +39,7 @@ import { getCurrentTrace, getHandoff, ToolTimeoutError } from '@openai/agents';
 import { ToolCallRefused, type AdapterCore, type AgentRun, type ApiCall, type RunStatus } from '../core/run.ts';
 import { isAbortedSignal, localCalls, reportedToolError, type CallOfTool } from '../core/shapes.ts';
 import { approvalPause } from '../core/pause.ts';
+import { guardrailTurnEnd } from '../core/guardrails.ts';
 import {
   chatMessages,
   finalText,
@@ -1115,7 +1116,7 @@ function guardrailsOf(state: unknown, tripped: unknown): GuardrailRecord[] {
 }
 
 function turnEnd(guardrails: readonly GuardrailRecord[]): Record<string, unknown> {
-  return guardrails.length === 0 ? {} : { guardrails };
+  return guardrailTurnEnd(guardrails);
 }
 
 function isAbort(error: unknown): boolean {
