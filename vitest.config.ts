@@ -2,6 +2,7 @@ import os from 'node:os';
 import { defineConfig } from 'vitest/config';
 import { detectRuntime } from './src/shared/js-runtime.ts';
 import { NATIVE_SHARED, OWN_PROCESS } from './test/support/own-process.ts';
+import { WaitingFirstSequencer } from './test/support/sequencer.ts';
 
 // `npm test`: everything but test/slow/, which `npm run test:slow` runs
 // (vitest.slow.config.ts): the million-line replay, the gigabyte line and
@@ -12,6 +13,8 @@ export default defineConfig({
     globalSetup: ['test/support/build-dist.ts', 'test/support/temp-root.ts', 'test/support/default-outputs.ts'],
     setupFiles: ['test/support/atif-builder-loaded.ts'],
     pool: 'forks',
+    // The files that mostly wait start first in their project (test/support/sequencer.ts).
+    sequence: { sequencer: WaitingFirstSequencer },
     // Vitest's default is one worker per CPU minus one: a single worker on a
     // 2-core machine. Most files here wait on child processes (the CLI, the
     // runtimes), so more workers than cores overlap that waiting: on 2 cores

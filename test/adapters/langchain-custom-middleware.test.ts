@@ -340,10 +340,13 @@ describe('openAIModerationMiddleware', () => {
     expect(recorded.log.filter((e) => e.hook === 'pre_api_request').map((e) => e.payload.model)).toEqual(['gpt-4.1']);
     expect(modelSteps(doc)).toEqual(billed(replies, 3));
     expect(finalAnswer(recorded)).toBe(result.messages.at(-1)!.content);
+    // Checks that passed changed nothing: no verdict, the model's answer ended the turn.
+    expect(sessionEnd(recorded).guardrails).toBeUndefined();
+    expect(sessionEnd(recorded).turn_exit_reason).toBe('final_response');
     await sameOnNative(recorded);
   });
 
-  it('a flagged input (exitBehavior "end"): no model call; the turn completes with the violation message, which is its answer', async () => {
+  it('a flagged input (exitBehavior "end"): no model call; the turn completes with the violation message, which is its answer, ended by the guardrail', async () => {
     const { fetch, requests } = scriptedFetch([moderation(true)]);
     const recorded = recordedPlugin('lc-moderation-input');
     const model = openai(fetch);
@@ -358,7 +361,63 @@ describe('openAIModerationMiddleware', () => {
     expect(recorded.log.filter((e) => e.hook === 'pre_api_request')).toEqual([]);
     expect(recorded.log.find((e) => e.hook === 'pre_llm_call')!.payload.user_message).toBe('How do I hurt someone?');
     expect(finalAnswer(recorded)).toBe(said);
-    expect(sessionEnd(recorded)).toMatchObject({ completed: true, failed: false });
+    // No model answered: the middleware ended the turn, and its end says so, with the verdict.
+    expect(sessionEnd(recorded)).toMatchObject({
+      completed: true,
+      failed: false,
+      turn_exit_reason: 'guardrail_tripped',
+      guardrails: [{ kind: 'input', name: 'OpenAIModerationMiddleware', tripwire_triggered: true, output_info: { message: said } }],
+    });
+    await sameOnNative(recorded);
+  });
+
+  it('a flagged output (exitBehavior "end", the default): the model’s answer is its step, with its tokens; the program got the violation message, the turn’s answer, ended by the guardrail', async () => {
+    const replies = [moderation(false), answer('chatcmpl-1', 'Here is how to hurt someone.', { prompt_tokens: 30, completion_tokens: 8 }), moderation(true)];
+    const { fetch } = scriptedFetch(replies);
+    const recorded = recordedPlugin('lc-moderation-output-end');
+    const model = openai(fetch);
+    const agent = createAgent({ model, tools: [], middleware: [openAIModerationMiddleware({ model })] });
+    const result = await agent.invoke({ messages: [{ role: 'user', content: 'Tell me a story.' }] }, handler(recorded));
+    const said = String(result.messages.at(-1)!.content);
+    expect(said).toBe("I'm sorry, but I can't comply with that request. It was flagged for violence.");
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    const doc = atif[0]!;
+    expect(validateAtif(doc)).toEqual([]);
+    // The model did say it, and was billed for it: its step. The violation message no model said: no step.
+    expect(modelSteps(doc)).toEqual(billed(replies, 3));
+    expect(finalAnswer(recorded)).toBe(said);
+    expect(sessionEnd(recorded)).toMatchObject({
+      completed: true,
+      turn_exit_reason: 'guardrail_tripped',
+      guardrails: [{ kind: 'output', name: 'OpenAIModerationMiddleware', tripwire_triggered: true, output_info: { message: said } }],
+    });
+    await sameOnNative(recorded);
+  });
+
+  it('a flagged input (exitBehavior "replace"): the model is sent the violation message in place of yours, and answers it; the verdict is on the turn’s end', async () => {
+    const replies = [moderation(true), answer('chatcmpl-1', 'I understand. Can I help with something else?', { prompt_tokens: 40, completion_tokens: 10 }), moderation(false)];
+    const { fetch, requests } = scriptedFetch(replies);
+    const recorded = recordedPlugin('lc-moderation-input-replace');
+    const model = openai(fetch);
+    const agent = createAgent({ model, tools: [], middleware: [openAIModerationMiddleware({ model, exitBehavior: 'replace' })] });
+    const result = await agent.invoke({ messages: [{ role: 'user', content: 'How do I hurt someone?' }] }, handler(recorded));
+    const violation = "I'm sorry, but I can't comply with that request. It was flagged for violence.";
+    expect(sentRequests(requests)).toEqual([[['user', violation]]]);
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    const doc = atif[0]!;
+    expect(validateAtif(doc)).toEqual([]);
+    // What the model read is the user step (as with piiMiddleware); your message is the turn's `user_message`.
+    expect(userSteps(doc)).toEqual([violation]);
+    expect(recorded.log.find((e) => e.hook === 'pre_llm_call')!.payload.user_message).toBe('How do I hurt someone?');
+    expect(modelSteps(doc)).toEqual(billed(replies, 3));
+    expect(finalAnswer(recorded)).toBe(result.messages.at(-1)!.content);
+    expect(sessionEnd(recorded)).toMatchObject({
+      completed: true,
+      turn_exit_reason: 'final_response',
+      guardrails: [{ kind: 'input', name: 'OpenAIModerationMiddleware', tripwire_triggered: true, output_info: { message: violation } }],
+    });
     await sameOnNative(recorded);
   });
 
@@ -380,6 +439,41 @@ describe('openAIModerationMiddleware', () => {
     expect(modelSteps(doc)).toEqual(billed(replies, 3));
     expect(agentSteps(doc).map((step) => step.extra?.invocation?.status)).toEqual(['completed']);
     expect(sessionEnd(recorded)).toMatchObject({ completed: false, failed: true, error_type: caught!.name, error_message: caught!.message });
+    // The error carries the moderation result: the verdict, its categories and scores as OpenAI answered them.
+    const flagged = (replies[2]!.json as AtifDoc).results[0];
+    expect(sessionEnd(recorded).guardrails).toEqual([{ kind: 'output', name: 'OpenAIModerationMiddleware', tripwire_triggered: true, output_info: { message: caught!.message, result: flagged } }]);
+    await sameOnNative(recorded);
+  });
+});
+
+describe('openAIModerationMiddleware on tool results', () => {
+  it('a flagged tool result (checkToolResults, exitBehavior "error"): the tool ran and its result is the call’s; the turn fails with the verdict of kind tool', async () => {
+    const flagged = { id: 'modr-tool', model: 'omni-moderation-latest', results: [{ flagged: true, categories: { violence: true }, category_scores: { violence: 0.88 } }] };
+    const replies: WireReply[] = [
+      { json: { id: 'modr-in', model: 'omni-moderation-latest', results: [{ flagged: false, categories: { violence: false }, category_scores: { violence: 0.001 } }] } },
+      weatherCall('call_paris', 'Paris', { prompt_tokens: 70, completion_tokens: 15 }),
+      { json: flagged },
+    ];
+    const { fetch, requests } = scriptedFetch(replies);
+    const recorded = recordedPlugin('lc-moderation-tool');
+    const model = openai(fetch);
+    const { getWeather, ran } = weatherTool();
+    const agent = createAgent({ model, tools: [getWeather], middleware: [openAIModerationMiddleware({ model, checkToolResults: true, exitBehavior: 'error' })] });
+    const caught = await agent.invoke({ messages: [{ role: 'user', content: 'Weather in Paris?' }] }, handler(recorded)).then(
+      () => undefined,
+      (error: unknown) => error as Error,
+    );
+    expect(caught?.name).toBe('OpenAIModerationError');
+    expect(ran).toEqual(['Paris']);
+    expect(requests.map((r) => r.body.input ?? null)).toEqual(['Weather in Paris?', null, 'It is sunny and 21C in Paris.']);
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    const doc = atif[0]!;
+    expect(validateAtif(doc)).toEqual([]);
+    expect(modelSteps(doc)).toEqual(billed(replies, 3));
+    expect(observed(doc)).toEqual([['call_paris', 'It is sunny and 21C in Paris.', 'ok']]);
+    expect(sessionEnd(recorded)).toMatchObject({ failed: true, error_type: 'OpenAIModerationError', error_message: caught!.message });
+    expect(sessionEnd(recorded).guardrails).toEqual([{ kind: 'tool', name: 'OpenAIModerationMiddleware', tripwire_triggered: true, output_info: { message: caught!.message, result: flagged.results[0] } }]);
     await sameOnNative(recorded);
   });
 });

@@ -367,6 +367,52 @@ describe.each(MODES)('LangChain runnable wrappers (%s)', (mode) => {
     expect(stepsOf(doc)).toEqual([[GPT, 'completed', ...usageOf(answer), 'It is sunny in Paris.']]);
   });
 
+  it('new ChatOpenAI({ maxRetries: 2 }) rate-limited with a 429 and its retry-after: LangChain waits and sends it again inside the one model run, which nothing it reports tells; one answered call', async () => {
+    const wire = scriptedFetch([
+      { ...openAiError(429, 'requests', 'Rate limit reached for gpt-4.1 on requests per min (RPM). Please try again in 1s.'), headers: { 'retry-after': '1' } },
+      chatCompletion({ id: 'chatcmpl-ok', model: GPT, content: 'It is sunny in Paris.', usage: { prompt_tokens: 14, completion_tokens: 7 } }),
+    ]);
+    // What the OpenAI client sends: its own retry count, in `x-stainless-retry-count`.
+    const retryCounts: Array<string | null> = [];
+    const fetch = ((input: Parameters<typeof globalThis.fetch>[0], init?: RequestInit) => {
+      retryCounts.push(new Headers(init?.headers ?? (input instanceof Request ? input.headers : undefined)).get('x-stainless-retry-count'));
+      return wire.fetch(input, init);
+    }) as typeof globalThis.fetch;
+    const recorded = recordedPlugin(`lc-max-retries-429-${mode}`);
+    const model = openai(fetch, { maxRetries: 2 });
+    const answer = await runAs(mode, recorded, (config) => model.invoke('Is it sunny in Paris?', config));
+    expect(wire.requests).toHaveLength(2);
+    // LangChain's caller sent it again through a client built with maxRetries: 0: each request is that client's first.
+    expect(retryCounts).toEqual(['0', '0']);
+    // And the answer carries nothing of the refusal: no metadata the adapter could read it from.
+    expect(JSON.stringify(answer.response_metadata)).not.toContain('429');
+    const doc = await onlyDoc(recorded);
+    expect(attemptsOf(recorded.log).map(([hook, , retry, model, , status]) => [hook, retry, model, status])).toEqual([
+      ['pre_api_request', 0, 'gpt-4.1', null],
+      ['post_api_request', null, 'gpt-4.1', null],
+    ]);
+    expect(stepsOf(doc)).toEqual([[GPT, 'completed', ...usageOf(answer), 'It is sunny in Paris.']]);
+  });
+
+  it('new ChatOpenAI({ maxRetries: 2 }) rate-limited with a 429 and no retry-after: LangChain does not send it again; the call failed with the 429, as the program caught it', async () => {
+    const { fetch, requests } = scriptedFetch([openAiError(429, 'requests', 'Rate limit reached for gpt-4.1.')]);
+    const recorded = recordedPlugin(`lc-max-retries-429-stop-${mode}`);
+    const model = openai(fetch, { maxRetries: 2 });
+    const caught = await runAs(mode, recorded, (config) => model.invoke('Is it sunny in Paris?', config)).then(
+      () => undefined,
+      (error: unknown) => error as Error,
+    );
+    expect(requests).toHaveLength(1);
+    expect(caught?.name).toBe('RateLimitCapacityError');
+    const doc = await onlyDoc(recorded);
+    expect(attemptsOf(recorded.log).map(([hook, , retry, model, , status]) => [hook, retry, model, status])).toEqual([
+      ['pre_api_request', 0, 'gpt-4.1', null],
+      ['api_request_error', 0, 'gpt-4.1', 429],
+    ]);
+    expect(stepsOf(doc).map(([model, status]) => [model, status])).toEqual([['gpt-4.1', 'failed']]);
+    expect(recorded.log.find((e) => e.hook === 'on_session_end')!.payload).toMatchObject({ failed: true, error_type: caught!.name, error_message: caught!.message });
+  });
+
   it('RunnableParallel with two model calls at once: both calls, each with its own model, answer and tokens, in one turn', async () => {
     const openaiWire = scriptedFetch([chatCompletion({ id: 'chatcmpl-joke', model: MINI, content: 'Why did the bear hibernate? To bear-ly make it.', usage: { prompt_tokens: 12, completion_tokens: 13 } })]);
     const anthropicWire = scriptedFetch([claudeSays('Bears sleep,\nwinter hums.', 15, 9)]);
@@ -438,5 +484,98 @@ describe.each(MODES)('LangChain runnable wrappers (%s)', (mode) => {
     expect(stepsOf(doc)).toEqual([[GPT, 'completed', 9, 2, 'PARIS']]);
     expect(userSteps(doc)).toHaveLength(1);
     expect(turnAnswer(recorded.log)).toBe('PARIS');
+  });
+});
+
+// A wrapper inside another wrapper's attempt: each attempt of the one request is still an attempt of it, whichever
+// wrapper made it, and the prompt the program sent once is one user step.
+describe.each(MODES)('LangChain runnable wrappers nested in one another (%s)', (mode) => {
+  const translate = () =>
+    ChatPromptTemplate.fromMessages([
+      ['system', 'Translate the user’s text to {language}.'],
+      ['human', '{text}'],
+    ]);
+
+  it('chain.withFallbacks([backupChain]) whose chain retries its model (model.withRetry()): the retries and the backup’s call are attempts of one request', async () => {
+    const refused = () => openAiError(500, 'server_error', 'The server had an error while processing your request.');
+    const { fetch, requests } = scriptedFetch([refused(), refused(), claudeSays('Bonjour !', 31, 4)]);
+    const recorded = recordedPlugin(`lc-retry-in-fallbacks-${mode}`);
+    const chain = translate().pipe(openai(fetch).withRetry({ stopAfterAttempt: 2 })).pipe(new StringOutputParser());
+    const backupChain = translate().pipe(anthropic(fetch)).pipe(new StringOutputParser());
+    const answer = await runAs(mode, recorded, (config) => chain.withFallbacks([backupChain]).invoke({ language: 'French', text: 'Hello!' }, config));
+    expect(answer).toBe('Bonjour !');
+    expect(requests.map((r) => new URL(r.url).host)).toEqual(['api.openai.com', 'api.openai.com', 'api.anthropic.com']);
+    const doc = await onlyDoc(recorded);
+    const attempts = attemptsOf(recorded.log);
+    expect(attempts.map(([hook, id, retry, model, , status]) => [hook, id === attempts[0]![1], retry, model, status])).toEqual([
+      ['pre_api_request', true, 0, 'gpt-4.1', null],
+      ['api_request_error', true, 0, 'gpt-4.1', 500],
+      ['pre_api_request', true, 1, 'gpt-4.1', null],
+      ['api_request_error', true, 1, 'gpt-4.1', 500],
+      ['pre_api_request', true, 2, 'claude-sonnet-4-5', null],
+      ['post_api_request', true, null, 'claude-sonnet-4-5', null],
+    ]);
+    expect(userSteps(doc)).toEqual(['Hello!']);
+    expect(stepsOf(doc).map(([model, status, input, output]) => [model, status, input, output])).toEqual([
+      ['gpt-4.1', 'failed', null, null],
+      ['gpt-4.1', 'failed', null, null],
+      [CLAUDE, 'completed', 31, 4],
+    ]);
+    expect(turnAnswer(recorded.log)).toBe('Bonjour !');
+  });
+
+  it('model.withRetry().withFallbacks([backup]): the retried model’s attempts and the backup’s are one request', async () => {
+    const refused = () => openAiError(500, 'server_error', 'The server had an error while processing your request.');
+    const { fetch } = scriptedFetch([refused(), refused(), claudeSays('It is sunny in Paris.', 95, 9)]);
+    const recorded = recordedPlugin(`lc-model-retry-fallbacks-${mode}`);
+    const model = openai(fetch).withRetry({ stopAfterAttempt: 2 }).withFallbacks([anthropic(fetch)]);
+    const answer = await runAs(mode, recorded, (config) => model.invoke('Is it sunny in Paris?', config));
+    expect(answer.content).toBe('It is sunny in Paris.');
+    const doc = await onlyDoc(recorded);
+    const attempts = attemptsOf(recorded.log);
+    expect(attempts.map(([hook, id, retry, model, , status]) => [hook, id === attempts[0]![1], retry, model, status])).toEqual([
+      ['pre_api_request', true, 0, 'gpt-4.1', null],
+      ['api_request_error', true, 0, 'gpt-4.1', 500],
+      ['pre_api_request', true, 1, 'gpt-4.1', null],
+      ['api_request_error', true, 1, 'gpt-4.1', 500],
+      ['pre_api_request', true, 2, 'claude-sonnet-4-5', null],
+      ['post_api_request', true, null, 'claude-sonnet-4-5', null],
+    ]);
+    expect(userSteps(doc)).toEqual(['Is it sunny in Paris?']);
+    expect(stepsOf(doc).map(([model, status, input, output]) => [model, status, input, output])).toEqual([
+      ['gpt-4.1', 'failed', null, null],
+      ['gpt-4.1', 'failed', null, null],
+      [CLAUDE, 'completed', ...usageOf(answer)],
+    ]);
+  });
+
+  it('chain.withRetry() around model.withFallbacks([backup]): the primary, its backup, then the retried chain’s primary are attempts of one request', async () => {
+    const { fetch, requests } = scriptedFetch([
+      openAiError(500, 'server_error', 'The server had an error while processing your request.'),
+      anthropicError(529, 'overloaded_error', 'Overloaded'),
+      chatCompletion({ id: 'chatcmpl-ok', model: GPT, content: 'Bonjour !', usage: { prompt_tokens: 25, completion_tokens: 4 } }),
+    ]);
+    const recorded = recordedPlugin(`lc-fallbacks-in-retry-${mode}`);
+    const chain = translate().pipe(openai(fetch).withFallbacks([anthropic(fetch)])).pipe(new StringOutputParser()).withRetry({ stopAfterAttempt: 2 });
+    const answer = await runAs(mode, recorded, (config) => chain.invoke({ language: 'French', text: 'Hello!' }, config));
+    expect(answer).toBe('Bonjour !');
+    expect(requests.map((r) => new URL(r.url).host)).toEqual(['api.openai.com', 'api.anthropic.com', 'api.openai.com']);
+    const doc = await onlyDoc(recorded);
+    const attempts = attemptsOf(recorded.log);
+    expect(attempts.map(([hook, id, retry, model, , status]) => [hook, id === attempts[0]![1], retry, model, status])).toEqual([
+      ['pre_api_request', true, 0, 'gpt-4.1', null],
+      ['api_request_error', true, 0, 'gpt-4.1', 500],
+      ['pre_api_request', true, 1, 'claude-sonnet-4-5', null],
+      ['api_request_error', true, 1, 'claude-sonnet-4-5', 529],
+      ['pre_api_request', true, 2, 'gpt-4.1', null],
+      ['post_api_request', true, null, 'gpt-4.1', null],
+    ]);
+    expect(userSteps(doc)).toEqual(['Hello!']);
+    expect(stepsOf(doc).map(([model, status, input, output]) => [model, status, input, output])).toEqual([
+      ['gpt-4.1', 'failed', null, null],
+      ['claude-sonnet-4-5', 'failed', null, null],
+      [GPT, 'completed', 25, 4],
+    ]);
+    expect(turnAnswer(recorded.log)).toBe('Bonjour !');
   });
 });

@@ -10,18 +10,42 @@
 import { describe, expect, it } from 'vitest';
 import { normalizeSpans } from '../support/otlp-normalize.ts';
 import { withProcessEnv } from '../support/process-env.ts';
-import { CALLS, growingSession, output, run, singleSizes, spanKey, type Run } from '../support/otlp-size-cap.ts';
+import { CALLS, growingSession, output, run, singleSizes, spanKey, type Run, type Transport } from '../support/otlp-size-cap.ts';
 
 const tooLargeWarnings = (run: Run) => run.warnings.filter((p) => p.includes('too large'));
+
+interface Uncapped {
+  lines: ReturnType<typeof growingSession>;
+  reference: Run;
+  /** Each span's request size when sent alone. */
+  sizes: Map<string, number>;
+}
+
+const uncappedRuns = new Map<Transport, Promise<Uncapped>>();
+
+/**
+ * The growing session of CALLS calls, its run into a receiver without a cap and its spans' sizes alone: made once
+ * per transport, on first use, for the two cases that compare a capped run with it (each made both anew before).
+ */
+function uncapped(transport: Transport): Promise<Uncapped> {
+  let made = uncappedRuns.get(transport);
+  if (made === undefined) {
+    made = (async () => {
+      const lines = growingSession(CALLS);
+      const reference = await run('memory', transport, lines);
+      return { lines, reference, sizes: await singleSizes(transport, lines) };
+    })();
+    uncappedRuns.set(transport, made);
+  }
+  return made;
+}
 
 for (const transport of ['http', 'grpc'] as const) {
   describe(`a receiver's request size cap (${transport})`, () => {
     it('delivers every span of a batch over the cap, exactly once, in order and unchanged, when each span fits', async () => {
-      const lines = growingSession(CALLS);
-      const reference = await run('memory', transport, lines);
+      const { lines, reference, sizes } = await uncapped(transport);
       // The premise: the whole session is one default batch, one request.
       expect(reference.rx.requests.length).toBe(1);
-      const sizes = await singleSizes(transport, lines);
       expect([...sizes.keys()].sort()).toEqual([...reference.order].sort());
       const largest = Math.max(...sizes.values());
       const cap = largest * 2;
@@ -59,9 +83,8 @@ for (const transport of ['http', 'grpc'] as const) {
     });
 
     it('retries a half that fails for another reason (503) as before, the rest of its batch waiting with it, and loses nothing', async () => {
-      const lines = growingSession(CALLS);
-      const reference = await run('memory', transport, lines);
-      const cap = Math.max(...(await singleSizes(transport, lines)).values()) * 2;
+      const { lines, reference, sizes } = await uncapped(transport);
+      const cap = Math.max(...sizes.values()) * 2;
       // The first request under the cap (part of a half) fails once as unavailable, then the receiver takes everything.
       const capped = await run('memory', transport, lines, { cap, behaviour: { sequence: [503], retryAfter: '0' } });
       expect([...capped.order].sort()).toEqual([...reference.order].sort());

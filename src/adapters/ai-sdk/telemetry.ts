@@ -49,8 +49,10 @@ import { MAX_HELD_SESSIONS, MAX_PENDING_APPROVALS, PausedSubagents, SessionHolds
 import { APPROVAL_REQUIRED, approvalPause } from '../core/pause.ts';
 import { currentToolFrame, runInToolFrame } from '../core/context.ts';
 import { enclosingStep } from './step-context.ts';
-import { lastUserMessage, linkApprovedCalls, type CallOfTool, type ChatMessage } from '../core/shapes.ts';
+import { lastUserMessage, linkApprovedCalls, reportedToolError, type CallOfTool, type ChatMessage } from '../core/shapes.ts';
+import { mcpErrorText } from '../mcp/meta.ts';
 import { toJson } from '../../shared/json.ts';
+import { isNativeInteger } from '../../formats/native-text.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 import { completionServedBy } from '../core/upstream.ts';
 import { judgmentRequest, responseOfJudgment, stateContent, unansweredJudgment } from './judgments.ts';
@@ -163,11 +165,27 @@ function conversationIdOf(event: Event): string | undefined {
   return undefined;
 }
 
+const isInteger = (value: unknown): boolean => typeof value === 'number' && isNativeInteger(value);
+const isCount = (value: unknown): boolean => isInteger(value) && (value as number) >= 0;
+
+/**
+ * The call's settings under the names a request's generation parameters have in Chat Completions, the spelling every
+ * adapter's request uses and the exporters read (`PARAM_FIELDS`, formats/request-codecs.ts): the SDK's `topP` and
+ * `maxOutputTokens` under their own names were read as nothing. A cap or seed that is not an integer as native takes one
+ * is left out: the request's decode refuses the whole request for it (`requestFieldsTyped`).
+ */
+const SETTINGS: ReadonlyArray<readonly [sdk: string, request: string, valid: (value: unknown) => boolean]> = [
+  ['temperature', 'temperature', (value) => typeof value === 'number'],
+  ['topP', 'top_p', (value) => typeof value === 'number'],
+  ['maxOutputTokens', 'max_tokens', isCount],
+  ['seed', 'seed', isInteger],
+];
+
 /** `toolChoice`: the step's (the model call's own event does not carry it). */
 function requestOf(event: Event, toolChoice: unknown): () => RequestParts {
   return () => {
     const settings: Record<string, unknown> = {};
-    for (const key of ['temperature', 'topP', 'maxOutputTokens', 'seed']) if (typeof event[key] === 'number') settings[key] = event[key];
+    for (const [sdk, request, valid] of SETTINGS) if (valid(event[sdk])) settings[request] = event[sdk];
     const choice = toolChoiceOf(toolChoice);
     if (choice !== undefined) settings.tool_choice = choice;
     return {
@@ -518,8 +536,15 @@ export class AiSdkTelemetry {
       const output = (event.toolOutput ?? {}) as Event;
       // A sub-agent the tool left waiting for an approval ends with the tool.
       this.#pausedSubagents.close(`${state.run.sessionId}:sub:${id}`);
-      if (output.type === 'tool-error') state.run.toolEnd(id, { error: output.error, name: nonEmptyString(call.toolName) });
-      else state.run.toolEnd(id, { result: output.output, name: nonEmptyString(call.toolName) });
+      const name = nonEmptyString(call.toolName);
+      if (output.type === 'tool-error') {
+        state.run.toolEnd(id, { error: output.error, name });
+        return;
+      }
+      // An MCP tool's result with `isError` (the AI SDK's MCP tools return it, not throw): an output to the SDK, which
+      // gives the model its text, but the call failed, as the server that answered it records.
+      const reported = mcpErrorText(output.output);
+      state.run.toolEnd(id, { result: output.output, ...(reported === undefined ? {} : { error: reportedToolError(reported) }), name });
     });
   };
 

@@ -437,6 +437,16 @@ function responseStatus(response: unknown): number | undefined {
   }
 }
 
+/**
+ * A tool's failure as its own answer says it, the framework having taken that answer as an output (an MCP result's
+ * `isError`, an editor's `status: 'failed'`): `ToolError`, as a tool that reported failure is named by every adapter.
+ */
+export function reportedToolError(text: string): Error {
+  const described = new Error(text);
+  described.name = 'ToolError';
+  return described;
+}
+
 /** `{type, message}` of a thrown value, and the HTTP status and retryability when the error says. */
 export function describeError(error: unknown): { type: string; message: string; statusCode?: number; retryable?: boolean } {
   const record = (typeof error === 'object' && error !== null ? error : {}) as Record<string, unknown>;

@@ -42,6 +42,8 @@ import type { HookRegistry } from '../../hooks/registry.ts';
 import { AdapterCore, OpenSessions, ToolCallRefused, type AgentRun, type ApiCall, type RunStatus } from '../core/run.ts';
 import { currentToolFrame } from '../core/context.ts';
 import { approvalPause } from '../core/pause.ts';
+import { guardrailTurnEnd, type GuardrailRecord } from '../core/guardrails.ts';
+import { moderationHook, moderationVerdictOfEnd, moderationVerdictOfError, type ModerationHook, type ModerationVerdict } from './moderation.ts';
 import { MAX_HELD_SESSIONS, MAX_PENDING_APPROVALS, PausedSubagents, SessionHolds } from '../core/holds.ts';
 import type { AdapterOptions } from '../core/options.ts';
 import { chatMessages, chunkServedBy, contentText, finalTextOfOutputs, offeredTools, parsedResultOf, providerApprovalAnswersOf, responseOfResult, toolMessageOf, userMessageOfInputs, userTextOfInputs } from './messages.ts';
@@ -98,6 +100,8 @@ interface Node {
   readonly attempt?: WrapperAttempt;
   /** A model run: the key its attempts are kept under in `#attempts` (its retry, if it failed, comes under the same). */
   readonly attemptKey?: string;
+  /** A node of `openAIModerationMiddleware` (`./moderation.ts`): its hook and the state it started with. */
+  readonly moderation?: { readonly hook: ModerationHook; readonly inputs: unknown };
 }
 
 /**
@@ -108,6 +112,12 @@ interface Node {
 interface Wrapped {
   /** The most model calls an attempt made: the keys the wrapper's end forgets. */
   slots: number;
+  /**
+   * A wrapper run inside an attempt of another (`model.withRetry()` in a chain that `withFallbacks` runs): its model
+   * calls are also that attempt's, from the place `base` (the attempt's calls before it), so a backup chain's call
+   * continues the call the inner wrapper gave up on.
+   */
+  readonly outer?: { readonly attempt: WrapperAttempt; readonly base: number };
 }
 
 /** One attempt of a wrapper: its model calls so far. */
@@ -217,6 +227,15 @@ const WRAPPERS = new Set(['RunnableRetry', 'RunnableWithFallbacks']);
 const isRetryWrapper = (chain: unknown): boolean => isRecord(chain) && Array.isArray(chain.id) && WRAPPERS.has(String(chain.id.at(-1)));
 /** The key of a wrapper's nth model call (`Wrapped`). */
 const slotKey = (wrapper: string, slot: number): string => `${wrapper}#model:${slot}`;
+/** The key of the `slot`th model call of `wrapper`'s attempts, which is that of the outermost wrapper it runs in (`Wrapped.outer`). */
+function slotOf(wrapper: string, wrapped: Wrapped, slot: number): string {
+  wrapped.slots = Math.max(wrapped.slots, slot);
+  const outer = wrapped.outer;
+  if (outer === undefined) return slotKey(wrapper, slot);
+  const place = outer.base + slot;
+  outer.attempt.models = Math.max(outer.attempt.models, place);
+  return slotOf(outer.attempt.wrapper, outer.attempt.wrapped, place);
+}
 /** A handoff out of a subgraph: a `Command` with `graph: Command.PARENT` ends the subgraph's run with this error. */
 const isParentCommand = (error: unknown): boolean => isRecord(error) && error.name === 'ParentCommand';
 const RUN_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -282,6 +301,8 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   readonly #failedCalls = new WeakMap<AgentRun, ApiCall>();
   /** A sub-agent run again by its node's RetryPolicy: its next model call is the failed call's retry. */
   readonly #retrying = new WeakMap<AgentRun, ApiCall>();
+  /** The guardrail verdicts of each run's turn (`openAIModerationMiddleware`'s), for its end; whether one ended it. */
+  readonly #guardrails = new WeakMap<AgentRun, { records: GuardrailRecord[]; endedTurn: boolean }>();
 
   /** Turns of bare model calls waiting for the program's tool loop (shared by the handlers on the same hooks). */
   readonly #bare: BareTurns;
@@ -347,6 +368,10 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   #endRun(run: AgentRun | undefined, status: RunStatus, text?: string, error?: unknown, turnEnd?: Record<string, unknown>): void {
     if (run === undefined || run.ended) return;
     this.#awaitingApproval.delete(run);
+    const guarded = this.#guardrails.get(run);
+    this.#guardrails.delete(run);
+    // A turn a guardrail ended completes with the guardrail's message, which no model said: its end says why.
+    if (guarded !== undefined) turnEnd = { ...guardrailTurnEnd(guarded.records, status === 'completed' && guarded.endedTurn), ...turnEnd };
     // A removed handler's run ends its thread: no later run of it will be recorded through this handler.
     const keep = run.ownsSession && run.sessionId !== run.runId && !retired.has(this);
     run.end(status, text, error, { keepSessionOpen: keep, ...(turnEnd === undefined ? {} : { turnEnd }) });
@@ -472,8 +497,10 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
         const graphNode = runName !== undefined && metadata?.langgraph_node === runName;
         // A chain a wrapper runs starts one of its attempts; a chain inside one is part of that attempt.
         const attempt = parent.wrapped !== undefined ? { wrapper: parentRunId!, wrapped: parent.wrapped, models: 0 } : parent.attempt;
-        const wrapped = isRetryWrapper(chain) ? { slots: 0 } : undefined;
-        this.#remember(runId, { kind: 'chain', parent: parentRunId, root: parent.root, run: parent.run, ownsRun: false, task, name: runName, graphNode, attempt, wrapped });
+        const wrapped = isRetryWrapper(chain) ? { slots: 0, ...(attempt === undefined ? {} : { outer: { attempt, base: attempt.models } }) } : undefined;
+        const hook = moderationHook(runName);
+        const moderation = hook === undefined ? undefined : { hook, inputs };
+        this.#remember(runId, { kind: 'chain', parent: parentRunId, root: parent.root, run: parent.run, ownsRun: false, task, name: runName, graphNode, attempt, wrapped, moderation });
         // The node's RetryPolicy runs it again after a failed model call: its next attempt is that call's retry.
         const retried = task === undefined ? undefined : this.#attempts.get(task);
         if (task !== undefined && retried !== undefined) {
@@ -539,6 +566,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       // failed with the error as its output, which is what the program gets for that input. The run failed.
       if (outputs instanceof Error) return this.#chainFailed(outputs, runId);
       const node = this.#take(runId);
+      if (node?.moderation !== undefined) this.#noteGuardrail(node.run, moderationVerdictOfEnd(node.moderation.hook, node.moderation.inputs, outputs));
       // The node that paused for approval ran again with the decisions: the middleware applied them.
       const awaiting = node?.run === undefined ? undefined : this.#awaitingDecisions.get(node.run);
       if (awaiting !== undefined && node?.name === awaiting.node) {
@@ -556,6 +584,17 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     });
   }
 
+  /** Keeps a guardrail's verdict for the end of `run`'s turn. */
+  #noteGuardrail(run: AgentRun | undefined, verdict: ModerationVerdict | undefined): void {
+    if (run === undefined || verdict === undefined) return;
+    const kept = this.#guardrails.get(run);
+    if (kept === undefined) this.#guardrails.set(run, { records: [verdict.record], endedTurn: verdict.endedTurn });
+    else {
+      kept.records.push(verdict.record);
+      kept.endedTurn ||= verdict.endedTurn;
+    }
+  }
+
   /** A failed chain run: a graph interrupt becomes an approval request; a root run's failure ends its turn. */
   override handleChainError(error: unknown, runId: string): void {
     this.#guard('handleChainError', () => this.#chainFailed(error, runId));
@@ -566,6 +605,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     const attempts = this.#attempts.get(runId);
     const node = this.#take(runId);
     if (node === undefined || node.run === undefined) return;
+    if (node.moderation !== undefined) this.#noteGuardrail(node.run, moderationVerdictOfError(node.moderation.hook, error));
     this.#refuseStructured(node.run, error);
     // A node whose model call failed may be run again by its RetryPolicy (as the same task): the call waits for it,
     // kept with the run's open nodes so that the run's end forgets it.
@@ -707,15 +747,11 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
    */
   #attemptKeyOf(parent: Node | undefined, parentKey: string): string {
     // A model the wrapper runs itself is an attempt of one model call, the first (a fallback may be a chain).
-    if (parent?.wrapped !== undefined) {
-      parent.wrapped.slots = Math.max(parent.wrapped.slots, 1);
-      return slotKey(parentKey, 1);
-    }
+    if (parent?.wrapped !== undefined) return slotOf(parentKey, parent.wrapped, 1);
     const attempt = parent?.attempt;
     if (attempt === undefined) return parentKey;
     attempt.models += 1;
-    attempt.wrapped.slots = Math.max(attempt.wrapped.slots, attempt.models);
-    return slotKey(attempt.wrapper, attempt.models);
+    return slotOf(attempt.wrapper, attempt.wrapped, attempt.models);
   }
 
   /** The API call a model run under `key` (its parent chain run) is an attempt of: the retry of a failed one, else a new call. */

@@ -110,3 +110,17 @@ export function resultText(result: unknown): string {
     return String(result);
   }
 }
+
+/**
+ * The text of an MCP tool result that says it failed (`isError`), as a client hands it on: the result itself (the
+ * MCP SDK's `callTool`, the AI SDK's MCP tools, which return such a result as the tool's output), or its `content`
+ * list carrying `isError` (the OpenAI Agents SDK's `callTool`); else undefined. Clients give it to the model as an
+ * ordinary output, so the adapters record the call failed by this one rule, as the server records it.
+ */
+export function mcpErrorText(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const record = value as Record<string, unknown>;
+  const content = Array.isArray(value) ? value : record.content;
+  const isError = record.isError ?? (Array.isArray(content) ? (content as unknown as Record<string, unknown>).isError : undefined);
+  return isError === true ? resultText({ content }) : undefined;
+}

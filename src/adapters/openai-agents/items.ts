@@ -10,6 +10,7 @@
 import { chargedUsd, chatCacheWrites, tokenCount, tokenUsage, usageCostUsd, type ProviderUsage } from '../../formats/usage.ts';
 import { toJson } from '../../shared/json.ts';
 import type { ResponseParts } from '../core/run.ts';
+import type { GuardrailRecord } from '../core/guardrails.ts';
 import { completionServedBy } from '../core/upstream.ts';
 import { chargedCostUsd, failedUpstreamsOf, finishReasonOf, servedByOf } from '../ai-sdk/messages.ts';
 import {
@@ -502,13 +503,7 @@ export function userTurn(input: unknown): { message: string | readonly unknown[]
   return { message: undefined, history: messages };
 }
 
-/** A guardrail's verdict as recorded at the end of its turn. */
-export interface GuardrailRecord {
-  readonly kind: 'input' | 'output';
-  readonly name: string;
-  readonly tripwire_triggered: boolean;
-  readonly output_info: unknown;
-}
+export type { GuardrailRecord };
 
 function guardrailRecord(result: unknown, fallbackKind: 'input' | 'output'): GuardrailRecord | undefined {
   if (!isRecord(result)) return undefined;

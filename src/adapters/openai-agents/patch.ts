@@ -27,7 +27,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { Runner, getCurrentSpan } from '@openai/agents';
 import { addToolFrameFinder, runInApiCall, runOutsideToolFrames, type ToolFrame } from '../core/context.ts';
 import type { ApiCall } from '../core/run.ts';
-import { resultText } from '../mcp/meta.ts';
+import { mcpErrorText } from '../mcp/meta.ts';
 import { streamedCacheWrites, streamedCost, streamedFinish, streamedModel, streamedServedBy, streamedFailedUpstreams } from './items.ts';
 import { isRecord } from '../../shared/record.ts';
 
@@ -257,15 +257,6 @@ function reportFailures(target: object, key: string, failure: (value: unknown) =
     };
     return answer instanceof Promise ? answer.then(check) : check(answer);
   });
-}
-
-/** The text of an MCP result that says it failed (`isError`), given as `callToolResult` or `callTool` returns it; else undefined. */
-function mcpErrorText(value: unknown): string | undefined {
-  if (typeof value !== 'object' || value === null) return undefined;
-  const record = value as Loose;
-  const content = Array.isArray(value) ? value : record.content;
-  const isError = record.isError ?? (Array.isArray(content) ? (content as unknown as Loose).isError : undefined);
-  return isError === true ? resultText({ content }) : undefined;
 }
 
 /**

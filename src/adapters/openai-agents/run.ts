@@ -37,8 +37,9 @@
 
 import { getCurrentTrace, getHandoff, ToolTimeoutError } from '@openai/agents';
 import { ToolCallRefused, type AdapterCore, type AgentRun, type ApiCall, type RunStatus } from '../core/run.ts';
-import { isAbortedSignal, localCalls, type CallOfTool } from '../core/shapes.ts';
+import { isAbortedSignal, localCalls, reportedToolError, type CallOfTool } from '../core/shapes.ts';
 import { approvalPause } from '../core/pause.ts';
+import { guardrailTurnEnd } from '../core/guardrails.ts';
 import {
   chatMessages,
   finalText,
@@ -426,7 +427,7 @@ export class RunRecord implements RunObserver {
     if (threw !== undefined) this.#endInOrder(id, () => ended.toolEnd(id, { result, error: threw, name }));
     else if (spanError !== null) this.#endInOrder(id, () => ended.toolEnd(id, { result, error: spanError, name }));
     else if (result === SDK_TOOL_FAILURE_TEXT) this.#endInOrder(id, () => ended.toolEnd(id, { result, failed: true, name }));
-    else if (reported !== undefined) this.#endInOrder(id, () => ended.toolEnd(id, { result, error: toolErrorOf(reported), name }));
+    else if (reported !== undefined) this.#endInOrder(id, () => ended.toolEnd(id, { result, error: reportedToolError(reported), name }));
     else this.#endInOrder(id, () => ended.toolEnd(id, { result, name }));
   }
 
@@ -1013,7 +1014,7 @@ function spanErrorOf(span: SpanLike): Error | null {
   const error = span.error ?? noOpSpanErrors.get(span) ?? null;
   if (error === null) return null;
   const detail = error.data?.error;
-  return toolErrorOf(typeof detail === 'string' && detail !== '' ? detail : error.message);
+  return reportedToolError(typeof detail === 'string' && detail !== '' ? detail : error.message);
 }
 
 /** The model name an agent asks for: its own string model, else the runner's. */
@@ -1081,13 +1082,6 @@ function timedOut(tool: unknown, result: unknown): Error | undefined {
   return result === error.message || result === String(error) ? error : undefined;
 }
 
-/** A tool's failure as its own text says it (`ToolError`, as the other adapters name a tool that reported failure). */
-function toolErrorOf(text: string): Error {
-  const described = new Error(text);
-  described.name = 'ToolError';
-  return described;
-}
-
 /**
  * A tool guardrail's decision on a call: a `deny` decided by the guardrail (`tool input guardrail: <name>`), with what
  * the model was told (`text`; a `rejectContent`'s message when not given). No approval request: the SDK asked nobody.
@@ -1122,7 +1116,7 @@ function guardrailsOf(state: unknown, tripped: unknown): GuardrailRecord[] {
 }
 
 function turnEnd(guardrails: readonly GuardrailRecord[]): Record<string, unknown> {
-  return guardrails.length === 0 ? {} : { guardrails };
+  return guardrailTurnEnd(guardrails);
 }
 
 function isAbort(error: unknown): boolean {

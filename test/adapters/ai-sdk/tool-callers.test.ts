@@ -1,0 +1,138 @@
+// `experimental_toolCaller` (re-exported by `ai` from @ai-sdk/provider-utils src/types/tool-caller.ts): a tool that
+// calls other tools. A `local` caller's `bind(tools)` returns the tool the SDK runs, given the tools that
+// `experimental_toolCallers` routes to it (01-generate-text.mdx: those are hidden from the model unless 'direct' is
+// listed). Code mode (@ai-sdk/code-mode, 03-ai-sdk-core/18-code-mode.mdx) is such a caller; it needs Node 22, so this
+// program writes the smallest caller the type allows, a batch tool, and runs it with generateText and streamText over
+// the real @ai-sdk/openai on a fake fetch speaking the Responses wire (wire.ts). The trajectory has what the model
+// asked and got: the caller's call with the caller's output, the tools the model was offered (the caller alone). The
+// calls the caller makes run inside its `execute`, which the SDK does not report to telemetry: they are not tool calls
+// of the trajectory, as docs/adapters/ai-sdk.md says.
+//
+// A `provider` caller: OpenAI's programmatic tool calling (`openai.tools.programmaticToolCalling()`, @ai-sdk/openai
+// src/tool/programmatic-tool-calling.ts), the routed tools sent with `allowed_callers: ['programmatic']`. OpenAI runs
+// the model's program (a `program` item) and asks the program's host for the function calls it makes
+// (`function_call` items with `caller: {type: 'program', caller_id}`); the host's outputs go back with the next
+// request, whose response carries the program's result (`program_output`, a result the package defers to a later
+// response: `supportsDeferredResults`). The wire is written from the package's response schema
+// (src/responses/openai-responses-api.ts, `program`, `program_output`, the tool caller).
+import { afterEach, describe, expect, it } from 'vitest';
+import { createOpenAI } from '@ai-sdk/openai';
+import { openAiResponse, scriptedFetch } from '../../support/provider-wire.ts';
+import { experimental_toolCaller, generateText, isStepCount, streamText, tool, type Tool, type ToolSet } from 'ai';
+import * as z from 'zod';
+import { instrumentAiSdk } from '../../../src/adapters/ai-sdk/index.ts';
+import { sameOnNative } from '../same-on-native.ts';
+import { finishedRun, recordedPlugin, type AtifDoc } from '../support.ts';
+import { FakeProvider } from './wire.ts';
+import { weather } from './weather-tool.ts';
+
+(globalThis as { AI_SDK_LOG_WARNINGS?: boolean }).AI_SDK_LOG_WARNINGS = false;
+
+let uninstall: (() => void) | undefined;
+afterEach(() => {
+  uninstall?.();
+  uninstall = undefined;
+});
+
+const MODEL = 'gpt-4o-2024-08-06';
+const batchInput = z.object({ calls: z.array(z.object({ tool: z.string(), input: z.record(z.string(), z.unknown()) })) });
+
+/** A local caller: the model calls `batch` with several calls; it runs each with the tools routed to it. */
+const batch = experimental_toolCaller(tool({ description: 'Run several tool calls at once.', inputSchema: batchInput }), {
+  type: 'local',
+  bind: (tools: ToolSet): Tool =>
+    tool({
+      description: `Run several tool calls at once. Tools: ${Object.keys(tools).join(', ')}.`,
+      inputSchema: batchInput,
+      execute: async ({ calls }, options) => await Promise.all(calls.map(async (call) => await tools[call.tool]!.execute!(call.input, options))),
+    }),
+});
+
+describe('experimental_toolCaller: a local caller routed by experimental_toolCallers', () => {
+  for (const mode of ['generateText', 'streamText'] as const) {
+    it(`${mode}: the model is offered the caller alone; its call and output are recorded as the model got them; the calls it made inside are not tool calls of the trajectory`, async () => {
+      const calls = [{ tool: 'weather', input: { city: 'Paris' } }, { tool: 'weather', input: { city: 'Oslo' } }];
+      const fake = new FakeProvider()
+        .reply('responses', { id: 'resp_1', model: MODEL, toolCalls: [{ id: 'call_batch', name: 'batch', args: { calls } }], usage: { input: 90, output: 30 } }, { stream: mode === 'streamText' })
+        .reply('responses', { id: 'resp_2', model: MODEL, text: 'Sunny in Paris and Oslo, 21 °C.', usage: { input: 160, output: 12 } }, { stream: mode === 'streamText' });
+      const openai = createOpenAI({ apiKey: 'test-key', fetch: fake.fetch as typeof fetch });
+      const recorded = recordedPlugin(`ai-tool-caller-${mode}`);
+      uninstall = instrumentAiSdk(recorded.hooks);
+
+      const options = {
+        model: openai('gpt-4o'),
+        tools: { batch, weather },
+        experimental_toolCallers: { weather: ['batch'] as const },
+        stopWhen: isStepCount(3),
+        prompt: 'Weather in Paris and Oslo?',
+      };
+      const result = mode === 'generateText' ? await generateText(options) : streamText(options);
+      const [steps, text] = await Promise.all([result.steps, result.text]);
+      const results = steps[0]!.toolResults;
+      expect(results.map((entry) => [entry.toolCallId, entry.toolName, entry.output])).toEqual([
+        ['call_batch', 'batch', [{ city: 'Paris', forecast: 'sunny', tempC: 21 }, { city: 'Oslo', forecast: 'sunny', tempC: 21 }]],
+      ]);
+      // The model was offered the caller alone (weather is reachable only through it).
+      const offered = fake.requests.map((request) => (request.body.tools as Array<{ name: string }>).map((entry) => entry.name));
+      expect(offered).toEqual([['batch'], ['batch']]);
+
+      const starts = recorded.log.filter((entry) => entry.hook === 'pre_api_request').map((entry) => entry.payload as Record<string, any>);
+      expect(starts.map((payload) => (payload.request.body.tools as Array<{ function: { name: string } }>).map((entry) => entry.function.name))).toEqual(offered);
+      const { doc } = await finishedRun(recorded);
+      const agent = (doc.steps as AtifDoc[]).filter((step) => step.source === 'agent');
+      expect(agent.map((step) => [step.metrics.prompt_tokens, step.metrics.completion_tokens])).toEqual(steps.map((step) => [step.usage.inputTokens, step.usage.outputTokens]));
+      expect(agent[0]!.tool_calls.map((call: AtifDoc) => [call.tool_call_id, call.function_name, call.arguments])).toEqual([['call_batch', 'batch', { calls }]]);
+      expect(agent[0]!.observation.results.map((entry: AtifDoc) => [entry.source_call_id, JSON.parse(entry.content)])).toEqual([['call_batch', results[0]!.output]]);
+      expect(agent[1]!.message).toBe(text);
+      // One tool call in the hooks: the caller's. The weather calls it made are inside it, told to nobody.
+      expect(recorded.log.filter((entry) => entry.hook === 'pre_tool_call').map((entry) => [entry.payload.tool_call_id, entry.payload.tool_name])).toEqual([['call_batch', 'batch']]);
+      await sameOnNative(recorded);
+    });
+  }
+});
+
+describe('experimental_toolCaller: a provider caller (OpenAI programmatic tool calling)', () => {
+  it('the program is the provider\'s call, the calls it made are the host\'s tool calls with their outputs; its result, deferred to the next response, is not recorded (docs/adapters/ai-sdk.md)', async () => {
+    const MODEL_55 = 'gpt-5.5-2026-05-01';
+    const program = { type: 'program', id: 'prog_1', call_id: 'call_prog', code: 'const [a, b] = await Promise.all([tools.weather({ city: "Paris" }), tools.weather({ city: "Oslo" })]); return `${a.forecast}/${b.forecast}`;', fingerprint: 'fp_1' };
+    const calls = ['Paris', 'Oslo'].map((city, i) => ({ type: 'function_call', id: `fc_${i}`, call_id: `call_w${i}`, name: 'weather', arguments: JSON.stringify({ city }), status: 'completed', caller: { type: 'program', caller_id: 'call_prog' } }));
+    const wire = scriptedFetch([
+      openAiResponse({ id: 'resp_1', model: MODEL_55, hostedItems: [program], localCalls: calls, usage: { prompt_tokens: 100, completion_tokens: 40 } }),
+      openAiResponse({ id: 'resp_2', model: MODEL_55, hostedItems: [{ type: 'program_output', id: 'po_1', call_id: 'call_prog', result: 'sunny/sunny', status: 'completed' }], text: 'Sunny in both.', usage: { prompt_tokens: 180, completion_tokens: 8 } }),
+    ]);
+    const openai = createOpenAI({ apiKey: 'test-key', fetch: wire.fetch });
+    const recorded = recordedPlugin('ai-tool-caller-programmatic');
+    uninstall = instrumentAiSdk(recorded.hooks);
+
+    const result = await generateText({
+      model: openai('gpt-5.5'),
+      tools: { program: openai.tools.programmaticToolCalling(), weather },
+      experimental_toolCallers: { weather: ['program'] },
+      stopWhen: isStepCount(4),
+      prompt: 'Weather in Paris and Oslo?',
+    });
+    expect(result.text).toBe('Sunny in both.');
+    // The weather tool went out callable by the program only; the host's outputs went back with the program's caller.
+    expect((wire.requests[0]!.body.tools as Array<Record<string, unknown>>).map((entry) => [entry.type, entry.allowed_callers])).toEqual([['programmatic_tool_calling', undefined], ['function', ['programmatic']]]);
+    const sent = (wire.requests[1]!.body.input as Array<Record<string, any>>).filter((item) => item.type === 'function_call_output');
+    expect(sent.map((item) => [item.call_id, item.caller])).toEqual([['call_w0', { type: 'program', caller_id: 'call_prog' }], ['call_w1', { type: 'program', caller_id: 'call_prog' }]]);
+    const [first, second] = result.steps;
+    const programResult = second!.content.find((part) => part.type === 'tool-result' && part.toolCallId === 'call_prog') as { output: unknown } | undefined;
+    expect(programResult?.output).toEqual({ result: 'sunny/sunny', status: 'completed' });
+
+    const { doc } = await finishedRun(recorded);
+    const agent = (doc.steps as AtifDoc[]).filter((step) => step.source === 'agent');
+    expect(agent.map((step) => [step.metrics.prompt_tokens, step.metrics.completion_tokens])).toEqual(result.steps.map((step) => [step.usage.inputTokens, step.usage.outputTokens]));
+    expect(agent[0]!.tool_calls.map((call: AtifDoc) => [call.tool_call_id, call.function_name, call.arguments, call.extra?.provider_executed])).toEqual([
+      ['call_prog', 'program', { code: program.code, fingerprint: 'fp_1' }, true],
+      ['call_w0', 'weather', { city: 'Paris' }, undefined],
+      ['call_w1', 'weather', { city: 'Oslo' }, undefined],
+    ]);
+    expect(agent[0]!.observation.results.map((entry: AtifDoc) => [entry.source_call_id, JSON.parse(entry.content)])).toEqual(first!.toolResults.map((entry) => [entry.toolCallId, entry.output]));
+    expect(agent[1]!.message).toBe(result.text);
+    // The gap docs/adapters/ai-sdk.md names: the program's result came in the second response, apart from its call.
+    expect(agent[0]!.tool_calls[0]!.extra.provider_result).toBeUndefined();
+    expect(JSON.stringify(doc)).not.toContain('sunny/sunny');
+    await sameOnNative(recorded);
+  });
+});
