@@ -18,6 +18,9 @@ import { anthropicError, anthropicMessage, anthropicStream, chatCompletion, open
 import { getWeather } from './langchain-checks.ts';
 import { expectNothingLost, recordedPlugin, type AtifDoc, type Recorded } from './support.ts';
 import { sameOnNative } from './same-on-native.ts';
+import { shortLangChainRetryWaits } from '../support/langchain-retry-waits.ts';
+
+shortLangChainRetryWaits();
 
 const CLAUDE = 'claude-sonnet-4-5-20250929';
 const GPT = 'gpt-4.1-2025-04-14';
