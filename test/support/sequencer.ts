@@ -15,7 +15,7 @@ export const STARTED_FIRST = [
   'test/adapters/mcp/frameworks.test.ts',
   'test/adapters/mcp/agents.test.ts',
   'test/adapters/openai-agents/subagent-timing.test.ts',
-  'test/adapters/langchain-fallbacks.test.ts',
+  'test/adapters/mcp/asks-back.test.ts',
   'test/adapters/openai-agents/memory.test.ts',
   'test/adapters/mcp/docs.test.ts',
   'test/cli/serve.test.ts',
