@@ -32,6 +32,7 @@ export const NATIVE_SHARED = [
   'test/adapters/ai-sdk/call-options.test.ts',
   'test/adapters/ai-sdk/agent-ui-stream.test.ts',
   'test/adapters/ai-sdk/tool-callers.test.ts',
+  'test/adapters/openai-agents/programmatic.test.ts',
   'test/adapters/mcp/sampling-in-process.test.ts',
   'test/adapters/mcp/sampling-langchain.test.ts',
   'test/adapters/ai-sdk/gateway.test.ts',

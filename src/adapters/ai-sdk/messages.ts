@@ -8,7 +8,7 @@ import type { ResponseParts } from '../core/run.ts';
 import { completionServedBy, gatewayFailedUpstreams, gatewayServedBy } from '../core/upstream.ts';
 import { chargedUsd, usageCostUsd, xaiTicksUsd, type ProviderUsage } from '../../formats/usage.ts';
 import type { AnswerMedium, CallOfTool, ChatMessage, OfferedTool } from '../core/shapes.ts';
-import { assistantMessage, changedArgs, geminiGroundingCalls, hostedCall, newProviderApprovalAnswers, providerApprovalCall, textOfParts, recordedText, recordedValue, type ProviderApprovalAnswer } from '../core/shapes.ts';
+import { assistantMessage, changedArgs, geminiGroundingCalls, hostedCall, laterHostedResult, newProviderApprovalAnswers, providerApprovalCall, textOfParts, recordedText, recordedValue, type ProviderApprovalAnswer } from '../core/shapes.ts';
 import { isRecord } from '../../shared/record.ts';
 import { asString, nonEmptyString } from '../../shared/text.ts';
 
@@ -81,13 +81,24 @@ export function responseOfContent(content: readonly unknown[]): { text: string; 
     else if (part.type === 'reasoning' && typeof part.text === 'string') reasoning += part.text;
     else if (part.type === 'tool-call') {
       const call = { id: asString(part.toolCallId) ?? '', name: asString(part.toolName) ?? 'tool', arguments: part.input ?? part.args };
-      toolCalls.push(part.providerExecuted === true ? providerCall(call, providerResultOf(content, call.id), asked.get(call.id)) : call);
+      toolCalls.push(part.providerExecuted === true ? providerCall(call, providerResultOf(content, call.id), asked.get(call.id), !hasResult(content, call.id)) : call);
+    } else if (laterProviderResult(content, part)) {
+      toolCalls.push(laterHostedResult(part.toolCallId as string, asString(part.toolName) ?? 'tool', part.type === 'tool-error' ? { error: part.error } : toolOutputValue(part.output ?? part.result)));
     } else {
       const medium = answerMediumOfPart(part);
       if (medium !== undefined) media.push(medium);
     }
   }
   return { text, reasoning, toolCalls, media };
+}
+
+/**
+ * A provider's result whose call is not in `content`: the result of a call an earlier response made, which the
+ * package deferred to this one (OpenAI's programmatic tool calling's `program_output`, `supportsDeferredResults`).
+ */
+export function laterProviderResult(content: readonly unknown[], part: Part): boolean {
+  if ((part.type !== 'tool-result' && part.type !== 'tool-error') || part.providerExecuted !== true || typeof part.toolCallId !== 'string') return false;
+  return !content.some((other) => isRecord(other) && other.type === 'tool-call' && other.toolCallId === part.toolCallId);
 }
 
 /**
@@ -136,11 +147,18 @@ function serverToolName(name: string): string {
 /**
  * A call the provider ran (`providerExecuted`), with the result it returned in the same response; or, when a
  * `tool-approval-request` names it (`approvalId`), the call the provider asks the program to approve first, which ran
- * nothing yet.
+ * nothing yet. `pending`: its response holds no result of it, which the SDK allows only of a provider tool whose
+ * results may come in a later response (`supportsDeferredResults`: OpenAI's programmatic tool calling).
  */
-export function providerCall(call: CallOfTool, result: unknown, approvalId?: string): CallOfTool {
+export function providerCall(call: CallOfTool, result: unknown, approvalId?: string, pending = false): CallOfTool {
   if (approvalId !== undefined) return providerApprovalCall(approvalId, serverToolName(call.name), call.arguments);
-  return hostedCall(call.id, call.name, call.arguments, result);
+  const hosted = hostedCall(call.id, call.name, call.arguments, result);
+  return pending ? { ...hosted, providerResultPending: true } : hosted;
+}
+
+/** `content` holds a result (or a provider's error) of the call `id`. */
+function hasResult(content: readonly unknown[], id: string): boolean {
+  return content.some((part) => isRecord(part) && part.toolCallId === id && (part.type === 'tool-result' || part.type === 'tool-error'));
 }
 
 /**

@@ -31,7 +31,7 @@ import { answerMediumOfPart, chatMessages, finishReasonOf, chargedCostUsd, groun
 import { isRecord } from '../../shared/record.ts';
 import { AdapterCore, type AgentRun, type ApiCall, type RequestParts, type ResponseParts } from '../core/run.ts';
 import type { AdapterOptions } from '../core/options.ts';
-import { linkApprovedCalls, type AnswerMedium, type CallOfTool } from '../core/shapes.ts';
+import { laterHostedResult, linkApprovedCalls, type AnswerMedium, type CallOfTool } from '../core/shapes.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 import { MAX_PENDING_APPROVALS } from '../core/holds.ts';
 import { completionServedBy } from '../core/upstream.ts';
@@ -78,6 +78,7 @@ class StreamedResponse {
   readonly media: AnswerMedium[] = [];
   /** What the provider returned for the calls it ran, by call id. */
   readonly #providerResults = new Map<string, unknown>();
+  readonly #resultNames = new Map<string, string>();
   /** The approval ids of the provider's calls it asks the program to approve first, by call id. */
   readonly #approvalIds = new Map<string, string>();
   usage: unknown;
@@ -109,7 +110,10 @@ class StreamedResponse {
       }
       case 'tool-result':
         // A model's stream carries results only of the calls its provider ran (the packages do not all mark them).
-        if (typeof part.toolCallId === 'string') this.#providerResults.set(part.toolCallId, toolOutputValue(part.result ?? part.output));
+        if (typeof part.toolCallId === 'string') {
+          this.#providerResults.set(part.toolCallId, toolOutputValue(part.result ?? part.output));
+          this.#resultNames.set(part.toolCallId, nonEmptyString(part.toolName) ?? 'tool');
+        }
         break;
       case 'tool-approval-request':
         if (typeof part.toolCallId === 'string' && typeof part.approvalId === 'string') this.#approvalIds.set(part.toolCallId, part.approvalId);
@@ -138,11 +142,18 @@ class StreamedResponse {
     }
   }
 
+  /** The results of calls an earlier response made: a result whose call is not in this stream (`laterProviderResult`). */
+  #laterResults(): CallOfTool[] {
+    const out: CallOfTool[] = [];
+    for (const [id, result] of this.#providerResults) if (!this.toolCalls.some((call) => call.id === id)) out.push(laterHostedResult(id, this.#resultNames.get(id) ?? 'tool', result));
+    return out;
+  }
+
   response(model: Model): ResponseParts {
     return {
       text: this.text,
       reasoning: this.reasoning === '' ? undefined : this.reasoning,
-      toolCalls: [...this.grounding, ...this.toolCalls.map((call) => (call.providerExecuted === true ? providerCall(call, this.#providerResults.get(call.id), this.#approvalIds.get(call.id)) : call))],
+      toolCalls: [...this.grounding, ...this.toolCalls.map((call) => (call.providerExecuted === true ? providerCall(call, this.#providerResults.get(call.id), this.#approvalIds.get(call.id), !this.#providerResults.has(call.id)) : call)), ...this.#laterResults()],
       ...(this.media.length > 0 ? { media: this.media } : {}),
       usage: tokenCounts(this.usage),
       finishReason: this.finishReason,

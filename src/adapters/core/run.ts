@@ -29,6 +29,8 @@ import {
   describeError,
   lastUserMessage,
   localCalls,
+  recordedValue,
+  reportedToolError,
   textOrJson,
   type CallOfTool,
   type ChatMessage,
@@ -294,6 +296,8 @@ export class AgentRun {
    */
   readonly #providerAsked = new Set<string>();
   readonly #answered = new Set<string>();
+  /** The calls the provider runs whose result this run waits for from a later response ({@link providerResultAwaited}). */
+  readonly #awaitingProviderResult = new Set<string>();
 
   constructor(core: AdapterCore, sessionId: string, start: RunStart) {
     this.core = core;
@@ -443,6 +447,37 @@ export class AgentRun {
   toolRefused(call: CallOfTool, outcome: { error: unknown; text: string }, apiRequestId?: string): void {
     this.toolStart(call, apiRequestId);
     this.toolEnd(call.id, { result: outcome.text, error: outcome.error, name: call.name });
+  }
+
+  /**
+   * A response's calls as its step records them, and the results it carries of calls an earlier response made that
+   * wait for one ({@link laterHostedResult}). A later result of a call this run is not waiting on stays a call of the
+   * response that carried it, so its result is not lost.
+   */
+  sortProviderResults(calls: readonly CallOfTool[]): { calls: CallOfTool[]; later: CallOfTool[] } {
+    const own: CallOfTool[] = [];
+    const later: CallOfTool[] = [];
+    for (const call of calls) (call.providerResultLater === true && this.#awaitingProviderResult.has(call.id) ? later : own).push(call);
+    return { calls: own, later };
+  }
+
+  /**
+   * A call the provider runs whose result comes in a later response (`providerResultPending`, OpenAI's programmatic
+   * tool calling): its tool call opens with the response that made it, so the trajectory holds the call's outcome
+   * under that call, once, when the result arrives ({@link providerResultArrived}), and its span lasts while the
+   * provider's program waited on the program's function calls. A run that ends first ends it, as any open tool call.
+   */
+  providerResultAwaited(call: CallOfTool, apiRequestId?: string): void {
+    if (this.#ended || this.#awaitingProviderResult.has(call.id)) return;
+    this.#awaitingProviderResult.add(call.id);
+    this.toolStart(call, apiRequestId);
+  }
+
+  /** The result of a call {@link providerResultAwaited} waits on, arrived in a later response: the call's outcome. */
+  providerResultArrived(result: CallOfTool): void {
+    if (!this.#awaitingProviderResult.delete(result.id)) return;
+    const failed = result.providerError !== undefined;
+    this.toolEnd(result.id, failed ? { result: recordedValue(result.providerResult), error: reportedToolError(result.providerError!) } : { result: recordedValue(result.providerResult) });
   }
 
   /** Approval asked for a tool call (the framework paused for a human or a policy). */
@@ -709,14 +744,15 @@ export class ApiCall {
     const run = this.run;
     run.noteAssistantText(response.text);
     run.noteAnsweredModel(response.model);
+    const { calls, later } = run.sortProviderResults(response.toolCalls);
     const startedAt = this.#startedAt;
     const endedAt = now();
     run.core.emit('post_api_request', () => {
-      const message = assistantMessage(response.text, response.toolCalls, response.reasoning, response.media);
+      const message = assistantMessage(response.text, calls, response.reasoning, response.media);
       const counted = chatCompletionsUsage(readProviderUsage(response.usage));
       const usage = response.costUsd === undefined ? counted : { ...counted, cost_usd: response.costUsd };
       const model = response.model ?? this.#parts().model ?? run.requestedModel;
-      const finish = chatFinishReason(response.finishReason, localCalls(response.toolCalls).length > 0) ?? null;
+      const finish = chatFinishReason(response.finishReason, localCalls(calls).length > 0) ?? null;
       return {
         ...this.#base(),
         started_at: startedAt,
@@ -729,10 +765,12 @@ export class ApiCall {
         usage: usage ?? null,
         assistant_message: message,
         assistant_content_chars: response.text.length,
-        assistant_tool_call_count: response.toolCalls.length,
+        assistant_tool_call_count: calls.length,
       };
     });
-    for (const call of response.toolCalls) if (call.providerApproval === true) run.providerApprovalAsked(call);
+    for (const call of calls) if (call.providerApproval === true) run.providerApprovalAsked(call);
+    for (const result of later) run.providerResultArrived(result);
+    for (const call of calls) if (call.providerResultPending === true) run.providerResultAwaited(call, this.ids.api_request_id);
   }
 }
 

@@ -39,6 +39,16 @@ export interface CallOfTool {
   readonly providerApproval?: boolean;
   /** The approval request a call the provider ran after the program approved it answers (an `mcp_call`'s `approval_request_id`). */
   readonly approvalRequestId?: string;
+  /**
+   * Not a call of this response: the result of a call the provider ran that an earlier response made, arriving apart
+   * from it ({@link laterHostedResult}).
+   */
+  readonly providerResultLater?: boolean;
+  /**
+   * A call the provider runs whose result comes in a later response (OpenAI's programmatic tool calling: its program
+   * waits on the program's function calls): the core opens its tool call and ends it with that result.
+   */
+  readonly providerResultPending?: boolean;
 }
 
 /** A tool the model was offered. */
@@ -277,6 +287,21 @@ export function hostedCall(id: string, name: string, input: unknown, result: unk
 }
 
 /**
+ * The result of a call the provider ran, arriving in a later response than the call (OpenAI's programmatic tool
+ * calling: the model's program is a call of one response, it asks the program for function calls, and its result,
+ * `program_output`, comes in the response to their outputs). The one rule for every framework that hands such a result
+ * on: the core records it as the outcome of the call the earlier response made (the same id, marked
+ * `providerResultPending`), once, rather than as a call of the response that carried it, which made no such call
+ * (`AgentRun.providerResultArrived`). How it failed is read as {@link hostedCall} reads it.
+ */
+export function laterHostedResult(id: string, name: string, result: unknown): CallOfTool {
+  return { ...hostedCall(id, name, undefined, result), providerResultLater: true };
+}
+
+/** The name a Responses `program` item's call is recorded by: the tool that made it, as the OpenAI Agents SDK names it. */
+const PROGRAM = 'programmatic_tool_calling';
+
+/**
  * The Responses output items of tools OpenAI runs, and the name each call is recorded by (`computer_call`,
  * `local_shell_call` and the like are the program's to run; an `mcp_call` is named by the server's tool it called).
  */
@@ -294,7 +319,8 @@ const HOSTED_ITEMS = new Map([
  * Responses output item of a tool OpenAI runs (`HOSTED_ITEMS`; the item itself its result), or an Anthropic
  * `server_tool_use` block (its result the content of the `*_tool_result` block whose `tool_use_id` names it, found
  * among `blocks`). An `mcp_approval_request` asks the program first and runs nothing: {@link providerApprovalCall}.
- * Anything else is not a hosted call.
+ * A `program` (programmatic tool calling) is a call whose result, a `program_output` of its `call_id`, comes in a later
+ * response ({@link laterHostedResult}). Anything else is not a hosted call.
  */
 export function hostedCallOfItem(item: unknown, blocks: readonly unknown[] = []): CallOfTool | undefined {
   if (!isRecord(item) || typeof item.id !== 'string' || typeof item.type !== 'string') return undefined;
@@ -304,6 +330,11 @@ export function hostedCallOfItem(item: unknown, blocks: readonly unknown[] = [])
     return hostedCall(item.id, name, item.input, isRecord(answer) ? answer.content : undefined);
   }
   if (item.type === 'mcp_approval_request') return providerApprovalCall(item.id, typeof item.name === 'string' ? item.name : 'mcp_call', item.arguments);
+  // Programmatic tool calling: the model's program, its result in a later response (`program_output`, same `call_id`).
+  if (item.type === 'program' && typeof item.call_id === 'string') {
+    return { ...hostedCall(item.call_id, PROGRAM, { code: item.code, ...(item.fingerprint === undefined ? {} : { fingerprint: item.fingerprint }) }, undefined), providerResultPending: true };
+  }
+  if (item.type === 'program_output' && typeof item.call_id === 'string') return laterHostedResult(item.call_id, PROGRAM, { result: item.result, status: item.status });
   const name = HOSTED_ITEMS.get(item.type);
   return name === undefined ? undefined : hostedCall(item.id, name, undefined, item);
 }

@@ -241,6 +241,9 @@ export function requestSettings(request: Loose): Record<string, unknown> | undef
  * item's `output` (an image's `result`, an MCP call's `output`).
  */
 function hostedCallOf(item: Loose): CallOfTool | undefined {
+  // Programmatic tool calling's items, which the SDK keeps apart from hosted calls, back in their wire spelling.
+  if (item.type === 'program') return hostedCallOfItem({ type: 'program', id: item.id ?? item.callId, call_id: item.callId, code: item.code, fingerprint: item.fingerprint });
+  if (item.type === 'program_output') return hostedCallOfItem({ type: 'program_output', id: item.id ?? item.callId, call_id: item.callId, result: item.output, status: item.status });
   if (item.type !== 'hosted_tool_call' || !isRecord(item.providerData)) return undefined;
   const wire: Loose = { ...item.providerData, id: item.id ?? item.providerData.id, status: item.providerData.status ?? item.status };
   if (item.output !== undefined && item.output !== null) wire[item.providerData.type === 'image_generation_call' ? 'result' : 'output'] = item.output;

@@ -15,7 +15,7 @@
 // request, whose response carries the program's result (`program_output`, a result the package defers to a later
 // response: `supportsDeferredResults`). The wire is written from the package's response schema
 // (src/responses/openai-responses-api.ts, `program`, `program_output`, the tool caller).
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createOpenAI } from '@ai-sdk/openai';
 import { openAiResponse, scriptedFetch } from '../../support/provider-wire.ts';
 import { experimental_toolCaller, generateText, isStepCount, streamText, tool, type Tool, type ToolSet } from 'ai';
@@ -25,6 +25,10 @@ import { sameOnNative } from '../same-on-native.ts';
 import { finishedRun, recordedPlugin, type AtifDoc } from '../support.ts';
 import { FakeProvider } from './wire.ts';
 import { weather } from './weather-tool.ts';
+import { createMemoryRelay } from '../../../src/backends/memory/index.ts';
+import { silentLogger } from '../../../src/shared/logger.ts';
+import { startHttpReceiver, type Receiver } from '../../support/otlp-receiver.ts';
+import { replayWithOtlp } from '../../support/otlp-replay.ts';
 
 (globalThis as { AI_SDK_LOG_WARNINGS?: boolean }).AI_SDK_LOG_WARNINGS = false;
 
@@ -92,7 +96,15 @@ describe('experimental_toolCaller: a local caller routed by experimental_toolCal
 });
 
 describe('experimental_toolCaller: a provider caller (OpenAI programmatic tool calling)', () => {
-  it('the program is the provider\'s call, the calls it made are the host\'s tool calls with their outputs; its result, deferred to the next response, is not recorded (docs/adapters/ai-sdk.md)', async () => {
+  let receivers: { genAi: Receiver; full: Receiver };
+  beforeAll(async () => {
+    receivers = { genAi: await startHttpReceiver(), full: await startHttpReceiver() };
+  });
+  afterAll(async () => {
+    for (const receiver of Object.values(receivers)) await receiver.close();
+  });
+
+  it('the program is the provider\'s call, the calls it made are the host\'s tool calls with their outputs; its result, deferred to the next response, is the program call\'s outcome, once', async () => {
     const MODEL_55 = 'gpt-5.5-2026-05-01';
     const program = { type: 'program', id: 'prog_1', call_id: 'call_prog', code: 'const [a, b] = await Promise.all([tools.weather({ city: "Paris" }), tools.weather({ city: "Oslo" })]); return `${a.forecast}/${b.forecast}`;', fingerprint: 'fp_1' };
     const calls = ['Paris', 'Oslo'].map((city, i) => ({ type: 'function_call', id: `fc_${i}`, call_id: `call_w${i}`, name: 'weather', arguments: JSON.stringify({ city }), status: 'completed', caller: { type: 'program', caller_id: 'call_prog' } }));
@@ -130,9 +142,28 @@ describe('experimental_toolCaller: a provider caller (OpenAI programmatic tool c
     ]);
     expect(agent[0]!.observation.results.map((entry: AtifDoc) => [entry.source_call_id, JSON.parse(entry.content)])).toEqual(first!.toolResults.map((entry) => [entry.toolCallId, entry.output]));
     expect(agent[1]!.message).toBe(result.text);
-    // The gap docs/adapters/ai-sdk.md names: the program's result came in the second response, apart from its call.
+    // The program's result came in the second response, apart from its call: it is the outcome of the program's call
+    // (its tool call, opened with the first response, ends with it), once, and not a call of the second step.
     expect(agent[0]!.tool_calls[0]!.extra.provider_result).toBeUndefined();
-    expect(JSON.stringify(doc)).not.toContain('sunny/sunny');
+    expect(agent[1]!.tool_calls ?? []).toEqual([]);
+    const ends = recorded.log.filter((entry) => entry.hook === 'post_tool_call' && entry.payload.tool_call_id === 'call_prog').map((entry) => entry.payload);
+    expect(ends.map((payload) => [payload.tool_name, payload.args, JSON.parse(payload.result as string), payload.status])).toEqual([['program', { code: program.code, fingerprint: 'fp_1' }, programResult!.output, 'ok']]);
+    const observed = (doc.steps as AtifDoc[]).flatMap((step) => (step.observation?.results ?? []).filter((entry: AtifDoc) => entry.extra?.metadata?.tool_call_id === 'call_prog'));
+    // The ATIF builders (memory's and native's) close a step's observation when the next model call starts: a result
+    // that arrives after it is a trailing observation that names the call in its metadata.
+    expect(observed.map((entry: AtifDoc) => [JSON.parse(entry.content), entry.extra.event_name])).toEqual([[programResult!.output, 'program']]);
+    expect(JSON.stringify(doc).split('sunny/sunny').length - 1).toBe(1);
+    // OTLP: the program's call is a tool span (it lasts while the provider's program waited on the host's calls) whose
+    // output is the program's result; the host's calls are spans of their own.
+    const lines = recorded.log.map((entry) => ({ hook: entry.hook, payload: entry.payload }));
+    const endpoints = [{ type: 'gen_ai' as const, endpoint: receivers.genAi.url }, { type: 'full' as const, endpoint: receivers.full.url }];
+    const replayed = await replayWithOtlp(createMemoryRelay({ logger: silentLogger }), lines as never, { endpoints, localFiles: false });
+    expect(replayed.problems).toEqual([]);
+    const tools = receivers.genAi.spans().filter((span) => span.attributes['gen_ai.operation.name'] === 'execute_tool');
+    expect(tools.map((span) => span.attributes['gen_ai.tool.call.id']).sort()).toEqual(['call_prog', 'call_w0', 'call_w1']);
+    const programSpan = receivers.full.spans().filter((span) => span.attributes['nemo_relay.scope_type'] === 'tool' && JSON.stringify(span.attributes).includes('call_prog'));
+    expect(programSpan).toHaveLength(1);
+    expect(JSON.stringify(programSpan[0]!.attributes)).toContain('sunny/sunny');
     await sameOnNative(recorded);
   });
 });
