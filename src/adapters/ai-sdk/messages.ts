@@ -97,7 +97,8 @@ export function responseOfContent(content: readonly unknown[]): { text: string; 
  * package deferred to this one (OpenAI's programmatic tool calling's `program_output`, `supportsDeferredResults`).
  */
 export function laterProviderResult(content: readonly unknown[], part: Part): boolean {
-  if ((part.type !== 'tool-result' && part.type !== 'tool-error') || part.providerExecuted !== true || typeof part.toolCallId !== 'string') return false;
+  // A provider package's own content does not mark its results (a model's content holds only its provider's); the SDK's does.
+  if ((part.type !== 'tool-result' && part.type !== 'tool-error') || part.providerExecuted === false || typeof part.toolCallId !== 'string') return false;
   return !content.some((other) => isRecord(other) && other.type === 'tool-call' && other.toolCallId === part.toolCallId);
 }
 

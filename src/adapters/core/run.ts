@@ -457,7 +457,11 @@ export class AgentRun {
   sortProviderResults(calls: readonly CallOfTool[]): { calls: CallOfTool[]; later: CallOfTool[] } {
     const own: CallOfTool[] = [];
     const later: CallOfTool[] = [];
-    for (const call of calls) (call.providerResultLater === true && this.#awaitingProviderResult.has(call.id) ? later : own).push(call);
+    for (const call of calls) {
+      if (call.providerResultLater !== true) own.push(call);
+      else if (this.#awaitingProviderResult.has(call.id)) later.push(call);
+      else own.push({ ...call, providerResultLater: false });
+    }
     return { calls: own, later };
   }
 

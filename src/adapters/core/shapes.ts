@@ -416,7 +416,9 @@ export function answerPart(medium: AnswerMedium): Record<string, unknown> {
  * An assistant message with its tool calls; `content` is `null` when the model only called tools. An answer that held
  * media has content parts: its text (when it has any), then a part for each medium ({@link answerPart}).
  */
-export function assistantMessage(text: string, calls: readonly CallOfTool[], reasoning?: string, media: readonly AnswerMedium[] = []): ChatMessage {
+export function assistantMessage(text: string, allCalls: readonly CallOfTool[], reasoning?: string, media: readonly AnswerMedium[] = []): ChatMessage {
+  // A later result of an earlier message's call (a conversation's history) is no call of this message.
+  const calls = allCalls.filter((call) => call.providerResultLater !== true);
   const content = media.length > 0 ? [...(text === '' ? [] : [{ type: 'text', text }]), ...media.map(answerPart)] : text === '' && calls.length > 0 ? null : text;
   const message: ChatMessage = { role: 'assistant', content };
   if (calls.length > 0) message.tool_calls = calls.map(chatToolCall);

@@ -17,10 +17,10 @@
 // (src/responses/openai-responses-api.ts, `program`, `program_output`, the tool caller).
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createOpenAI } from '@ai-sdk/openai';
-import { openAiResponse, scriptedFetch } from '../../support/provider-wire.ts';
-import { experimental_toolCaller, generateText, isStepCount, streamText, tool, type Tool, type ToolSet } from 'ai';
+import { openAiResponseEither, scriptedFetch } from '../../support/provider-wire.ts';
+import { experimental_toolCaller, generateText, isStepCount, streamText, tool, wrapLanguageModel, type Tool, type ToolSet } from 'ai';
 import * as z from 'zod';
-import { instrumentAiSdk } from '../../../src/adapters/ai-sdk/index.ts';
+import { aiSdkMiddleware, instrumentAiSdk } from '../../../src/adapters/ai-sdk/index.ts';
 import { sameOnNative } from '../same-on-native.ts';
 import { finishedRun, recordedPlugin, type AtifDoc } from '../support.ts';
 import { FakeProvider } from './wire.ts';
@@ -104,25 +104,27 @@ describe('experimental_toolCaller: a provider caller (OpenAI programmatic tool c
     for (const receiver of Object.values(receivers)) await receiver.close();
   });
 
-  it('the program is the provider\'s call, the calls it made are the host\'s tool calls with their outputs; its result, deferred to the next response, is the program call\'s outcome, once', async () => {
+  for (const mode of ['generateText', 'streamText'] as const) it(`${mode}: the program is the provider's call, the calls it made are the host's tool calls with their outputs; its result, deferred to the next response, is the program call's outcome, once`, async () => {
     const MODEL_55 = 'gpt-5.5-2026-05-01';
     const program = { type: 'program', id: 'prog_1', call_id: 'call_prog', code: 'const [a, b] = await Promise.all([tools.weather({ city: "Paris" }), tools.weather({ city: "Oslo" })]); return `${a.forecast}/${b.forecast}`;', fingerprint: 'fp_1' };
     const calls = ['Paris', 'Oslo'].map((city, i) => ({ type: 'function_call', id: `fc_${i}`, call_id: `call_w${i}`, name: 'weather', arguments: JSON.stringify({ city }), status: 'completed', caller: { type: 'program', caller_id: 'call_prog' } }));
     const wire = scriptedFetch([
-      openAiResponse({ id: 'resp_1', model: MODEL_55, hostedItems: [program], localCalls: calls, usage: { prompt_tokens: 100, completion_tokens: 40 } }),
-      openAiResponse({ id: 'resp_2', model: MODEL_55, hostedItems: [{ type: 'program_output', id: 'po_1', call_id: 'call_prog', result: 'sunny/sunny', status: 'completed' }], text: 'Sunny in both.', usage: { prompt_tokens: 180, completion_tokens: 8 } }),
+      openAiResponseEither({ id: 'resp_1', model: MODEL_55, hostedItems: [program], localCalls: calls, usage: { prompt_tokens: 100, completion_tokens: 40 } }),
+      openAiResponseEither({ id: 'resp_2', model: MODEL_55, hostedItems: [{ type: 'program_output', id: 'po_1', call_id: 'call_prog', result: 'sunny/sunny', status: 'completed' }], text: 'Sunny in both.', usage: { prompt_tokens: 180, completion_tokens: 8 } }),
     ]);
     const openai = createOpenAI({ apiKey: 'test-key', fetch: wire.fetch });
-    const recorded = recordedPlugin('ai-tool-caller-programmatic');
+    const recorded = recordedPlugin(`ai-tool-caller-programmatic-${mode}`);
     uninstall = instrumentAiSdk(recorded.hooks);
 
-    const result = await generateText({
+    const options = {
       model: openai('gpt-5.5'),
       tools: { program: openai.tools.programmaticToolCalling(), weather },
-      experimental_toolCallers: { weather: ['program'] },
+      experimental_toolCallers: { weather: ['program'] as const },
       stopWhen: isStepCount(4),
       prompt: 'Weather in Paris and Oslo?',
-    });
+    };
+    const streamed = mode === 'streamText' ? streamText(options) : undefined;
+    const result = streamed === undefined ? await generateText(options) : { text: await streamed.text, steps: await streamed.steps };
     expect(result.text).toBe('Sunny in both.');
     // The weather tool went out callable by the program only; the host's outputs went back with the program's caller.
     expect((wire.requests[0]!.body.tools as Array<Record<string, unknown>>).map((entry) => [entry.type, entry.allowed_callers])).toEqual([['programmatic_tool_calling', undefined], ['function', ['programmatic']]]);
@@ -155,15 +157,40 @@ describe('experimental_toolCaller: a provider caller (OpenAI programmatic tool c
     expect(JSON.stringify(doc).split('sunny/sunny').length - 1).toBe(1);
     // OTLP: the program's call is a tool span (it lasts while the provider's program waited on the host's calls) whose
     // output is the program's result; the host's calls are spans of their own.
+    const before = { genAi: receivers.genAi.spans().length, full: receivers.full.spans().length };
     const lines = recorded.log.map((entry) => ({ hook: entry.hook, payload: entry.payload }));
     const endpoints = [{ type: 'gen_ai' as const, endpoint: receivers.genAi.url }, { type: 'full' as const, endpoint: receivers.full.url }];
     const replayed = await replayWithOtlp(createMemoryRelay({ logger: silentLogger }), lines as never, { endpoints, localFiles: false });
     expect(replayed.problems).toEqual([]);
-    const tools = receivers.genAi.spans().filter((span) => span.attributes['gen_ai.operation.name'] === 'execute_tool');
+    const tools = receivers.genAi.spans().slice(before.genAi).filter((span) => span.attributes['gen_ai.operation.name'] === 'execute_tool');
     expect(tools.map((span) => span.attributes['gen_ai.tool.call.id']).sort()).toEqual(['call_prog', 'call_w0', 'call_w1']);
-    const programSpan = receivers.full.spans().filter((span) => span.attributes['nemo_relay.scope_type'] === 'tool' && JSON.stringify(span.attributes).includes('call_prog'));
+    const programSpan = receivers.full.spans().slice(before.full).filter((span) => span.attributes['nemo_relay.scope_type'] === 'tool' && JSON.stringify(span.attributes).includes('call_prog'));
     expect(programSpan).toHaveLength(1);
     expect(JSON.stringify(programSpan[0]!.attributes)).toContain('sunny/sunny');
     await sameOnNative(recorded);
   });
+
+  for (const stream of [false, true]) {
+    it(`aiSdkMiddleware alone (wrapLanguageModel), ${stream ? 'streamed' : 'generated'}: the program's result is its call's outcome, once`, async () => {
+      const program = { type: 'program', id: 'prog_1', call_id: 'call_prog', code: 'return 1;', fingerprint: 'fp_1' };
+      const calls = [{ type: 'function_call', id: 'fc_0', call_id: 'call_w0', name: 'weather', arguments: JSON.stringify({ city: 'Paris' }), status: 'completed', caller: { type: 'program', caller_id: 'call_prog' } }];
+      const wire = scriptedFetch([
+        openAiResponseEither({ id: 'resp_1', model: 'gpt-5.5-2026-05-01', hostedItems: [program], localCalls: calls, usage: { prompt_tokens: 100, completion_tokens: 40 } }),
+        openAiResponseEither({ id: 'resp_2', model: 'gpt-5.5-2026-05-01', hostedItems: [{ type: 'program_output', id: 'po_1', call_id: 'call_prog', result: 'Paris is sunny', status: 'completed' }], text: 'Sunny.', usage: { prompt_tokens: 180, completion_tokens: 8 } }),
+      ]);
+      const openai = createOpenAI({ apiKey: 'test-key', fetch: wire.fetch });
+      const recorded = recordedPlugin(`ai-tool-caller-programmatic-mw-${stream}`);
+      const model = wrapLanguageModel({ model: openai('gpt-5.5'), middleware: aiSdkMiddleware(recorded.hooks, { sessionId: `programmatic-mw-${stream}` }) });
+      const options = { model, tools: { program: openai.tools.programmaticToolCalling(), weather }, experimental_toolCallers: { weather: ['program'] as const }, stopWhen: isStepCount(4), prompt: 'Weather in Paris?' };
+      const text = stream ? await streamText(options).text : (await generateText(options)).text;
+      expect(text).toBe('Sunny.');
+      const { doc } = await finishedRun(recorded);
+      const agent = (doc.steps as AtifDoc[]).filter((step) => step.source === 'agent');
+      expect(agent.map((step) => (step.tool_calls ?? []).map((call: AtifDoc) => [call.tool_call_id, call.extra?.provider_result]))).toEqual([[['call_prog', undefined], ['call_w0', undefined]], []]);
+      const ends = recorded.log.filter((entry) => entry.hook === 'post_tool_call').map((entry) => [entry.payload.tool_call_id, JSON.parse(entry.payload.result as string)]);
+      expect(ends).toEqual([['call_prog', { result: 'Paris is sunny', status: 'completed' }]]);
+      expect(JSON.stringify(doc).split('Paris is sunny').length - 1).toBe(1);
+      await sameOnNative(recorded);
+    });
+  }
 });
