@@ -69,7 +69,7 @@ export function answerMediumOfPart(part: Part): AnswerMedium | undefined {
 }
 
 /** Text, reasoning, tool calls and media of a content-part array (a model response or an assistant message). */
-export function responseOfContent(content: readonly unknown[]): { text: string; reasoning: string; toolCalls: CallOfTool[]; media: AnswerMedium[] } {
+export function responseOfContent(content: readonly unknown[], deferred: ReadonlySet<string> = NONE): { text: string; reasoning: string; toolCalls: CallOfTool[]; media: AnswerMedium[] } {
   let text = '';
   let reasoning = '';
   const toolCalls: CallOfTool[] = [];
@@ -81,7 +81,7 @@ export function responseOfContent(content: readonly unknown[]): { text: string; 
     else if (part.type === 'reasoning' && typeof part.text === 'string') reasoning += part.text;
     else if (part.type === 'tool-call') {
       const call = { id: asString(part.toolCallId) ?? '', name: asString(part.toolName) ?? 'tool', arguments: part.input ?? part.args };
-      toolCalls.push(part.providerExecuted === true ? providerCall(call, providerResultOf(content, call.id), asked.get(call.id), !hasResult(content, call.id)) : call);
+      toolCalls.push(part.providerExecuted === true ? providerCall(call, providerResultOf(content, call.id), asked.get(call.id), deferred.has(call.name) && !hasResult(content, call.id)) : call);
     } else if (laterProviderResult(content, part)) {
       toolCalls.push(laterHostedResult(part.toolCallId as string, asString(part.toolName) ?? 'tool', part.type === 'tool-error' ? { error: part.error } : toolOutputValue(part.output ?? part.result)));
     } else {
@@ -90,6 +90,23 @@ export function responseOfContent(content: readonly unknown[]): { text: string; 
     }
   }
   return { text, reasoning, toolCalls, media };
+}
+
+const NONE: ReadonlySet<string> = new Set();
+
+/**
+ * The provider tools whose packages mark them `supportsDeferredResults` (their result may come in a later response than
+ * their call), by the id the package gives them: @ai-sdk/openai's programmatic tool calling. The prepared tools a
+ * model call gets do not carry the mark; their ids do.
+ */
+const DEFERRED_RESULT_TOOL_IDS = new Set(['openai.programmatic_tool_calling']);
+
+/** The names a model call's prepared tools (`{type: 'provider', id, name}`) give the provider tools whose results may come later. */
+export function deferredResultTools(tools: unknown): ReadonlySet<string> {
+  if (!Array.isArray(tools)) return NONE;
+  const names = new Set<string>();
+  for (const tool of tools) if (isRecord(tool) && tool.type === 'provider' && typeof tool.id === 'string' && DEFERRED_RESULT_TOOL_IDS.has(tool.id) && typeof tool.name === 'string') names.add(tool.name);
+  return names;
 }
 
 /**
@@ -148,8 +165,8 @@ function serverToolName(name: string): string {
 /**
  * A call the provider ran (`providerExecuted`), with the result it returned in the same response; or, when a
  * `tool-approval-request` names it (`approvalId`), the call the provider asks the program to approve first, which ran
- * nothing yet. `pending`: its response holds no result of it, which the SDK allows only of a provider tool whose
- * results may come in a later response (`supportsDeferredResults`: OpenAI's programmatic tool calling).
+ * nothing yet. `pending`: a call of a provider tool whose results may come in a later response
+ * ({@link deferredResultTools}) with no result in its own.
  */
 export function providerCall(call: CallOfTool, result: unknown, approvalId?: string, pending = false): CallOfTool {
   if (approvalId !== undefined) return providerApprovalCall(approvalId, serverToolName(call.name), call.arguments);
@@ -284,8 +301,8 @@ export function failedUpstreamsOf(providerMetadata: unknown): string[] | undefin
 }
 
 /** A model response from its content parts and what came with them. */
-export function responseOf(content: unknown, details: { usage: unknown; finishReason: unknown; model: unknown; id: unknown; providerMetadata?: unknown; body?: unknown }): ResponseParts {
-  const parts = responseOfContent(Array.isArray(content) ? content : []);
+export function responseOf(content: unknown, details: { usage: unknown; finishReason: unknown; model: unknown; id: unknown; providerMetadata?: unknown; body?: unknown }, deferred: ReadonlySet<string> = NONE): ResponseParts {
+  const parts = responseOfContent(Array.isArray(content) ? content : [], deferred);
   const costUsd = chargedCostUsd(details.providerMetadata, details.usage);
   const servedBy = servedByOf(details.providerMetadata, details.body);
   const failedUpstreams = failedUpstreamsOf(details.providerMetadata);
@@ -309,8 +326,8 @@ export function responseOf(content: unknown, details: { usage: unknown; finishRe
  * and repaired (`experimental_repairToolCall`) or refined (`experimental_refineToolInput`) when the program asked:
  * `sent` (each call's input as the model sent it, by call id) puts the model's back, and the other as `changedArgs`.
  */
-export function responseOfCallEnd(event: Record<string, unknown>, sent?: ReadonlyMap<string, unknown>): ResponseParts {
-  const response = responseOf(event.content, { usage: event.usage, finishReason: event.finishReason, model: event.modelId, id: event.responseId, providerMetadata: event.providerMetadata });
+export function responseOfCallEnd(event: Record<string, unknown>, sent?: ReadonlyMap<string, unknown>, deferred: ReadonlySet<string> = NONE): ResponseParts {
+  const response = responseOf(event.content, { usage: event.usage, finishReason: event.finishReason, model: event.modelId, id: event.responseId, providerMetadata: event.providerMetadata }, deferred);
   if (sent === undefined || sent.size === 0) return response;
   const toolCalls = response.toolCalls.map((call) => {
     const asked = call.providerExecuted === true ? undefined : sent.get(call.id);

@@ -27,7 +27,7 @@ import type { LanguageModelMiddleware } from 'ai';
 import type { HookRegistry } from '../../hooks/registry.ts';
 import { newSessionId } from '../../hooks/index.ts';
 import { currentAttempt, objectCallOf } from './attempt.ts';
-import { answerMediumOfPart, chatMessages, finishReasonOf, chargedCostUsd, groundingCallsOf, modelVersionOf, servedByOf, failedUpstreamsOf, offeredTools, providerApprovalAnswersOfPrompt, providerCall, responseOf, toolOutputValue, tokenCounts } from './messages.ts';
+import { answerMediumOfPart, chatMessages, deferredResultTools, finishReasonOf, chargedCostUsd, groundingCallsOf, modelVersionOf, servedByOf, failedUpstreamsOf, offeredTools, providerApprovalAnswersOfPrompt, providerCall, responseOf, toolOutputValue, tokenCounts } from './messages.ts';
 import { isRecord } from '../../shared/record.ts';
 import { AdapterCore, type AgentRun, type ApiCall, type RequestParts, type ResponseParts } from '../core/run.ts';
 import type { AdapterOptions } from '../core/options.ts';
@@ -64,10 +64,10 @@ function requestOf(params: Params, model: Model): () => RequestParts {
 }
 
 /** A `doGenerate` result as a response. */
-function responseOfResult(result: unknown, model: Model): ResponseParts {
+function responseOfResult(result: unknown, model: Model, deferred: ReadonlySet<string>): ResponseParts {
   const record = isRecord(result) ? result : {};
   const response = isRecord(record.response) ? record.response : {};
-  return responseOf(record.content, { usage: record.usage, finishReason: record.finishReason, model: nonEmptyString(response.modelId) ?? modelVersionOf(response.body) ?? model.modelId, id: response.id, providerMetadata: record.providerMetadata, body: response.body });
+  return responseOf(record.content, { usage: record.usage, finishReason: record.finishReason, model: nonEmptyString(response.modelId) ?? modelVersionOf(response.body) ?? model.modelId, id: response.id, providerMetadata: record.providerMetadata, body: response.body }, deferred);
 }
 
 /** Collects a stream's response from its parts as they pass. */
@@ -79,6 +79,8 @@ class StreamedResponse {
   /** What the provider returned for the calls it ran, by call id. */
   readonly #providerResults = new Map<string, unknown>();
   readonly #resultNames = new Map<string, string>();
+  /** The names of the call's provider tools whose results may come in a later response (`deferredResultTools`). */
+  readonly #deferred: ReadonlySet<string>;
   /** The approval ids of the provider's calls it asks the program to approve first, by call id. */
   readonly #approvalIds = new Map<string, string>();
   usage: unknown;
@@ -91,6 +93,10 @@ class StreamedResponse {
   grounding: CallOfTool[] = [];
   failedUpstreams: string[] | undefined;
   error: unknown;
+
+  constructor(deferred: ReadonlySet<string>) {
+    this.#deferred = deferred;
+  }
 
   see(part: Part): void {
     switch (part.type) {
@@ -153,7 +159,7 @@ class StreamedResponse {
     return {
       text: this.text,
       reasoning: this.reasoning === '' ? undefined : this.reasoning,
-      toolCalls: [...this.grounding, ...this.toolCalls.map((call) => (call.providerExecuted === true ? providerCall(call, this.#providerResults.get(call.id), this.#approvalIds.get(call.id), !this.#providerResults.has(call.id)) : call)), ...this.#laterResults()],
+      toolCalls: [...this.grounding, ...this.toolCalls.map((call) => (call.providerExecuted === true ? providerCall(call, this.#providerResults.get(call.id), this.#approvalIds.get(call.id), this.#deferred.has(call.name) && !this.#providerResults.has(call.id)) : call)), ...this.#laterResults()],
       ...(this.media.length > 0 ? { media: this.media } : {}),
       usage: tokenCounts(this.usage),
       finishReason: this.finishReason,
@@ -254,7 +260,7 @@ export function aiSdkMiddleware(hooks: HookRegistry, options: AdapterOptions = {
         failed(found.call, error);
         throw error;
       }
-      if (found.owned) core.guard.run('middleware attempt', () => found.call.attemptEnd(answered(found.call, responseOfResult(result, model))));
+      if (found.owned) core.guard.run('middleware attempt', () => found.call.attemptEnd(answered(found.call, responseOfResult(result, model, deferredResultTools(params.tools)))));
       return result;
     },
     async wrapStream({ doStream, params, model }: { doStream: () => PromiseLike<unknown>; params: Params; model: Model }): Promise<unknown> {
@@ -269,7 +275,7 @@ export function aiSdkMiddleware(hooks: HookRegistry, options: AdapterOptions = {
       }
       if (!found.owned || !isRecord(result) || !(result.stream instanceof ReadableStream)) return result;
       const call = found.call;
-      const seen = new StreamedResponse();
+      const seen = new StreamedResponse(deferredResultTools(params.tools));
       let settled = false;
       const settle = (error: unknown): void => {
         if (settled) return;

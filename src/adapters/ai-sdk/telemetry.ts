@@ -37,6 +37,7 @@ import {
   offeredTools,
   refusedCalls,
   responseOfCallEnd,
+  deferredResultTools,
   responseOfObjectStep,
   toolChoiceOf,
   toolResults,
@@ -92,6 +93,8 @@ interface RunState {
   callMessages: number;
   /** The tool calls of the current model call's last attempt as the model sent them, by id (before the SDK parses them). */
   sent: Map<string, unknown> | undefined;
+  /** The names of the current model call's provider tools whose results may come in a later response (`deferredResultTools`). */
+  deferred: ReadonlySet<string>;
   /**
    * The upstream a router named in the current model call's last attempt as the server sent it (`withSentCalls`): a
    * generated answer's body, or a stream's raw chunks (`includeRawChunks`). The call-end event carries neither.
@@ -379,6 +382,7 @@ export class AiSdkTelemetry {
         resumedCalls: undefined,
         callMessages: 0,
         sent: undefined,
+        deferred: new Set(),
         served: undefined,
         providerApproved: [],
         output: event.operationId === 'ai.generateText' ? outputSpec(event.output) : undefined,
@@ -414,6 +418,7 @@ export class AiSdkTelemetry {
       call.describe(requestOf(event, state.toolChoice));
       state.call = call;
       state.callMessages = Array.isArray(event.messages) ? event.messages.length : 0;
+      state.deferred = deferredResultTools(event.tools);
     });
   };
 
@@ -441,7 +446,7 @@ export class AiSdkTelemetry {
     const call = state?.call;
     if (call === undefined) return;
     this.#guard('onLanguageModelCallEnd', () => {
-      const response = responseOfCallEnd(event, state!.sent);
+      const response = responseOfCallEnd(event, state!.sent, state!.deferred);
       const servedBy = response.servedBy ?? state!.served;
       // The OpenAI package drops the `approval_request_id` of the call OpenAI ran once approved: its name and arguments say it.
       call.attemptEnd({ ...response, toolCalls: linkApprovedCalls(response.toolCalls, state!.providerApproved), ...(servedBy === undefined ? {} : { servedBy }) });

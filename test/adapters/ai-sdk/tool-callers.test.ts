@@ -17,6 +17,7 @@
 // (src/responses/openai-responses-api.ts, `program`, `program_output`, the tool caller).
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createOpenAI } from '@ai-sdk/openai';
+import { createXai } from '@ai-sdk/xai';
 import { openAiResponseEither, scriptedFetch } from '../../support/provider-wire.ts';
 import { experimental_toolCaller, generateText, isStepCount, streamText, tool, wrapLanguageModel, type Tool, type ToolSet } from 'ai';
 import * as z from 'zod';
@@ -193,4 +194,23 @@ describe('experimental_toolCaller: a provider caller (OpenAI programmatic tool c
       await sameOnNative(recorded);
     });
   }
+});
+
+describe('a provider call whose response holds no result and whose tool does not defer one', () => {
+  it("xAI's X search (@ai-sdk/xai sends the call alone): a call the provider ran, no tool call opened for it", async () => {
+    const search = { type: 'x_search_call', id: 'xs_1', name: 'x_keyword_search', arguments: JSON.stringify({ query: 'rain in Paris' }), status: 'completed' };
+    const wire = scriptedFetch([openAiResponseEither({ id: 'resp_x', model: 'grok-4-1-fast', hostedItems: [search], text: 'Posts say it rains.', usage: { prompt_tokens: 50, completion_tokens: 9 } })]);
+    const xai = createXai({ apiKey: 'test-key', fetch: wire.fetch });
+    const recorded = recordedPlugin('ai-xai-search-no-result');
+    uninstall = instrumentAiSdk(recorded.hooks);
+    // The cast: @ai-sdk/xai's tool type is built on another @ai-sdk/provider-utils release than `ai`'s (it runs the same).
+    const result = await generateText({ model: xai.responses('grok-4-1-fast'), tools: { x_search: xai.tools.xSearch() as unknown as Tool }, prompt: 'Is it raining in Paris?' });
+    expect(result.text).toBe('Posts say it rains.');
+    expect(result.steps[0]!.content.filter((part) => part.type === 'tool-call' || part.type === 'tool-result').map((part) => [part.type, part.toolCallId])).toEqual([['tool-call', 'xs_1']]);
+    const { doc } = await finishedRun(recorded);
+    const agent = (doc.steps as AtifDoc[]).filter((step) => step.source === 'agent');
+    expect(agent[0]!.tool_calls.map((call: AtifDoc) => [call.tool_call_id, call.extra?.provider_executed])).toEqual([['xs_1', true]]);
+    expect(recorded.log.filter((entry) => entry.hook === 'pre_tool_call' || entry.hook === 'post_tool_call')).toEqual([]);
+    await sameOnNative(recorded);
+  });
 });
