@@ -105,6 +105,8 @@ interface RunState {
   structuredText: string | undefined;
   /** The current step's `toolChoice` (the run's, or what `prepareStep` gave the step). */
   toolChoice: unknown;
+  /** What the provider package said of the current model call's last attempt: the body it sent, the settings it warned it dropped. */
+  sentRequest: { body?: unknown; unsupported: string[] } | undefined;
 }
 
 /** The part of the SDK's `Output` the adapter reads: the parser the SDK runs on the run's answer. */
@@ -266,8 +268,11 @@ function withSentCalls<T>(state: RunState, result: T): T {
   const sent = new Map<string, unknown>();
   state.sent = sent;
   state.served = undefined;
+  state.sentRequest = undefined;
   if (typeof result !== 'object' || result === null) return result;
-  const { content, stream, response } = result as { content?: unknown; stream?: unknown; response?: { body?: unknown } };
+  const { content, stream, response, request, warnings } = result as { content?: unknown; stream?: unknown; response?: { body?: unknown }; request?: { body?: unknown }; warnings?: unknown };
+  const sentRequest = { body: request?.body, unsupported: unsupportedSettings(warnings) };
+  state.sentRequest = sentRequest;
   if (Array.isArray(content)) {
     for (const part of content) noteSentCall(sent, part);
     state.served = completionServedBy(response?.body);
@@ -278,6 +283,8 @@ function withSentCalls<T>(state: RunState, result: T): T {
     new TransformStream({
       transform(part, controller) {
         noteSentCall(sent, part);
+        // A stream's warnings come in its first part.
+        if ((part as { type?: unknown } | undefined)?.type === 'stream-start') sentRequest.unsupported.push(...unsupportedSettings((part as { warnings?: unknown }).warnings));
         // Only with `includeRawChunks`: each chunk as the server sent it.
         if ((part as { type?: unknown } | undefined)?.type === 'raw') state.served ??= completionServedBy((part as { rawValue?: unknown }).rawValue);
         controller.enqueue(part);
@@ -285,6 +292,26 @@ function withSentCalls<T>(state: RunState, result: T): T {
     }),
   );
   return { ...result, stream: noted };
+}
+
+/** The SDK's setting names whose values a request records, by the names it records them under (`SETTINGS`). */
+const SETTING_NAMES: ReadonlyMap<string, string> = new Map(SETTINGS.map(([sdk, request]) => [sdk, request]));
+
+/**
+ * The recorded settings a provider package's warnings say it did not send: `{ type: 'unsupported', feature }` (the
+ * provider spec's v3 and v4), `{ type: 'unsupported-setting', setting }` (v2). Other warnings name no setting.
+ */
+function unsupportedSettings(warnings: unknown): string[] {
+  if (!Array.isArray(warnings)) return [];
+  const names: string[] = [];
+  for (const warning of warnings) {
+    if (typeof warning !== 'object' || warning === null) continue;
+    const { type, feature, setting } = warning as { type?: unknown; feature?: unknown; setting?: unknown };
+    const sdk = type === 'unsupported' ? feature : type === 'unsupported-setting' ? setting : undefined;
+    const name = typeof sdk === 'string' ? SETTING_NAMES.get(sdk) : undefined;
+    if (name !== undefined && !names.includes(name)) names.push(name);
+  }
+  return names;
 }
 
 /** What the providers tell the model for a denied call (the reason, else a fixed sentence). */
@@ -384,6 +411,7 @@ export class AiSdkTelemetry {
         output: event.operationId === 'ai.generateText' ? outputSpec(event.output) : undefined,
         structuredText: undefined,
         toolChoice: undefined,
+        sentRequest: undefined,
       };
       this.#runs.set(callId, state);
       for (const answer of answers) this.#answer(state, answer, undefined);
@@ -444,7 +472,8 @@ export class AiSdkTelemetry {
       const response = responseOfCallEnd(event, state!.sent);
       const servedBy = response.servedBy ?? state!.served;
       // The OpenAI package drops the `approval_request_id` of the call OpenAI ran once approved: its name and arguments say it.
-      call.attemptEnd({ ...response, toolCalls: linkApprovedCalls(response.toolCalls, state!.providerApproved), ...(servedBy === undefined ? {} : { servedBy }) });
+      const sent = state!.sentRequest;
+      call.attemptEnd({ ...response, toolCalls: linkApprovedCalls(response.toolCalls, state!.providerApproved), ...(servedBy === undefined ? {} : { servedBy }), ...(sent === undefined ? {} : { sent }) });
     });
   };
 
