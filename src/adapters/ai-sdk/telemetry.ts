@@ -45,6 +45,7 @@ import {
   type ProgramToolResult,
 } from './messages.ts';
 import type { AdapterCore, AgentRun, ApiCall, RequestParts } from '../core/run.ts';
+import type { SentRequest } from '../core/sent-settings.ts';
 import { MAX_HELD_SESSIONS, MAX_PENDING_APPROVALS, PausedSubagents, SessionHolds } from '../core/holds.ts';
 import { APPROVAL_REQUIRED, approvalPause } from '../core/pause.ts';
 import { currentToolFrame, runInToolFrame } from '../core/context.ts';
@@ -55,6 +56,7 @@ import { toJson } from '../../shared/json.ts';
 import { isNativeInteger } from '../../formats/native-text.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 import { completionServedBy } from '../core/upstream.ts';
+import { SETTING_NAMES, sentRequestOf, unsupportedSettings } from './sent.ts';
 import { judgmentRequest, responseOfJudgment, stateContent, unansweredJudgment } from './judgments.ts';
 
 type Event = Record<string, unknown>;
@@ -106,7 +108,7 @@ interface RunState {
   /** The current step's `toolChoice` (the run's, or what `prepareStep` gave the step). */
   toolChoice: unknown;
   /** What the provider package said of the current model call's last attempt: the body it sent, the settings it warned it dropped. */
-  sentRequest: { body?: unknown; unsupported: string[] } | undefined;
+  sentRequest: SentRequest | undefined;
 }
 
 /** The part of the SDK's `Output` the adapter reads: the parser the SDK runs on the run's answer. */
@@ -176,18 +178,18 @@ const isCount = (value: unknown): boolean => isInteger(value) && (value as numbe
  * `maxOutputTokens` under their own names were read as nothing. A cap or seed that is not an integer as native takes one
  * is left out: the request's decode refuses the whole request for it (`requestFieldsTyped`).
  */
-const SETTINGS: ReadonlyArray<readonly [sdk: string, request: string, valid: (value: unknown) => boolean]> = [
-  ['temperature', 'temperature', (value) => typeof value === 'number'],
-  ['topP', 'top_p', (value) => typeof value === 'number'],
-  ['maxOutputTokens', 'max_tokens', isCount],
-  ['seed', 'seed', isInteger],
-];
+const VALID: Readonly<Record<string, (value: unknown) => boolean>> = {
+  temperature: (value) => typeof value === 'number',
+  topP: (value) => typeof value === 'number',
+  maxOutputTokens: isCount,
+  seed: isInteger,
+};
 
 /** `toolChoice`: the step's (the model call's own event does not carry it). */
 function requestOf(event: Event, toolChoice: unknown): () => RequestParts {
   return () => {
     const settings: Record<string, unknown> = {};
-    for (const [sdk, request, valid] of SETTINGS) if (valid(event[sdk])) settings[request] = event[sdk];
+    for (const [sdk, request] of SETTING_NAMES) if (VALID[sdk]!(event[sdk])) settings[request] = event[sdk];
     const choice = toolChoiceOf(toolChoice);
     if (choice !== undefined) settings.tool_choice = choice;
     return {
@@ -271,7 +273,7 @@ function withSentCalls<T>(state: RunState, result: T): T {
   state.sentRequest = undefined;
   if (typeof result !== 'object' || result === null) return result;
   const { content, stream, response, request, warnings } = result as { content?: unknown; stream?: unknown; response?: { body?: unknown }; request?: { body?: unknown }; warnings?: unknown };
-  const sentRequest = { body: request?.body, unsupported: unsupportedSettings(warnings) };
+  const sentRequest = sentRequestOf({ request, warnings });
   state.sentRequest = sentRequest;
   if (Array.isArray(content)) {
     for (const part of content) noteSentCall(sent, part);
@@ -292,26 +294,6 @@ function withSentCalls<T>(state: RunState, result: T): T {
     }),
   );
   return { ...result, stream: noted };
-}
-
-/** The SDK's setting names whose values a request records, by the names it records them under (`SETTINGS`). */
-const SETTING_NAMES: ReadonlyMap<string, string> = new Map(SETTINGS.map(([sdk, request]) => [sdk, request]));
-
-/**
- * The recorded settings a provider package's warnings say it did not send: `{ type: 'unsupported', feature }` (the
- * provider spec's v3 and v4), `{ type: 'unsupported-setting', setting }` (v2). Other warnings name no setting.
- */
-function unsupportedSettings(warnings: unknown): string[] {
-  if (!Array.isArray(warnings)) return [];
-  const names: string[] = [];
-  for (const warning of warnings) {
-    if (typeof warning !== 'object' || warning === null) continue;
-    const { type, feature, setting } = warning as { type?: unknown; feature?: unknown; setting?: unknown };
-    const sdk = type === 'unsupported' ? feature : type === 'unsupported-setting' ? setting : undefined;
-    const name = typeof sdk === 'string' ? SETTING_NAMES.get(sdk) : undefined;
-    if (name !== undefined && !names.includes(name)) names.push(name);
-  }
-  return names;
 }
 
 /** What the providers tell the model for a denied call (the reason, else a fixed sentence). */
