@@ -9,7 +9,7 @@
  */
 
 import { PARAM_FIELDS, firstParam, requestSurface } from '../../formats/request-codecs.ts';
-import { isJsonObject, toJson, type Json, type JsonObject } from '../../shared/json.ts';
+import { isJsonObject, type Json, type JsonObject } from '../../shared/json.ts';
 
 /** What the provider package says it sent: the body it built (when the framework hands it on), and the settings it warned it dropped. */
 export interface SentRequest {
@@ -28,6 +28,7 @@ export interface SettingsDifference {
 /** The settings whose field each body shape names (`PARAM_FIELDS`, the exporters' rule); others are known only from warnings. */
 const COMPARED = ['temperature', 'top_p', 'max_tokens'] as const;
 
+/** The body as an object whose top-level fields can be read: it holds the whole conversation, so it is not copied. */
 function bodyObject(body: unknown): JsonObject | undefined {
   if (typeof body === 'string') {
     try {
@@ -37,8 +38,7 @@ function bodyObject(body: unknown): JsonObject | undefined {
       return undefined;
     }
   }
-  const json = body === undefined ? undefined : toJson(body);
-  return json !== undefined && isJsonObject(json) ? json : undefined;
+  return typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as JsonObject) : undefined;
 }
 
 /** The body's generation settings by their request names, for the shapes `PARAM_FIELDS` reads; undefined for another shape. */
@@ -50,7 +50,8 @@ function sentParams(body: JsonObject, provider: string | undefined): Partial<Rec
   const fields = PARAM_FIELDS[surface];
   const out: Partial<Record<(typeof COMPARED)[number], Json>> = {};
   for (const name of COMPARED) {
-    const value = firstParam(holder, fields[name], (v) => v);
+    // Every compared setting is a number: anything else in its field is not it.
+    const value = firstParam(holder, fields[name], (v) => (typeof v === 'number' ? v : undefined));
     if (value !== undefined) out[name] = value;
   }
   return out;
@@ -65,7 +66,8 @@ function sentParams(body: JsonObject, provider: string | undefined): Partial<Rec
  */
 export function settingsDifference(recorded: Readonly<Record<string, unknown>> | undefined, sent: SentRequest | undefined, provider: string | undefined): SettingsDifference {
   if (recorded === undefined || sent === undefined) return {};
-  const body = bodyObject(sent.body);
+  // The body is read only when it can tell something: a compared setting was recorded.
+  const body = COMPARED.some((name) => recorded[name] !== undefined) ? bodyObject(sent.body) : undefined;
   const params = body === undefined ? undefined : sentParams(body, provider);
   const asSent: JsonObject = {};
   for (const name of COMPARED) {
