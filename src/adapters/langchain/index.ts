@@ -865,7 +865,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       const result = message !== undefined ? contentText(message.content) : output;
       const failed = message !== undefined && message.status === 'error';
       for (const target of handoffTargets(output)) addHandoff(this.#agentsOf(node.run).handoffs, target, node.toolCallId);
-      node.run.toolEnd(node.toolCallId, failed ? { result, failed: true, error: new ToolReportedError(String(result)) } : { result });
+      node.run.toolEnd(node.toolCallId, failed ? { result, failed: true, error: reportedToolError(String(result)) } : { result });
     });
   }
 
@@ -909,7 +909,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
         const id = String(message.tool_call_id);
         if (!emulated.delete(id)) continue;
         const result = contentText(message.content);
-        run.toolEnd(id, message.status === 'error' ? { result, failed: true, error: new ToolReportedError(String(result)) } : { result });
+        run.toolEnd(id, message.status === 'error' ? { result, failed: true, error: reportedToolError(String(result)) } : { result });
       }
     }
     const unclaimed = this.#unclaimedCalls.get(run);
@@ -920,7 +920,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       const [call] = unclaimed.splice(index, 1);
       const result = contentText(message.content);
       if (message.status === 'error' || askedAgain) {
-        run.toolRefused(call!, { error: askedAgain && message.status !== 'error' ? new StructuredOutputRejected(String(result)) : new ToolReportedError(String(result)), text: result });
+        run.toolRefused(call!, { error: askedAgain && message.status !== 'error' ? new StructuredOutputRejected(String(result)) : reportedToolError(String(result)), text: result });
         continue;
       }
       run.toolStart(call!);
@@ -1333,11 +1333,6 @@ interface Asked {
 /** A tool run's input (the arguments object, or their JSON text) against the arguments the model gave its call. */
 function sameArguments(args: unknown, input: unknown): boolean {
   return jsonEqual(argumentsObject(args), argumentsObject(input));
-}
-
-/** A tool that reported failure in its ToolMessage (`status: 'error'`) without throwing. */
-class ToolReportedError extends Error {
-  override name = 'ToolError';
 }
 
 /**
