@@ -62,7 +62,7 @@ async function httpServer(hooks: Recorded['hooks'], seen: Seen[]): Promise<{ url
     const sessionId = req.headers['mcp-session-id'];
     let transport = typeof sessionId === 'string' ? transports.get(sessionId) : undefined;
     if (transport === undefined) {
-      const created = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID(), onsessioninitialized: (id) => transports.set(id, created) });
+      const created = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID(), onsessioninitialized: (id) => void transports.set(id, created) });
       const mcp = new McpServer({ name: 'remote-weather', version: '1.0.0' });
       mcp.registerTool('forecast', { description: 'The forecast for a city', inputSchema: { city: z.string() } }, async ({ city }) => ({ content: [{ type: 'text', text: `${city}: rain` }] }));
       instrumentMcpServer(mcp, hooks);
