@@ -21,7 +21,7 @@ import * as sdk from '@anthropic-ai/claude-agent-sdk';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
+import * as z from 'zod';
 import { wrapClaudeAgentSdk } from '../../src/adapters/claude-agent-sdk/index.ts';
 import { instrumentMcpServer } from '../../src/adapters/mcp/index.ts';
 import { validateAtif } from '../../src/formats/atif/validate.ts';
