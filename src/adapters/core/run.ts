@@ -237,6 +237,8 @@ interface OpenTool {
   readonly name: string;
   readonly args: Record<string, unknown>;
   readonly startedMs: number;
+  /** The text of an MCP result the call got that says it failed (`isError`), for a framework that throws its own error for it. */
+  reportedFailure?: string;
 }
 
 /**
@@ -403,6 +405,23 @@ export class AgentRun {
       tool_name: call.name,
       args,
     }));
+  }
+
+  /**
+   * The MCP request tool call `id` made was answered with a result that says
+   * it failed (`isError`, its text `text`): told by the MCP client adapter,
+   * which sees the result, for a framework that throws an error of its own
+   * for it (LangChain's MCP tools), whose adapter then records the failure
+   * the result reported (`reportedFailure`).
+   */
+  toolReportedFailure(id: string, text: string): void {
+    const open = this.#tools.get(id);
+    if (open !== undefined) open.reportedFailure = text;
+  }
+
+  /** The text of the failure tool call `id`'s MCP result reported (`toolReportedFailure`), while the call is open. */
+  reportedFailure(id: string): string | undefined {
+    return this.#tools.get(id)?.reportedFailure;
   }
 
   /**
