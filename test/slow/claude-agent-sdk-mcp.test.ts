@@ -25,6 +25,8 @@ import { repoRoot } from '../support/doc-snippets.ts';
 
 /** argv[2]: the trajectory folder; argv[3]: `plain` for no plugin and no instrumentation. Backend: the environment's. */
 const SERVER_SOURCE = String.raw`
+import { appendFileSync } from 'node:fs';
+import path from 'node:path';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { z } from 'zod';
@@ -37,10 +39,12 @@ const plugin = plain ? undefined : createNemoRelayPlugin({ settings: { atifEnabl
 plugin?.register(hooks);
 
 const server = new McpServer({ name: 'weather-server', version: '1.0.0' });
-server.registerTool('forecast', { description: 'The forecast for a city', inputSchema: { city: z.string() } }, async ({ city }) => ({
+// What each tools/call carried (its id and _meta), beside the trajectory folder: what the CLI sends.
+const seen = (extra) => appendFileSync(path.join(process.argv[2], '..', 'tools-call.jsonl'), JSON.stringify({ id: extra.requestId, meta: extra._meta }) + '\n');
+server.registerTool('forecast', { description: 'The forecast for a city', inputSchema: { city: z.string() } }, async ({ city }, extra) => (seen(extra), {
   content: [{ type: 'text', text: city + ': rain' }],
 }));
-server.registerTool('alerts', { description: 'The weather alerts for a city', inputSchema: { city: z.string() } }, async ({ city }) => ({
+server.registerTool('alerts', { description: 'The weather alerts for a city', inputSchema: { city: z.string() } }, async ({ city }, extra) => (seen(extra), {
   content: [{ type: 'text', text: 'the alert service is down for ' + city }],
   isError: true,
 }));
@@ -87,6 +91,8 @@ interface Output {
   model: string;
   /** The `tool_use_result` of each MCP call's user message, as the program read it. */
   toolUseResults: Map<string, unknown>;
+  /** Each tools/call as the server's handler got it: its JSON-RPC id and `_meta`. */
+  seen: Array<{ id: unknown; meta: Record<string, unknown> }>;
 }
 
 let folder: string;
@@ -149,7 +155,9 @@ async function runProgram(backend: 'memory' | 'native', instrumented: boolean, v
     expectNothingLost(counters);
     expect(atif).toHaveLength(1);
     for (const doc of [...atif, ...server.values()]) expect(validateAtif(doc)).toEqual([]);
-    return { agent: atif[0]!, server, model: JSON.stringify(mock.requests.map((request) => request.body)), toolUseResults };
+    const seenFile = path.join(recorded.dir, 'tools-call.jsonl');
+    const seen = existsSync(seenFile) ? readFileSync(seenFile, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Output['seen'][number]) : [];
+    return { agent: atif[0]!, server, model: JSON.stringify(mock.requests.map((request) => request.body)), toolUseResults, seen };
   } finally {
     await mock.close();
     rmSync(offline.home, { recursive: true, force: true });
@@ -194,6 +202,10 @@ describe('a Claude Agent SDK query whose stdio MCP server the CLI starts, instru
     for (const [id] of CALLS) expect(observed(out.agent, id).subagent_trajectory_ref).toBeUndefined();
     // What the program reads is the server's content (the CLI gives a result without `_meta` as its content list).
     expect(out.toolUseResults.get('toolu_mcp_oslo')).toEqual([{ type: 'text', text: 'Oslo: rain' }]);
+    // What the CLI sends in each tools/call's `_meta`: the model's tool_use id, and a progress token that is the
+    // request's own JSON-RPC id; nothing else of the caller's (no session, no trace context).
+    expect(out.seen.map((entry) => entry.meta['claudecode/toolUseId']).sort()).toEqual(CALLS.map(([id]) => id).sort());
+    for (const entry of out.seen) expect(entry.meta).toEqual({ 'claudecode/toolUseId': expect.any(String), progressToken: entry.id });
   });
 
   for (const backend of backends()) {

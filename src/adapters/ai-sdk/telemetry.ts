@@ -46,6 +46,7 @@ import {
   type ProgramToolResult,
 } from './messages.ts';
 import type { AdapterCore, AgentRun, ApiCall, RequestParts } from '../core/run.ts';
+import type { SentRequest } from '../core/sent-settings.ts';
 import { MAX_HELD_SESSIONS, MAX_PENDING_APPROVALS, PausedSubagents, SessionHolds } from '../core/holds.ts';
 import { APPROVAL_REQUIRED, approvalPause } from '../core/pause.ts';
 import { currentToolFrame, runInToolFrame } from '../core/context.ts';
@@ -56,6 +57,7 @@ import { toJson } from '../../shared/json.ts';
 import { isNativeInteger } from '../../formats/native-text.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 import { completionServedBy } from '../core/upstream.ts';
+import { SETTING_NAMES, sentRequestOf, unsupportedSettings } from './sent.ts';
 import { judgmentRequest, responseOfJudgment, stateContent, unansweredJudgment } from './judgments.ts';
 
 type Event = Record<string, unknown>;
@@ -108,6 +110,8 @@ interface RunState {
   structuredText: string | undefined;
   /** The current step's `toolChoice` (the run's, or what `prepareStep` gave the step). */
   toolChoice: unknown;
+  /** What the provider package said of the current model call's last attempt: the body it sent, the settings it warned it dropped. */
+  sentRequest: SentRequest | undefined;
 }
 
 /** The part of the SDK's `Output` the adapter reads: the parser the SDK runs on the run's answer. */
@@ -177,18 +181,18 @@ const isCount = (value: unknown): boolean => isInteger(value) && (value as numbe
  * `maxOutputTokens` under their own names were read as nothing. A cap or seed that is not an integer as native takes one
  * is left out: the request's decode refuses the whole request for it (`requestFieldsTyped`).
  */
-const SETTINGS: ReadonlyArray<readonly [sdk: string, request: string, valid: (value: unknown) => boolean]> = [
-  ['temperature', 'temperature', (value) => typeof value === 'number'],
-  ['topP', 'top_p', (value) => typeof value === 'number'],
-  ['maxOutputTokens', 'max_tokens', isCount],
-  ['seed', 'seed', isInteger],
-];
+const VALID: Readonly<Record<string, (value: unknown) => boolean>> = {
+  temperature: (value) => typeof value === 'number',
+  topP: (value) => typeof value === 'number',
+  maxOutputTokens: isCount,
+  seed: isInteger,
+};
 
 /** `toolChoice`: the step's (the model call's own event does not carry it). */
 function requestOf(event: Event, toolChoice: unknown): () => RequestParts {
   return () => {
     const settings: Record<string, unknown> = {};
-    for (const [sdk, request, valid] of SETTINGS) if (valid(event[sdk])) settings[request] = event[sdk];
+    for (const [sdk, request] of SETTING_NAMES) if (VALID[sdk]!(event[sdk])) settings[request] = event[sdk];
     const choice = toolChoiceOf(toolChoice);
     if (choice !== undefined) settings.tool_choice = choice;
     return {
@@ -269,8 +273,11 @@ function withSentCalls<T>(state: RunState, result: T): T {
   const sent = new Map<string, unknown>();
   state.sent = sent;
   state.served = undefined;
+  state.sentRequest = undefined;
   if (typeof result !== 'object' || result === null) return result;
-  const { content, stream, response } = result as { content?: unknown; stream?: unknown; response?: { body?: unknown } };
+  const { content, stream, response, request, warnings } = result as { content?: unknown; stream?: unknown; response?: { body?: unknown }; request?: { body?: unknown }; warnings?: unknown };
+  const sentRequest = sentRequestOf({ request, warnings });
+  state.sentRequest = sentRequest;
   if (Array.isArray(content)) {
     for (const part of content) noteSentCall(sent, part);
     state.served = completionServedBy(response?.body);
@@ -281,6 +288,8 @@ function withSentCalls<T>(state: RunState, result: T): T {
     new TransformStream({
       transform(part, controller) {
         noteSentCall(sent, part);
+        // A stream's warnings come in its first part.
+        if ((part as { type?: unknown } | undefined)?.type === 'stream-start') sentRequest.unsupported.push(...unsupportedSettings((part as { warnings?: unknown }).warnings));
         // Only with `includeRawChunks`: each chunk as the server sent it.
         if ((part as { type?: unknown } | undefined)?.type === 'raw') state.served ??= completionServedBy((part as { rawValue?: unknown }).rawValue);
         controller.enqueue(part);
@@ -388,6 +397,7 @@ export class AiSdkTelemetry {
         output: event.operationId === 'ai.generateText' ? outputSpec(event.output) : undefined,
         structuredText: undefined,
         toolChoice: undefined,
+        sentRequest: undefined,
       };
       this.#runs.set(callId, state);
       for (const answer of answers) this.#answer(state, answer, undefined);
@@ -449,7 +459,8 @@ export class AiSdkTelemetry {
       const response = responseOfCallEnd(event, state!.sent, state!.deferred);
       const servedBy = response.servedBy ?? state!.served;
       // The OpenAI package drops the `approval_request_id` of the call OpenAI ran once approved: its name and arguments say it.
-      call.attemptEnd({ ...response, toolCalls: linkApprovedCalls(response.toolCalls, state!.providerApproved), ...(servedBy === undefined ? {} : { servedBy }) });
+      const sent = state!.sentRequest;
+      call.attemptEnd({ ...response, toolCalls: linkApprovedCalls(response.toolCalls, state!.providerApproved), ...(servedBy === undefined ? {} : { servedBy }), ...(sent === undefined ? {} : { sent }) });
     });
   };
 

@@ -21,6 +21,7 @@ import { toJson } from '../../shared/json.ts';
 import { chatFinishReason } from './finish.ts';
 import { Guard } from './guard.ts';
 import { sessionIdFor, type AdapterOptions } from './options.ts';
+import { settingsDifference, type SentRequest } from './sent-settings.ts';
 import {
   argumentsObject,
   CHANGED_INPUT,
@@ -76,6 +77,11 @@ export interface ResponseParts {
    * failed `routing.attempts`), written as the response's `failed_upstreams`.
    */
   readonly failedUpstreams?: readonly string[];
+  /**
+   * What the provider package says it sent (its body, the settings it warned it dropped), when the framework tells:
+   * the recorded settings it did not send are written as the response's `settings_not_sent` / `settings_as_sent`.
+   */
+  readonly sent?: SentRequest;
 }
 
 export interface RunStart {
@@ -233,6 +239,8 @@ interface OpenTool {
   readonly name: string;
   readonly args: Record<string, unknown>;
   readonly startedMs: number;
+  /** The text of an MCP result the call got that says it failed (`isError`), for a framework that throws its own error for it. */
+  reportedFailure?: string;
 }
 
 /**
@@ -401,6 +409,23 @@ export class AgentRun {
       tool_name: call.name,
       args,
     }));
+  }
+
+  /**
+   * The MCP request tool call `id` made was answered with a result that says
+   * it failed (`isError`, its text `text`): told by the MCP client adapter,
+   * which sees the result, for a framework that throws an error of its own
+   * for it (LangChain's MCP tools), whose adapter then records the failure
+   * the result reported (`reportedFailure`).
+   */
+  toolReportedFailure(id: string, text: string): void {
+    const open = this.#tools.get(id);
+    if (open !== undefined) open.reportedFailure = text;
+  }
+
+  /** The text of the failure tool call `id`'s MCP result reported (`toolReportedFailure`), while the call is open. */
+  reportedFailure(id: string): string | undefined {
+    return this.#tools.get(id)?.reportedFailure;
   }
 
   /**
@@ -757,6 +782,8 @@ export class ApiCall {
       const usage = response.costUsd === undefined ? counted : { ...counted, cost_usd: response.costUsd };
       const model = response.model ?? this.#parts().model ?? run.requestedModel;
       const finish = chatFinishReason(response.finishReason, localCalls(calls).length > 0) ?? null;
+      const parts = this.#parts();
+      const difference = settingsDifference(parts.settings, response.sent, parts.provider ?? run.provider);
       return {
         ...this.#base(),
         started_at: startedAt,
@@ -765,7 +792,7 @@ export class ApiCall {
         finish_reason: finish,
         response_model: model,
         // `reasoning` at the top of the response is where the ATIF builder reads a step's reasoning_content.
-        response: { id: response.id, model, assistant_message: message, finish_reason: finish, usage: usage ?? null, ...(response.reasoning ? { reasoning: response.reasoning } : {}), ...(response.servedBy === undefined ? {} : { served_by: response.servedBy }), ...(response.failedUpstreams === undefined ? {} : { failed_upstreams: [...response.failedUpstreams] }) },
+        response: { id: response.id, model, assistant_message: message, finish_reason: finish, usage: usage ?? null, ...(response.reasoning ? { reasoning: response.reasoning } : {}), ...(response.servedBy === undefined ? {} : { served_by: response.servedBy }), ...(response.failedUpstreams === undefined ? {} : { failed_upstreams: [...response.failedUpstreams] }), ...difference },
         usage: usage ?? null,
         assistant_message: message,
         assistant_content_chars: response.text.length,

@@ -47,7 +47,7 @@ import { moderationHook, moderationVerdictOfEnd, moderationVerdictOfError, type 
 import { MAX_HELD_SESSIONS, MAX_PENDING_APPROVALS, PausedSubagents, SessionHolds } from '../core/holds.ts';
 import type { AdapterOptions } from '../core/options.ts';
 import { chatMessages, chunkServedBy, contentText, finalTextOfOutputs, offeredTools, parsedResultOf, providerApprovalAnswersOf, responseOfResult, toolMessageOf, userMessageOfInputs, userTextOfInputs } from './messages.ts';
-import { argumentsObject, changedArgs, localCalls, textOrJson, type CallOfTool } from '../core/shapes.ts';
+import { argumentsObject, changedArgs, describeError, localCalls, reportedToolError, textOrJson, type CallOfTool } from '../core/shapes.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 import { BareTurns } from './bare.ts';
 import { jsonEqual } from '../../shared/json.ts';
@@ -865,7 +865,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       const result = message !== undefined ? contentText(message.content) : output;
       const failed = message !== undefined && message.status === 'error';
       for (const target of handoffTargets(output)) addHandoff(this.#agentsOf(node.run).handoffs, target, node.toolCallId);
-      node.run.toolEnd(node.toolCallId, failed ? { result, failed: true, error: new ToolReportedError(String(result)) } : { result });
+      node.run.toolEnd(node.toolCallId, failed ? { result, failed: true, error: reportedToolError(String(result)) } : { result });
     });
   }
 
@@ -879,7 +879,14 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       const node = this.#take(runId);
       if (node !== undefined) this.#endRoot(node, runId, 'interrupted'); // a bare loop's tool is a root of its own
       if (node?.run === undefined || node.toolCallId === undefined) return;
-      if (!isInterrupt(error)) return node.run.toolEnd(node.toolCallId, { error });
+      if (!isInterrupt(error)) {
+        // The tool's MCP result said it failed (`isError`) and the MCP adapters threw their own `ToolException` for
+        // it: failed as the result said (`ToolError`, its text), observed as the thrown error, as any is.
+        const reported = node.run.reportedFailure(node.toolCallId);
+        if (reported === undefined) return node.run.toolEnd(node.toolCallId, { error });
+        const thrown = describeError(error);
+        return node.run.toolEnd(node.toolCallId, { result: `${thrown.type}: ${thrown.message}`, error: reportedToolError(reported) });
+      }
       // An interrupt raised inside an agent the tool ran was asked about there: the tool only paused with it.
       const interrupts = this.#firstSeen(error) && Array.isArray(error.interrupts) ? error.interrupts : [];
       for (const interrupt of interrupts) node.run.approvalRequest(node.toolCallId, textOrJson(isRecord(interrupt) ? interrupt.value : interrupt));
@@ -902,7 +909,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
         const id = String(message.tool_call_id);
         if (!emulated.delete(id)) continue;
         const result = contentText(message.content);
-        run.toolEnd(id, message.status === 'error' ? { result, failed: true, error: new ToolReportedError(String(result)) } : { result });
+        run.toolEnd(id, message.status === 'error' ? { result, failed: true, error: reportedToolError(String(result)) } : { result });
       }
     }
     const unclaimed = this.#unclaimedCalls.get(run);
@@ -913,7 +920,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       const [call] = unclaimed.splice(index, 1);
       const result = contentText(message.content);
       if (message.status === 'error' || askedAgain) {
-        run.toolRefused(call!, { error: askedAgain && message.status !== 'error' ? new StructuredOutputRejected(String(result)) : new ToolReportedError(String(result)), text: result });
+        run.toolRefused(call!, { error: askedAgain && message.status !== 'error' ? new StructuredOutputRejected(String(result)) : reportedToolError(String(result)), text: result });
         continue;
       }
       run.toolStart(call!);
@@ -1326,11 +1333,6 @@ interface Asked {
 /** A tool run's input (the arguments object, or their JSON text) against the arguments the model gave its call. */
 function sameArguments(args: unknown, input: unknown): boolean {
   return jsonEqual(argumentsObject(args), argumentsObject(input));
-}
-
-/** A tool that reported failure in its ToolMessage (`status: 'error'`) without throwing. */
-class ToolReportedError extends Error {
-  override name = 'ToolError';
 }
 
 /**

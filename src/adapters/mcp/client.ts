@@ -31,7 +31,7 @@ import { argumentsObject } from '../core/shapes.ts';
 import { Guard } from '../core/guard.ts';
 import { runningToolCall } from '../core/run.ts';
 import { requestHandlersOf, wrapRequestHandlers } from './handlers.ts';
-import { CALLER_META_KEY, PROPAGATION_META_KEY, TRACEPARENT_META_KEY, asToolReturned, callerOf, trajectoryOf, withAdapterMeta, type McpCaller } from './meta.ts';
+import { CALLER_META_KEY, PROPAGATION_META_KEY, TRACEPARENT_META_KEY, asToolReturned, callerOf, mcpErrorText, trajectoryOf, withAdapterMeta, type McpCaller } from './meta.ts';
 import { currentMcpSession } from './server.ts';
 
 /** The part of an MCP `Client` the adapter uses: every request goes through `request()` (`callTool` included). */
@@ -273,6 +273,14 @@ export class McpCallLinker {
       params: meta === undefined ? params : { ...params, _meta: meta },
       answered: (result) => {
         this.#guard.run('reading the MCP server trajectory', () => linkTrajectory(this.#hooks, call.host, result));
+        // A framework may throw its own error for a result that says it failed (LangChain's MCP tools): its adapter
+        // records the call failed as the result said, the rule every adapter follows.
+        if (frame !== undefined) {
+          this.#guard.run('reading whether the MCP result failed', () => {
+            const failure = mcpErrorText(result);
+            if (failure !== undefined) frame.run.toolReportedFailure(frame.toolCallId, failure);
+          });
+        }
         return this.#withoutAdded(result);
       },
       release: () => {

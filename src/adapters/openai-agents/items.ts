@@ -13,6 +13,8 @@ import type { ResponseParts } from '../core/run.ts';
 import type { GuardrailRecord } from '../core/guardrails.ts';
 import { completionServedBy } from '../core/upstream.ts';
 import { chargedCostUsd, failedUpstreamsOf, finishReasonOf, servedByOf } from '../ai-sdk/messages.ts';
+import { sentRequestOf } from '../ai-sdk/sent.ts';
+import type { SentRequest } from '../core/sent-settings.ts';
 import {
   chatToolCall,
   hostedCall,
@@ -491,7 +493,18 @@ export function responseParts(response: Loose, requestedModel: string | undefine
     ...(costUsd === undefined ? {} : { costUsd }),
     ...(upstream === undefined ? {} : { servedBy: upstream }),
     ...(failed === undefined ? {} : { failedUpstreams: failed }),
+    ...sentByAiSdk(response),
   };
+}
+
+/**
+ * What an `aisdk()` model's provider package says it sent (the AI SDK model's result it keeps in `providerData`: the
+ * body it built, its warnings), the same rule as the AI SDK adapter's; nothing for another model.
+ */
+function sentByAiSdk(response: Loose): { sent?: SentRequest } {
+  const provider = isRecord(response.providerData) ? response.providerData : undefined;
+  if (provider === undefined || !Array.isArray(provider.warnings)) return {};
+  return { sent: sentRequestOf(provider as { request?: { body?: unknown }; warnings?: unknown }) };
 }
 
 /** The last user message of a run's input, and the messages before it. */

@@ -5,10 +5,12 @@
 // speaks their wire (wire.ts). What each `pre_api_request` says was asked is compared with what went on the wire: the
 // model, the instructions, the tools offered (after `activeTools`), the tool choice and the settings the provider sent.
 // Headers and provider options are not recorded (a header may hold a secret). A setting the provider package drops
-// (a reasoning model's `temperature`, Anthropic's with thinking on) is known only from the SDK's warnings, after the
-// request was sent: docs/adapters/ai-sdk.md says so, and the last test pins it.
+// (a reasoning model's `temperature`, Anthropic's with thinking on, the Responses API's `seed`) or changes (Anthropic's
+// `max_tokens` plus the thinking budget) is known only once the call answered (the SDK's warnings, the body the package
+// built): the response records it (`settings_not_sent`, `settings_as_sent`), checked against the wire.
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAnthropic } from '@ai-sdk/anthropic';
+import { createCohere } from '@ai-sdk/cohere';
 import { createOpenAI } from '@ai-sdk/openai';
 import { ToolLoopAgent, generateText, isStepCount, streamText, tool } from 'ai';
 import * as z from 'zod';
@@ -46,6 +48,9 @@ function exportedParams(atof: AtofEvent[]): unknown[][] {
     });
 }
 
+const responsesOf = (recorded: Recorded): Payload[] => recorded.log.filter((entry) => entry.hook === 'post_api_request').map((entry) => (entry.payload as Payload).response);
+/** Each response's word on the recorded settings: [not sent, sent as another value]. */
+const sentDifference = (recorded: Recorded): unknown[][] => responsesOf(recorded).map((response) => [response.settings_not_sent, response.settings_as_sent]);
 const requestsOf = (recorded: Recorded): Payload[] => recorded.log.filter((entry) => entry.hook === 'pre_api_request').map((entry) => (entry.payload as Payload).request.body);
 const wireToolNames = (body: Payload): string[] => ((body.tools ?? []) as Payload[]).map((t) => t.name ?? t.function?.name);
 const recordedToolNames = (body: Payload): string[] => ((body.tools ?? []) as Payload[]).map((t) => t.function.name);
@@ -97,8 +102,9 @@ describe('AI SDK call options: what the request records is what was sent', () =>
         ['gpt-4o', 0.2, 0.9, 300, ['readDatabase'], { type: 'function', function: { name: 'readDatabase' } }],
         ['gpt-4o', 0.2, 0.9, 300, ['readDatabase'], undefined],
       ]);
-      // The seed is the call's, as the SDK gave it to the provider; docs/adapters/ai-sdk.md: the warnings say it was not sent.
+      // The seed is the call's, as the SDK gave it to the provider; each response says it was not sent (the warning).
       expect(asked.map((body) => body.seed)).toEqual([7, 7]);
+      expect(sentDifference(recorded)).toEqual([[['seed'], undefined], [['seed'], undefined]]);
       // Neither the headers nor the provider options are recorded, anywhere.
       const { doc, atof } = await finishedRun(recorded);
       for (const written of [JSON.stringify(recorded.log), JSON.stringify(doc), JSON.stringify(atof)]) expect(written).not.toContain(SECRET);
@@ -157,29 +163,85 @@ describe('AI SDK call options: what the request records is what was sent', () =>
     await sameOnNative(recorded);
   });
 
-  it('a setting the provider package drops (a reasoning model\'s temperature and topP; Anthropic\'s temperature with thinking on) is recorded as the call asked: only the SDK\'s warnings, after the request, say it was not sent', async () => {
+  for (const mode of ['generateText', 'streamText'] as const) {
+    it(`${mode}: a setting the provider package drops (a reasoning model's temperature and topP; Anthropic's temperature with thinking on) or changes (max_tokens plus the thinking budget) is recorded as asked, and the response says what was sent instead, as the wire shows`, async () => {
+      const stream = mode === 'streamText';
+      const fake = new FakeProvider()
+        .reply('responses', { id: 'resp_r', model: 'gpt-5-2025-08-07', text: 'Four.', usage: { input: 12, output: 40, reasoning: 32 } }, { stream })
+        .reply('anthropic', { id: 'msg_t', model: 'claude-sonnet-4-5-20250929', text: 'Four.', usage: { input: 14, output: 30 } }, { stream });
+      const openai = createOpenAI({ apiKey: 'test-key', fetch: fake.fetch as typeof fetch });
+      const anthropic = createAnthropic({ apiKey: 'test-key', fetch: fake.fetch as typeof fetch });
+      const recorded = recordedPlugin(`ai-call-options-dropped-${mode}`);
+      uninstall = instrumentAiSdk(recorded.hooks);
+
+      const run = mode === 'generateText' ? generateText : streamText;
+      const reasoning = await run({ model: openai('gpt-5'), prompt: 'What is 2 + 2?', temperature: 0.2, topP: 0.9, maxOutputTokens: 300 });
+      const [reasoningText, reasoningWarnings] = await Promise.all([reasoning.text, reasoning.warnings]);
+      const thinking = await run({ model: anthropic('claude-sonnet-4-5'), prompt: 'What is 2 + 2?', temperature: 0.2, maxOutputTokens: 300, providerOptions: { anthropic: { thinking: { type: 'enabled', budgetTokens: 1024 } } } });
+      const [thinkingText, thinkingWarnings] = await Promise.all([thinking.text, thinking.warnings]);
+      expect([reasoningText, thinkingText]).toEqual(['Four.', 'Four.']);
+      const [gpt, claude] = fake.requests.map((request) => request.body);
+      expect([gpt!.temperature, gpt!.top_p, gpt!.max_output_tokens]).toEqual([undefined, undefined, 300]);
+      // Anthropic's max_tokens is the answer's cap plus the thinking budget.
+      expect([claude!.temperature, claude!.max_tokens]).toEqual([undefined, 1324]);
+      expect(reasoningWarnings!.map((warning) => (warning as { feature?: string }).feature)).toEqual(['temperature', 'topP']);
+      expect(thinkingWarnings!.map((warning) => (warning as { feature?: string }).feature)).toEqual(['temperature']);
+
+      // The request records what the call asked, at its start (the warnings and the body come with the answer).
+      const asked = requestsOf(recorded);
+      expect(asked.map((body) => [body.model, body.temperature, body.top_p, body.max_tokens])).toEqual([
+        ['gpt-5', 0.2, 0.9, 300],
+        ['claude-sonnet-4-5', 0.2, undefined, 300],
+      ]);
+      // The response says which of them the provider never got, and what it got in their place: the wire's.
+      const notSent = (body: Payload, recordedBody: Payload) => ['temperature', 'top_p', 'max_tokens'].filter((name) => recordedBody[name] !== undefined && body[name === 'max_tokens' ? (body === gpt ? 'max_output_tokens' : 'max_tokens') : name] === undefined);
+      expect(sentDifference(recorded)).toEqual([
+        [notSent(gpt!, asked[0]!), undefined],
+        [notSent(claude!, asked[1]!), { max_tokens: claude!.max_tokens }],
+      ]);
+      expect(sentDifference(recorded)).toEqual([[['temperature', 'top_p'], undefined], [['temperature'], { max_tokens: 1324 }]]);
+      // The ATOF LLM end of each call carries it (two runs: two trajectories), on both backends.
+      const { atof, counters } = await recorded.finish();
+      expect(counters.dropped ?? 0).toBe(0);
+      const ids = recorded.log.filter((entry) => entry.hook === 'post_api_request').map((entry) => (entry.payload as Payload).api_request_id);
+      const ends = new Map(atof.filter((event) => event.category === 'llm' && event.scope_category === 'end').map((event) => [(event.metadata as Payload).api_request_id, event.data as Payload]));
+      expect(ids.map((id) => [ends.get(id)?.settings_not_sent, ends.get(id)?.settings_as_sent])).toEqual(sentDifference(recorded));
+      await sameOnNative(recorded);
+    });
+  }
+
+  it('a setting the package sends in its own way is no setting dropped: Anthropic clamps temperature 1.5 to 1 (and warns), Chat Completions sends the seed, Cohere sends topP as `p`; only the clamp is recorded, as the value sent', async () => {
     const fake = new FakeProvider()
-      .reply('responses', { id: 'resp_r', model: 'gpt-5-2025-08-07', text: 'Four.', usage: { input: 12, output: 40, reasoning: 32 } })
-      .reply('anthropic', { id: 'msg_t', model: 'claude-sonnet-4-5-20250929', text: 'Four.', usage: { input: 14, output: 30 } });
-    const openai = createOpenAI({ apiKey: 'test-key', fetch: fake.fetch as typeof fetch });
+      .reply('anthropic', { id: 'msg_c', model: 'claude-sonnet-4-5-20250929', text: 'Four.', usage: { input: 14, output: 3 } })
+      .reply('chat', { id: 'chatcmpl_s', model: GPT, text: 'Four.', usage: { input: 12, output: 2 } })
+      .reply('cohere', { id: 'co_p', model: 'command-a-03-2025', text: 'Four.', usage: { input: 10, output: 2 } });
     const anthropic = createAnthropic({ apiKey: 'test-key', fetch: fake.fetch as typeof fetch });
-    const recorded = recordedPlugin('ai-call-options-dropped');
+    const openai = createOpenAI({ apiKey: 'test-key', fetch: fake.fetch as typeof fetch });
+    const cohere = createCohere({ apiKey: 'co-test-not-a-key', fetch: fake.fetch as typeof fetch });
+    const recorded = recordedPlugin('ai-call-options-sent-otherwise');
     uninstall = instrumentAiSdk(recorded.hooks);
 
-    const reasoning = await generateText({ model: openai('gpt-5'), prompt: 'What is 2 + 2?', temperature: 0.2, topP: 0.9, maxOutputTokens: 300 });
-    const thinking = await generateText({ model: anthropic('claude-sonnet-4-5'), prompt: 'What is 2 + 2?', temperature: 0.2, maxOutputTokens: 300, providerOptions: { anthropic: { thinking: { type: 'enabled', budgetTokens: 1024 } } } });
-    const [gpt, claude] = fake.requests.map((request) => request.body);
-    expect([gpt!.temperature, gpt!.top_p, gpt!.max_output_tokens]).toEqual([undefined, undefined, 300]);
-    // Anthropic's max_tokens is the answer's cap plus the thinking budget.
-    expect([claude!.temperature, claude!.max_tokens]).toEqual([undefined, 1324]);
-    expect(reasoning.warnings!.map((warning) => (warning as { feature?: string }).feature)).toEqual(['temperature', 'topP']);
-    expect(thinking.warnings!.map((warning) => (warning as { feature?: string }).feature)).toEqual(['temperature']);
+    const clamped = await generateText({ model: anthropic('claude-sonnet-4-5'), prompt: 'What is 2 + 2?', temperature: 1.5, maxOutputTokens: 100 });
+    await generateText({ model: openai.chat('gpt-4o'), prompt: 'What is 2 + 2?', temperature: 0.2, seed: 7, maxOutputTokens: 100 });
+    await generateText({ model: cohere('command-a-03-2025'), prompt: 'What is 2 + 2?', temperature: 0.2, topP: 0.9, maxOutputTokens: 100 });
+    const [claude, chat, co] = fake.requests.map((request) => request.body);
+    expect([claude!.temperature, claude!.max_tokens]).toEqual([1, 100]);
+    expect(clamped.warnings!.map((warning) => (warning as { feature?: string }).feature)).toEqual(['temperature']);
+    expect([chat!.temperature, chat!.seed, chat!.max_tokens]).toEqual([0.2, 7, 100]);
+    expect([co!.temperature, co!.p, co!.top_p, co!.max_tokens]).toEqual([0.2, 0.9, undefined, 100]);
 
-    const asked = requestsOf(recorded);
-    expect(asked.map((body) => [body.model, body.temperature, body.top_p, body.max_tokens])).toEqual([
-      ['gpt-5', 0.2, 0.9, 300],
-      ['claude-sonnet-4-5', 0.2, undefined, 300],
+    expect(requestsOf(recorded).map((body) => [body.temperature, body.top_p, body.seed, body.max_tokens])).toEqual([
+      [1.5, undefined, undefined, 100],
+      [0.2, undefined, 7, 100],
+      [0.2, 0.9, undefined, 100],
+    ]);
+    // Claude got temperature 1 (the body says it, beside the warning); the seed and Cohere's `p` were sent.
+    expect(sentDifference(recorded)).toEqual([
+      [undefined, { temperature: claude!.temperature }],
+      [undefined, undefined],
+      [undefined, undefined],
     ]);
     await recorded.finish();
+    await sameOnNative(recorded);
   });
 });

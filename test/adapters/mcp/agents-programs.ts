@@ -12,6 +12,7 @@
 // plugin, configured by the environment (backend, OTLP). Written into the
 // package (.tmp/) so `nemo-relay-hooks` and the SDKs resolve as they do for a
 // user.
+import { STREAMABLE_HTTP_SERVER } from './streamable-http-source.ts';
 
 /** argv[2]: the JSON of an AgentConfig. */
 export interface AgentConfig {
@@ -140,6 +141,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { z } from 'zod';
 import { createNemoRelayPlugin, HookRegistry } from 'nemo-relay-hooks';
 import { instrumentMcpServer } from 'nemo-relay-hooks/mcp';
+${STREAMABLE_HTTP_SERVER}
 
 const hooks = new HookRegistry();
 const plugin = createNemoRelayPlugin({ settings: { atifEnabled: true, atifOutputDirectory: process.argv[2] } });
@@ -203,22 +205,7 @@ if (process.argv[3] === 'sse') {
   process.stdin.on('close', () => plugin.shutdown().then(() => process.exit(0)));
   plugin.installExitHandlers();
 } else {
-  const transports = new Map();
-  const http = createServer(async (req, res) => {
-    const id = req.headers['mcp-session-id'];
-    let transport = typeof id === 'string' ? transports.get(id) : undefined;
-    if (transport === undefined) {
-      if (req.method !== 'POST' || id !== undefined) {
-        res.writeHead(404).end();
-        return;
-      }
-      const created = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID(), onsessioninitialized: (sid) => transports.set(sid, created) });
-      created.onclose = () => transports.delete(created.sessionId);
-      await weatherServer().connect(created);
-      transport = created;
-    }
-    await transport.handleRequest(req, res);
-  });
+  const http = streamableHttpServer(weatherServer);
   serve(http);
 }
 `;

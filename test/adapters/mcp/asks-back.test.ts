@@ -44,6 +44,7 @@ import { backends, expectNothingLost, recordedPlugin, type AtifDoc, type Recorde
 import { hooks, observation, useTracing } from '../openai-agents/support.ts';
 import { FakeOpenAI } from '../openai-agents/wire.ts';
 import { serveHttp } from './agents-check.ts';
+import { STREAMABLE_HTTP_SERVER } from './streamable-http-source.ts';
 
 (globalThis as { AI_SDK_LOG_WARNINGS?: boolean }).AI_SDK_LOG_WARNINGS = false;
 
@@ -61,6 +62,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { z } from 'zod';
 import { createNemoRelayPlugin, HookRegistry } from 'nemo-relay-hooks';
 import { instrumentMcpServer } from 'nemo-relay-hooks/mcp';
+${STREAMABLE_HTTP_SERVER}
 
 const hooks = new HookRegistry();
 const plugin = createNemoRelayPlugin({ settings: { atifEnabled: true, atifOutputDirectory: process.argv[2] } });
@@ -92,22 +94,7 @@ if (process.argv[3] !== 'http') {
   process.stdin.on('close', () => plugin.shutdown().then(() => process.exit(0)));
   plugin.installExitHandlers();
 } else {
-  const transports = new Map();
-  const http = createServer(async (req, res) => {
-    const id = req.headers['mcp-session-id'];
-    let transport = typeof id === 'string' ? transports.get(id) : undefined;
-    if (transport === undefined) {
-      if (req.method !== 'POST' || id !== undefined) {
-        res.writeHead(404).end();
-        return;
-      }
-      const created = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID(), onsessioninitialized: (sid) => transports.set(sid, created) });
-      created.onclose = () => transports.delete(created.sessionId);
-      await tripServer().connect(created);
-      transport = created;
-    }
-    await transport.handleRequest(req, res);
-  });
+  const http = streamableHttpServer(tripServer);
   http.listen(0, '127.0.0.1', () => console.log('listening ' + http.address().port));
   process.on('SIGTERM', () => {
     http.close();

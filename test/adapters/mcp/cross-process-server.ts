@@ -7,6 +7,7 @@
 // an instrumented client: the nested case. Written into the package
 // (.tmp/) so `nemo-relay-hooks` and the SDK resolve as they do for a user.
 // One argument: the JSON of a ServerConfig.
+import { STREAMABLE_HTTP_SERVER } from './streamable-http-source.ts';
 
 export interface ServerConfig {
   name: string;
@@ -36,6 +37,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { z } from 'zod';
 import { createNemoRelayPlugin, HookRegistry } from 'nemo-relay-hooks';
 import { instrumentMcpClient, instrumentMcpServer } from 'nemo-relay-hooks/mcp';
+${STREAMABLE_HTTP_SERVER}
 
 const config = JSON.parse(process.argv[2]);
 const script = fileURLToPath(import.meta.url);
@@ -142,22 +144,7 @@ if (config.transport === 'stdio') {
   await mcpServer().connect(new StdioServerTransport());
   process.stdin.on('close', shutdown);
 } else {
-  const transports = new Map();
-  const http = createServer(async (req, res) => {
-    const id = req.headers['mcp-session-id'];
-    let transport = typeof id === 'string' ? transports.get(id) : undefined;
-    if (transport === undefined) {
-      if (req.method !== 'POST' || id !== undefined) {
-        res.writeHead(404).end();
-        return;
-      }
-      const created = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID(), onsessioninitialized: (sid) => transports.set(sid, created) });
-      created.onclose = () => transports.delete(created.sessionId);
-      await mcpServer().connect(created);
-      transport = created;
-    }
-    await transport.handleRequest(req, res);
-  });
+  const http = streamableHttpServer(mcpServer);
   http.listen(0, '127.0.0.1', () => console.log('listening ' + http.address().port));
   const stop = () => {
     http.close();
