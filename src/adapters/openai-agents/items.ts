@@ -519,8 +519,6 @@ export function userTurn(input: unknown): { message: string | readonly unknown[]
   return { message: undefined, history: messages };
 }
 
-export type { GuardrailRecord };
-
 function guardrailRecord(result: unknown, fallbackKind: 'input' | 'output'): GuardrailRecord | undefined {
   if (!isRecord(result)) return undefined;
   const guardrail = isRecord(result.guardrail) ? result.guardrail : {};

@@ -39,7 +39,7 @@ import { getCurrentTrace, getHandoff, ToolTimeoutError } from '@openai/agents';
 import { ToolCallRefused, type AdapterCore, type AgentRun, type ApiCall, type RunStatus } from '../core/run.ts';
 import { isAbortedSignal, localCalls, reportedToolError, type CallOfTool } from '../core/shapes.ts';
 import { approvalPause } from '../core/pause.ts';
-import { guardrailTurnEnd } from '../core/guardrails.ts';
+import { guardrailTurnEnd, type GuardrailRecord } from '../core/guardrails.ts';
 import {
   chatMessages,
   finalText,
@@ -53,7 +53,6 @@ import {
   runnerCallOf,
   toldOfCall,
   userTurn,
-  type GuardrailRecord,
 } from './items.ts';
 import { currentToolFrame, type ToolFrame } from '../core/context.ts';
 import { bindCallSpan, onStreamEnd, reportsFailure, prepareAgent, sdkCurrentSpan, type AttemptObserver, type ModelInfo, type RunObserver, type ToolGuardrailVerdict } from './patch.ts';
@@ -691,7 +690,7 @@ export class RunRecord implements RunObserver {
     this.#asked.clear();
     this.#closeOpen(error);
     endHandedTo(this.box.handedTo, 0, status, undefined, error);
-    run.end(status, undefined, error, { turnEnd: turnEnd(guardrails) });
+    run.end(status, undefined, error, { turnEnd: guardrailTurnEnd(guardrails) });
   }
 
   #finish(result: unknown): void {
@@ -720,14 +719,14 @@ export class RunRecord implements RunObserver {
       // Held, the chain's links stay open too: the run that resumes the state continues each agent's trajectory.
       const chain = hold ? [...this.box.handedTo] : [];
       endHandedTo(this.box.handedTo, 0, paused.status, undefined, undefined, paused.turnEnd, hold);
-      run.end(paused.status, undefined, undefined, { keepSessionOpen: hold, turnEnd: { ...turnEnd(guardrails), ...paused.turnEnd } });
+      run.end(paused.status, undefined, undefined, { keepSessionOpen: hold, turnEnd: { ...guardrailTurnEnd(guardrails), ...paused.turnEnd } });
       if (hold) this.#adapter.hold(state as object, run.sessionId, chain);
       return;
     }
     if (record.cancelled === true) {
       this.#closeOpen(Object.assign(new Error('the stream was cancelled'), { name: 'AbortError' }));
       endHandedTo(this.box.handedTo, 0, 'interrupted');
-      run.end('interrupted', undefined, undefined, { turnEnd: turnEnd(guardrails) });
+      run.end('interrupted', undefined, undefined, { turnEnd: guardrailTurnEnd(guardrails) });
       return;
     }
     this.#closeOpen(undefined);
@@ -737,7 +736,7 @@ export class RunRecord implements RunObserver {
     // The last agent's answer is the run's: each agent of the chain that led to it ends with it.
     const text = finalText(output);
     endHandedTo(this.box.handedTo, 0, 'completed', text);
-    run.end('completed', text, undefined, { turnEnd: turnEnd(guardrails) });
+    run.end('completed', text, undefined, { turnEnd: guardrailTurnEnd(guardrails) });
   }
 
   /**
@@ -1113,10 +1112,6 @@ function guardrailsOf(state: unknown, tripped: unknown): GuardrailRecord[] {
     { results: record._outputGuardrailResults, kind: 'output' },
     { results: tripped, kind: 'input' },
   ]);
-}
-
-function turnEnd(guardrails: readonly GuardrailRecord[]): Record<string, unknown> {
-  return guardrailTurnEnd(guardrails);
 }
 
 function isAbort(error: unknown): boolean {
