@@ -69,7 +69,7 @@ export function answerMediumOfPart(part: Part): AnswerMedium | undefined {
 }
 
 /** Text, reasoning, tool calls and media of a content-part array (a model response or an assistant message). */
-export function responseOfContent(content: readonly unknown[], deferred: ReadonlySet<string> = NONE): { text: string; reasoning: string; toolCalls: CallOfTool[]; media: AnswerMedium[] } {
+export function responseOfContent(content: readonly unknown[], deferred: ReadonlySet<string> = NO_DEFERRED_TOOLS): { text: string; reasoning: string; toolCalls: CallOfTool[]; media: AnswerMedium[] } {
   let text = '';
   let reasoning = '';
   const toolCalls: CallOfTool[] = [];
@@ -92,7 +92,8 @@ export function responseOfContent(content: readonly unknown[], deferred: Readonl
   return { text, reasoning, toolCalls, media };
 }
 
-const NONE: ReadonlySet<string> = new Set();
+/** No provider tool whose result may come later: the common case, shared rather than made per call. */
+export const NO_DEFERRED_TOOLS: ReadonlySet<string> = new Set();
 
 /**
  * The provider tools whose packages mark them `supportsDeferredResults` (their result may come in a later response than
@@ -103,10 +104,10 @@ const DEFERRED_RESULT_TOOL_IDS = new Set(['openai.programmatic_tool_calling']);
 
 /** The names a model call's prepared tools (`{type: 'provider', id, name}`) give the provider tools whose results may come later. */
 export function deferredResultTools(tools: unknown): ReadonlySet<string> {
-  if (!Array.isArray(tools)) return NONE;
-  const names = new Set<string>();
-  for (const tool of tools) if (isRecord(tool) && tool.type === 'provider' && typeof tool.id === 'string' && DEFERRED_RESULT_TOOL_IDS.has(tool.id) && typeof tool.name === 'string') names.add(tool.name);
-  return names;
+  if (!Array.isArray(tools)) return NO_DEFERRED_TOOLS;
+  let names: Set<string> | undefined;
+  for (const tool of tools) if (isRecord(tool) && tool.type === 'provider' && typeof tool.id === 'string' && DEFERRED_RESULT_TOOL_IDS.has(tool.id) && typeof tool.name === 'string') (names ??= new Set()).add(tool.name);
+  return names ?? NO_DEFERRED_TOOLS;
 }
 
 /**
@@ -301,7 +302,7 @@ export function failedUpstreamsOf(providerMetadata: unknown): string[] | undefin
 }
 
 /** A model response from its content parts and what came with them. */
-export function responseOf(content: unknown, details: { usage: unknown; finishReason: unknown; model: unknown; id: unknown; providerMetadata?: unknown; body?: unknown }, deferred: ReadonlySet<string> = NONE): ResponseParts {
+export function responseOf(content: unknown, details: { usage: unknown; finishReason: unknown; model: unknown; id: unknown; providerMetadata?: unknown; body?: unknown }, deferred: ReadonlySet<string> = NO_DEFERRED_TOOLS): ResponseParts {
   const parts = responseOfContent(Array.isArray(content) ? content : [], deferred);
   const costUsd = chargedCostUsd(details.providerMetadata, details.usage);
   const servedBy = servedByOf(details.providerMetadata, details.body);
@@ -326,7 +327,7 @@ export function responseOf(content: unknown, details: { usage: unknown; finishRe
  * and repaired (`experimental_repairToolCall`) or refined (`experimental_refineToolInput`) when the program asked:
  * `sent` (each call's input as the model sent it, by call id) puts the model's back, and the other as `changedArgs`.
  */
-export function responseOfCallEnd(event: Record<string, unknown>, sent?: ReadonlyMap<string, unknown>, deferred: ReadonlySet<string> = NONE): ResponseParts {
+export function responseOfCallEnd(event: Record<string, unknown>, sent?: ReadonlyMap<string, unknown>, deferred: ReadonlySet<string> = NO_DEFERRED_TOOLS): ResponseParts {
   const response = responseOf(event.content, { usage: event.usage, finishReason: event.finishReason, model: event.modelId, id: event.responseId, providerMetadata: event.providerMetadata }, deferred);
   if (sent === undefined || sent.size === 0) return response;
   const toolCalls = response.toolCalls.map((call) => {

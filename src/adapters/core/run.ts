@@ -51,6 +51,9 @@ export interface RequestParts {
   readonly settings?: Record<string, unknown>;
 }
 
+/** No calls: what a response without later provider results shares rather than allocates. */
+const NO_CALLS: readonly CallOfTool[] = Object.freeze([]);
+
 /** A provider response, reduced to what the trajectory needs. */
 export interface ResponseParts {
   readonly text: string;
@@ -479,7 +482,9 @@ export class AgentRun {
    * wait for one ({@link laterHostedResult}). A later result of a call this run is not waiting on stays a call of the
    * response that carried it, so its result is not lost.
    */
-  sortProviderResults(calls: readonly CallOfTool[]): { calls: CallOfTool[]; later: CallOfTool[] } {
+  sortProviderResults(calls: readonly CallOfTool[]): { calls: readonly CallOfTool[]; later: readonly CallOfTool[] } {
+    // Almost every response carries no later result: its calls as they are.
+    if (!calls.some((call) => call.providerResultLater === true)) return { calls, later: NO_CALLS };
     const own: CallOfTool[] = [];
     const later: CallOfTool[] = [];
     for (const call of calls) {

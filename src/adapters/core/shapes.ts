@@ -418,7 +418,7 @@ export function answerPart(medium: AnswerMedium): Record<string, unknown> {
  */
 export function assistantMessage(text: string, allCalls: readonly CallOfTool[], reasoning?: string, media: readonly AnswerMedium[] = []): ChatMessage {
   // A later result of an earlier message's call (a conversation's history) is no call of this message.
-  const calls = allCalls.filter((call) => call.providerResultLater !== true);
+  const calls = allCalls.some((call) => call.providerResultLater === true) ? allCalls.filter((call) => call.providerResultLater !== true) : allCalls;
   const content = media.length > 0 ? [...(text === '' ? [] : [{ type: 'text', text }]), ...media.map(answerPart)] : text === '' && calls.length > 0 ? null : text;
   const message: ChatMessage = { role: 'assistant', content };
   if (calls.length > 0) message.tool_calls = calls.map(chatToolCall);
