@@ -216,7 +216,7 @@ export async function runPlan(plan: Plan, instrument: boolean, backend: 'memory'
   if (instrument && !process.versions.deno && calls.some((call) => call.tool === 'die') && calls.some((call) => call.tool === 'relay') && !calls.some((call) => call.args.tool === 'die')) {
     await statusWritten(nested.outDir, 30_000);
   }
-  return { outcomes, dir, agent: outputOf(path.join(dir, 'agent')), first: outputOf(config.outDir), nested: outputOf(nested.outDir), agentCounters: plugin?.status().counters, strays: readdirSync(cwd), stderr };
+  return { outcomes, dir, agent: outputOf(path.join(dir, 'agent')), first: outputOf(config.outDir, calls.some((call) => call.tool === 'die')), nested: outputOf(nested.outDir, calls.some((call) => call.args.tool === 'die')), agentCounters: plugin?.status().counters, strays: readdirSync(cwd), stderr };
 }
 
 /** Resolves once `folder` holds status.json, or after `withinMs` (the check that follows then says what is missing). */
@@ -225,17 +225,20 @@ async function statusWritten(folder: string, withinMs: number): Promise<void> {
   while (!existsSync(path.join(folder, 'status.json')) && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 50));
 }
 
-/** What a plugin left in its folder. */
-function outputOf(folder: string): Output {
+/**
+ * What a plugin left in its folder. A process killed while its writer was
+ * writing a line may leave that line cut short, with no newline after it:
+ * for a `killed` one that last piece is not an event.
+ */
+function outputOf(folder: string, killed = false): Output {
   const list = (sub: string) => (existsSync(path.join(folder, sub)) ? readdirSync(path.join(folder, sub)) : []);
   const atifFiles = list('atif');
   const docs = atifFiles.filter((file) => file.endsWith('.json')).map((file) => ({ file, doc: JSON.parse(readFileSync(path.join(folder, 'atif', file), 'utf8')) as Loose }));
-  const events = list('atof').flatMap((file) =>
-    readFileSync(path.join(folder, 'atof', file), 'utf8')
-      .split('\n')
-      .filter((line) => line !== '')
-      .map((line) => JSON.parse(line) as Loose),
-  );
+  const events = list('atof').flatMap((file) => {
+    const lines = readFileSync(path.join(folder, 'atof', file), 'utf8').split('\n');
+    if (killed) lines.pop();
+    return lines.filter((line) => line !== '').map((line) => JSON.parse(line) as Loose);
+  });
   const status = path.join(folder, 'status.json');
   return { entries: existsSync(folder) ? readdirSync(folder).sort() : [], atifFiles, docs, events, ...(existsSync(status) ? { counters: JSON.parse(readFileSync(status, 'utf8')) as Loose } : {}) };
 }
