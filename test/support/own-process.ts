@@ -105,6 +105,7 @@ export const NATIVE_SHARED = [
   'test/adapters/mcp/ai-sdk-http.test.ts',
   'test/adapters/mcp/asks-back.test.ts',
   'test/adapters/mcp/asks-back-langchain.test.ts',
+  'test/adapters/mcp/once.test.ts',
   'test/adapters/openai-agents/custom-model.test.ts',
   'test/adapters/openai-agents/handoffs.test.ts',
   'test/adapters/openai-agents/random-wire.test.ts',
