@@ -15,9 +15,8 @@
 // 2. With a transcript: each reply once (the forwarded messages are not
 //    counted beside the transcript's records), with the API's usage.
 // 3. Two background agents at once, no transcript, their messages
-//    interleaved in the stream (the CLI forwards a reply once it is whole, so
-//    interleaving is by reply, never inside one): each answer in its own
-//    session, with its own notification's tokens.
+//    interleaved in the stream: each answer in its own session, with its own
+//    notification's tokens.
 //
 // Slow (each query spawns the CLI): npx vitest run --config vitest.slow.config.ts.
 import { writeFileSync } from 'node:fs';
@@ -202,8 +201,7 @@ describe('wrapClaudeAgentSdk: a background sub-agent whose text the CLI forwards
     const run = await program(['paris', 'lyon'], false, true);
     const { recorded, messages, doc } = run;
     // What the program got: the agents' messages interleaved (the first final answer asked for was held until the
-    // other's was under way, so the other's messages come between the first's call and its answer). The CLI forwards a
-    // reply once it is whole, so one reply's blocks stay together.
+    // other's was under way, so the other's messages come between the first's call and its answer).
     const order = messages.filter((m) => (m.type === 'assistant' || m.type === 'user') && m.parent_tool_use_id !== null).map((m) => `${m.parent_tool_use_id.replace('toolu_agent_', '')}:${m.message.content.map((b: any) => b.type).join('+')}`);
     console.log(`the sub-agents' messages, in stream order: ${order.join(', ')}`);
     const switches = order.filter((entry, index) => index > 0 && entry.split(':')[0] !== order[index - 1]!.split(':')[0]).length;
