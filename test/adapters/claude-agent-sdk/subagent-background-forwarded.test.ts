@@ -1,8 +1,10 @@
 // Background sub-agents with `forwardSubagentText: true` and no transcript
 // (`persistSession: false`), replayed from the messages the real CLI sent
-// (captured from test/slow/claude-agent-sdk-background-forwarded.test.ts's
-// program against the loopback API; the CLI's init lists, ids and home
-// folder trimmed): one agent, and two at once whose messages interleave.
+// (CLI 2.1.337 of SDK 0.3.337, against the loopback API with the replies
+// test/slow/claude-agent-sdk-background-forwarded.test.ts sends, the Agent
+// calls leaving `run_in_background` to the CLI's default and no reply held;
+// the CLI's init lists, uuids, times and home folder trimmed): one agent, and
+// two at once whose messages interleave.
 // A background agent's call returns as it starts, so no result reports its
 // final answer's usage; the forwarded answer carries the provisional
 // `output_tokens: 1`, and the task notification `usage.total_tokens`: the
