@@ -61,6 +61,7 @@ export const NATIVE_SHARED = [
   'test/adapters/claude-agent-sdk/changed-input.test.ts',
   'test/adapters/claude-agent-sdk/subagent-final-answer.test.ts',
   'test/adapters/claude-agent-sdk/subagent-abort-bash.test.ts',
+  'test/adapters/claude-agent-sdk/subagent-background-forwarded.test.ts',
   'test/adapters/response-facts.test.ts',
   'test/adapters/ai-sdk/providers.test.ts',
   'test/adapters/ai-sdk/misbehave.test.ts',
