@@ -338,6 +338,13 @@ export interface PostToolCallPayload extends ObserverPayload, ToolCallIds {
    * model's): an alias routed the call (the Claude Agent SDK's `toolAliases`).
    */
   routed_to?: string;
+  /**
+   * The host ran the call more than once under its id (a retry the model did not see, LangChain's
+   * `toolRetryMiddleware`): 0-based index of the attempt whose outcome this is. Absent for a call run once.
+   */
+  attempt_index?: number;
+  /** The attempts before that one, each failed: its error and how long it ran (milliseconds). */
+  failed_attempts?: readonly { error_type: string; error_message: string; duration_ms: number }[];
   /** The request-middleware rewrites that shaped this request, in order. */
   middleware_trace?: readonly MiddlewareTraceEntry[];
 }

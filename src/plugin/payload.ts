@@ -116,6 +116,7 @@ export function metadataOf(payload: LoosePayload): Record<string, unknown> {
   if ((value = payload.auxiliary_call_id) !== undefined && value !== null) metadata.auxiliary_call_id = value;
   if ((value = payload.attempt_index) !== undefined && value !== null) metadata.attempt_index = value;
   if ((value = payload.attempt_reason) !== undefined && value !== null) metadata.attempt_reason = value;
+  if ((value = payload.failed_attempts) !== undefined && value !== null) metadata.failed_attempts = value;
   if ((value = payload.status) !== undefined && value !== null) metadata.status = value;
   if ((value = payload.reason) !== undefined && value !== null) metadata.reason = value;
   if ('session_id' in metadata && !('trajectory_id' in metadata)) metadata.trajectory_id = metadata.session_id;

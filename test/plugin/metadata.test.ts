@@ -25,6 +25,7 @@ const METADATA_KEYS: readonly string[] = [
   'auxiliary_call_id',
   'attempt_index',
   'attempt_reason',
+  'failed_attempts',
   'status',
   'reason',
 ];

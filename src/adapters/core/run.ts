@@ -244,6 +244,17 @@ interface OpenTool {
   readonly startedMs: number;
   /** The text of an MCP result the call got that says it failed (`isError`), for a framework that throws its own error for it. */
   reportedFailure?: string;
+  /** The attempts that failed before the one under way, when the host ran the call again (`toolAttemptFailed`). */
+  failedAttempts?: FailedToolAttempt[];
+  /** When the attempt under way started, once a failed one came before it. */
+  attemptStartedMs?: number;
+}
+
+/** A failed attempt of a tool call the host ran again under the same id: `post_tool_call.failed_attempts`. */
+export interface FailedToolAttempt {
+  readonly error_type: string;
+  readonly error_message: string;
+  readonly duration_ms: number;
 }
 
 /**
@@ -426,6 +437,22 @@ export class AgentRun {
     if (open !== undefined) open.reportedFailure = text;
   }
 
+  /**
+   * The attempt under way of the open call `id` failed with `error` and the host runs the call again under the same
+   * id (a retry the model does not see): the call stays open, as one call, and ends once with what the model read;
+   * this attempt is recorded in its end (`attempt_index`, `failed_attempts`). `endedMs`: when the attempt ended.
+   */
+  toolAttemptFailed(id: string, error: unknown, endedMs = Date.now()): void {
+    const open = this.#tools.get(id);
+    if (open === undefined) return;
+    const { type, message } = describeError(error);
+    const attempt = { error_type: type, error_message: message, duration_ms: endedMs - (open.attemptStartedMs ?? open.startedMs) };
+    (open.failedAttempts ??= []).push(attempt);
+    // The next attempt's own MCP result says whether it failed.
+    open.reportedFailure = undefined;
+    open.attemptStartedMs = Date.now();
+  }
+
   /** The text of the failure tool call `id`'s MCP result reported (`toolReportedFailure`), while the call is open. */
   reportedFailure(id: string): string | undefined {
     return this.#tools.get(id)?.reportedFailure;
@@ -463,6 +490,8 @@ export class AgentRun {
         error_type: error?.type ?? null,
         error_message: error?.message ?? null,
         ...(outcome.routedTo === undefined ? {} : { routed_to: outcome.routedTo }),
+        // The call ran more than once: the outcome is the last attempt's, the index says which, the others failed.
+        ...(open?.failedAttempts === undefined ? {} : { attempt_index: open.failedAttempts.length, failed_attempts: open.failedAttempts }),
       };
     });
   }

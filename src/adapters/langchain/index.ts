@@ -856,8 +856,8 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       const name = runName ?? nonEmptyString(isRecord(tool) ? tool.name : undefined) ?? 'tool';
       const claimed = this.#claimCall(run, name, input, given);
       const id = claimed ?? runId;
-      this.#heldFailures.settleCall(run, id);
-      run.toolStart({ id, name, arguments: input });
+      // A retry of a call whose attempt failed goes on as that call (`./tool-failures.ts`); any other start opens one.
+      if (!this.#heldFailures.retry(run, id)) run.toolStart({ id, name, arguments: input });
       const root = parentRunId === undefined ? runId : this.#nodes.get(parentRunId)!.root;
       this.#remember(runId, { kind: 'tool', parent: parentRunId, root, run, ownsRun: false, toolCallId: id, unnamedCall: claimed === undefined });
     });

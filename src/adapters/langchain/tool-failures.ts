@@ -9,6 +9,8 @@
  * escaped, `handleToolErrors: false`, and the node failed). Either way the call is failed as the tool failed: the
  * error (or the MCP result's failure) is its error, and its duration is the tool's own.
  *
+ * A call the node runs again under its id (a retry) is one call: see `retry`.
+ *
  * Bounded: a node's held calls end with the node (its end, its failure, or the run that forgets it).
  *
  * @module
@@ -63,19 +65,23 @@ export class HeldToolFailures {
   }
 
   /**
-   * A call of `run` that starts again under `toolCallId` (a `wrapToolCall` middleware that retries the tool): the
-   * attempt held for it failed and the model did not read its error, so it ends now, with that error, before the
-   * next attempt starts.
+   * A call of `run` that starts again under `toolCallId` (a `wrapToolCall` middleware that retries the tool,
+   * `toolRetryMiddleware`): the attempt held for it failed and the model did not read its error. The call goes on
+   * as one call: that attempt is recorded as failed inside it (`AgentRun.toolAttemptFailed`), and the call ends once,
+   * with the last attempt, observed as what the model read. True when a failed attempt was held for the call (the
+   * call is still open: the caller starts no other).
    */
-  settleCall(run: AgentRun, toolCallId: string): void {
+  retry(run: AgentRun, toolCallId: string): boolean {
     for (const [node, held] of this.#byNode) {
       const index = held.findIndex((failure) => failure.run === run && failure.toolCallId === toolCallId);
       if (index < 0) continue;
       const [failure] = held.splice(index, 1);
       if (held.length === 0) this.#byNode.delete(node);
-      endFailure(failure!, undefined);
-      return;
+      const { error, reported, endedMs } = failure!;
+      run.toolAttemptFailed(toolCallId, reported === undefined ? error : reportedToolError(reported), endedMs);
+      return true;
     }
+    return false;
   }
 }
 
