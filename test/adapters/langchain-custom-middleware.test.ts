@@ -276,8 +276,9 @@ describe('createMiddleware: a user’s own wrapToolCall', () => {
     expect(validateAtif(doc)).toEqual([]);
     expect(modelSteps(doc)).toEqual(billed(replies, 2));
     expect(callsOf(doc)).toEqual([['call_paris', 'get_weather', { city: 'Paris' }]]);
-    // As for toolRetryMiddleware (docs/adapters/langchain.md, "What it cannot see"): ATIF keeps a call's first result,
-    // on both backends; what the model read is in the next recorded request.
+    // The first run succeeded, so it ended before the second started (docs/adapters/langchain.md, "What it cannot
+    // see"): ATIF keeps a call's first result, on both backends; what the model read is in the next recorded request.
+    // (A run that failed is held, so a retry after an error is one call: langchain-tool-retry.test.ts.)
     expect(observed(doc)).toEqual([['call_paris', 'upstream busy', 'ok']]);
     expect(recordedRequests(recorded)[1]!.at(-1)).toEqual(['tool', 'It is sunny and 21C in Paris.']);
     await sameOnNative(recorded);

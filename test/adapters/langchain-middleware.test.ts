@@ -307,7 +307,7 @@ describe('createAgent with structured output and LangChain v1 middleware', () =>
     await sameOnNative(recorded);
   });
 
-  it('toolRetryMiddleware: each attempt of a call is a tool span of its own under the call’s id; the trajectory’s observation is the first attempt’s (a documented limit)', async () => {
+  it('toolRetryMiddleware: the attempts of a call are one tool call under the call’s id, observed as the retry’s result the model read, the failed attempt inside it', async () => {
     let attempts = 0;
     const flakyWeather = tool(
       async ({ city }) => {
@@ -328,20 +328,18 @@ describe('createAgent with structured output and LangChain v1 middleware', () =>
     expect(toolMessages(result.messages)).toEqual([['call_paris', 'It is sunny and 21C in Paris.', 'ok']]);
     const { atif, atof, counters } = await recorded.finish();
     expectNothingLost(counters);
-    // Each attempt: its own start and end, under the model's call id, the failure then the result.
+    // One call under the model's call id: it ends once, with the retry's result; the failed attempt is in its end.
     const tools = atof.filter((e) => e.kind === 'scope' && e.category === 'tool');
     expect(tools.map((e) => [e.scope_category, e.category_profile.tool_call_id, e.data])).toEqual([
       ['start', 'call_paris', { city: 'Paris' }],
-      ['end', 'call_paris', 'Error: weather service timed out'],
-      ['start', 'call_paris', { city: 'Paris' }],
       ['end', 'call_paris', 'It is sunny and 21C in Paris.'],
     ]);
-    expect(recorded.log.filter((e) => e.hook === 'post_tool_call').map((e) => e.payload.status)).toEqual(['error', 'ok']);
+    expect(tools[1]!.metadata).toMatchObject({ attempt_index: 1, failed_attempts: [{ error_type: 'Error', error_message: 'weather service timed out' }] });
+    expect(recorded.log.filter((e) => e.hook === 'post_tool_call').map((e) => e.payload.status)).toEqual(['ok']);
     const doc = atif[0]!;
     expect(validateAtif(doc)).toEqual([]);
     expect(callsOf(doc)).toEqual([['call_paris', 'get_weather', { city: 'Paris' }]]);
-    // ATIF keeps a call's first result, on both backends (docs/adapters/langchain.md, "What it cannot see").
-    expect(observed(doc)).toEqual([['call_paris', 'Error: weather service timed out', 'error']]);
+    expect(observed(doc)).toEqual(toolMessages(result.messages));
     expect(recordedCounts(doc)).toEqual(reported(result.messages));
     await sameOnNative(recorded);
   });

@@ -50,6 +50,7 @@ export const NATIVE_SHARED = [
   'test/adapters/langchain-vertexai.test.ts',
   'test/adapters/langchain-providers.test.ts',
   'test/adapters/langchain-tool-errors.test.ts',
+  'test/adapters/langchain-tool-retry.test.ts',
   'test/adapters/xai.test.ts',
   'test/adapters/langchain-shapes.test.ts',
   'test/adapters/langchain-global.test.ts',
