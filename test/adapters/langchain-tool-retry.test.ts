@@ -15,7 +15,7 @@ import { END, MessagesAnnotation, START, StateGraph } from '@langchain/langgraph
 import * as z from 'zod';
 import { NemoRelayCallbackHandler } from '../../src/adapters/langchain/index.ts';
 import { chatCompletion, scriptedFetch, type SeenRequest } from '../support/provider-wire.ts';
-import { expectTurnEndInAtif, finishedRun, recordedPlugin, type AtifDoc, type Recorded } from './support.ts';
+import { expectTurnEndInAtif, finishedRun, recordedPlugin, viewRows, type AtifDoc, type Recorded } from './support.ts';
 import { sameOnNative } from './same-on-native.ts';
 
 const GPT = 'gpt-4.1-2025-04-14';
@@ -90,6 +90,8 @@ describe('toolRetryMiddleware: one call, observed as what the model read, its fa
     ]);
     expect(observed(doc)).toEqual(read);
     expect(observedAttempts(doc, 'call_paris')).toEqual([['Error', 'weather service timed out']]);
+    // What `nemo-relay-hooks view` shows of either file: one call, which did not go through first time.
+    for (const of of ['atif', 'atof'] as const) expect((await viewRows(recorded, of)).filter((row) => row.startsWith('tool'))).toEqual(['tool get_weather  {"city":"Paris"} · after 1 failed attempt']);
     await sameOnNative(recorded);
   }, 30_000);
 

@@ -12,7 +12,7 @@
  * @module
  */
 
-import { costOf, node, noteOnce, preview, spanFromChildren, tokensOf, turnEndLabel, type ViewNode } from './model.ts';
+import { costOf, failedAttemptsNote, node, noteOnce, preview, spanFromChildren, tokensOf, turnEndLabel, type ViewNode } from './model.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 import { isRecord } from '../../shared/record.ts';
 import { parseTimestamp } from '../../shared/clock.ts';
@@ -211,6 +211,8 @@ function llmStep(step: Obj, subagents: Map<string, Obj>, used: Set<string>, appr
       ...noteOf(preview(call.arguments, 60)),
       ...(failed ? { error: failedToolText(resultMeta['error.type'], result?.content) } : {}),
     });
+    const retried = failedAttemptsNote(resultMeta);
+    if (retried !== undefined) noteOnce(tool, retried);
     const asked = id === undefined ? undefined : approvals.get(id);
     // Neither a result nor a run: the call never ran (the run stopped first, e.g. while its approval was pending).
     if (result === undefined && timing.start_timestamp === undefined) {

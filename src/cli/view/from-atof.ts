@@ -22,7 +22,7 @@ import type { Json } from '../../relay/contract.ts';
 import type { AtofEvent } from '../../formats/atof/types.ts';
 import { extractMetrics, extractToolCalls } from '../../formats/atif/payload/index.ts';
 import { approvalNote, denialFailed, denialText, failedToolText, providerApprovalNote, providerRanNote, recordedErrorText, withServedBy } from './from-atif.ts';
-import { costOf, node, noteOnce, preview, spanFromChildren, tokensOf, turnEndLabel, type ViewNode } from './model.ts';
+import { costOf, failedAttemptsNote, node, noteOnce, preview, spanFromChildren, tokensOf, turnEndLabel, type ViewNode } from './model.ts';
 import { nonEmptyString, quotedValue } from '../../shared/text.ts';
 import { isRecord } from '../../shared/record.ts';
 
@@ -228,6 +228,8 @@ function finishScope(target: ViewNode, event: AtofEvent, metadata: Obj, time: nu
   } else if (target.kind === 'tool') {
     // A call cut short (LangGraph's interrupt() inside the tool, run again when resumed) says so.
     if (metadata.status === 'interrupted') target.note = [target.note, 'interrupted'].filter(Boolean).join(' · ');
+    const retried = failedAttemptsNote(metadata);
+    if (retried !== undefined) noteOnce(target, retried);
     const index = agent.openTools.findIndex((open) => open.node === target);
     const toolCallId = index === -1 ? undefined : agent.openTools[index]!.toolCallId;
     if (index !== -1) agent.openTools.splice(index, 1);

@@ -165,6 +165,17 @@ export function noteOnce(target: ViewNode, label: string): void {
   if (!(target.note ?? '').endsWith(label)) target.note = [target.note, label].filter(Boolean).join(' · ');
 }
 
+/**
+ * A tool call the host ran again under its id after it failed (a tool end's `failed_attempts`, in its metadata):
+ * `after N failed attempt(s)`, so a row observed as the last attempt's result still says the call did not go through
+ * first time.
+ */
+export function failedAttemptsNote(metadata: unknown): string | undefined {
+  const attempts = typeof metadata === 'object' && metadata !== null ? (metadata as { failed_attempts?: unknown }).failed_attempts : undefined;
+  if (!Array.isArray(attempts) || attempts.length === 0) return undefined;
+  return `after ${attempts.length} failed attempt${attempts.length === 1 ? '' : 's'}`;
+}
+
 /** One line of at most `max` characters, for previews. Content parts read as their text. */
 export function preview(value: unknown, max = 72): string | undefined {
   let text: string;
