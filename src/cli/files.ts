@@ -277,6 +277,8 @@ export interface Line {
   text: string;
   /** Bytes read from the file so far (for progress). */
   bytesRead: number;
+  /** The file ends inside this line: no newline follows it. */
+  unterminated?: true;
 }
 
 /**
@@ -353,7 +355,7 @@ export async function* readLines(file: string, options: ReadOptions = {}): Async
       if (pendingLength > limit) throw tooLong();
       pending.push(tail);
     }
-    if (pending.length > 0) yield emit(pending.join(''));
+    if (pending.length > 0) yield { ...emit(pending.join('')), unterminated: true };
   } catch (error) {
     if (error instanceof InputError) throw error;
     throw new InputError(describeFsError(error, 'cannot read', name));

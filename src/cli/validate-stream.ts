@@ -53,7 +53,7 @@ export async function validateAtofFile(file: string, maxErrors = 1000, options: 
   };
   for await (const line of readLines(file, { onInvalidUtf8 })) {
     // The whole-file reader's rule for a line (`parseAtofJsonl`): the same errors, streamed or not.
-    const parsed = parseAtofLine(line.text, line.number);
+    const parsed = parseAtofLine(line.text, line.number, line.unterminated);
     if (parsed === undefined) continue;
     if (parsed.error !== undefined) {
       push(parsed.error);

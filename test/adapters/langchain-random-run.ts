@@ -371,12 +371,12 @@ export async function runLangChainSeed(seed: number, wire: LangChainWire, onNati
         },
         { name: 'ask_expert', description: 'Ask the travel expert', schema: z.object({ question: z.string() }) },
       );
-      // The errors `book_hotel` threw, by call, as the trajectory observes them.
+      // The calls whose `book_hotel` threw, with what toolErrorMiddleware told the model of each (their observation).
       const threw = new Map<string, string>();
       const bookHotel = tool(
         async ({ city }, config): Promise<string> => {
           const error = new Error(`No rooms left in ${city}`);
-          threw.set(config.toolCall!.id!, String(error));
+          threw.set(config.toolCall!.id!, toolFailed(error, { toolCall: { name: 'book_hotel' } }));
           throw error;
         },
         { name: 'book_hotel', description: 'Book a hotel', schema: z.object({ city: z.string() }) },
@@ -575,17 +575,19 @@ export async function runLangChainSeed(seed: number, wire: LangChainWire, onNati
       for (const message of [...toolMessages(messages), ...expertRuns.flatMap((run) => toolMessages(run.messages))]) told.set(message.tool_call_id, message);
       for (const [id, command] of commands) told.set(id, { content: command });
       // What the parent's state did not keep of the agent that sent tasks: its calls that threw, and those rejected.
-      for (const [id, error] of threw) if (!told.has(id)) told.set(id, { content: error });
+      for (const [id, sentence] of threw) if (!told.has(id)) told.set(id, { content: sentence });
       for (const [id, message] of rejections) if (!told.has(id)) told.set(id, { content: message });
       // The run aborted while its step's tools ran: LangChain ends each of them with the abort (its tools race the signal).
       if (aborted !== undefined) {
         const step = messages.filter((message) => message.getType() === 'ai').at(-1) as unknown as Loose | undefined;
         if ((step?.tool_calls as Loose[] | undefined)?.some((call) => call.name === 'cancel_trip') === true) for (const call of step!.tool_calls as Loose[]) if (!told.has(call.id)) told.set(call.id, { content: aborted });
       }
-      // Calls that end after the others of their step: `ask_expert` waits for a whole agent, and a call of a tool the agent
-      // does not have is answered when its tool node ends (ToolNode's error: what the model was told). Two `ask_expert`
+      // Calls that end after the others of their step, in this order: `ask_expert` waits for a whole agent; a call whose
+      // tool threw ends when its tool node ends, with the ToolMessage the node gave the model; then a call of a tool the
+      // agent does not have, which that node answers (ToolNode's error: what the model was told). Two `ask_expert`
       // calls stay in the order their experts started (the message's): a sub-agent's link makes its call's result then.
-      const endsLast = (call: Loose) => call.name === 'ask_expert' || String(told.get(call.id)?.content).includes('is not a valid tool');
+      const endRank = (call: Loose): number =>
+        call.name === 'ask_expert' ? 1 : threw.has(call.id) ? 2 : String(told.get(call.id)?.content).includes('is not a valid tool') ? 3 : 0;
       const stepsOf = (list: BaseMessage[], trajectory: string[], agentName: string): Array<FrameworkStep & { turn: number }> =>
         list
           .filter((message) => message.getType() === 'ai')
@@ -602,16 +604,16 @@ export async function runLangChainSeed(seed: number, wire: LangChainWire, onNati
               calls,
               // What the model was told of each call (a call the middleware dropped, or an aborted run's, has nothing), in
               // the order the calls ended: ToolNode runs the message's calls as the middleware left them (the calls it did
-              // not ask about first), and those that end last (`endsLast`) after the others. A call
-              // whose tool threw is observed as its error (docs/adapters/langchain.md, "Tools"): the model was told
-              // toolErrorMiddleware's sentence.
+              // not ask about first), and those that end last (`endRank`) after the others. A call
+              // whose tool threw is observed as toolErrorMiddleware's sentence, what the model was told
+              // (docs/adapters/langchain.md, "Tools").
               // Of a paused message the parent's state did not keep (tasks sent), the revised calls are not known: the
               // rejected calls (answered on resuming), then the others as LangChain reported them ending.
               results: (plan.sends && madeCalls.has(turnOf(ai))
                 ? [...calls.filter((call) => rejections.has(call.id)), ...reported.filter((message) => ToolMessage.isInstance(message) && calls.some((call) => call.id === message.tool_call_id)).map((message) => ({ id: (message as ToolMessage).tool_call_id }))]
-                : [...((ai.tool_calls ?? []) as Loose[]).filter((call) => !endsLast(call)), ...((ai.tool_calls ?? []) as Loose[]).filter(endsLast)])
+                : ((ai.tool_calls ?? []) as Loose[]).map((call, index) => ({ call, index })).sort((a, b) => endRank(a.call) - endRank(b.call) || a.index - b.index).map(({ call }) => call))
                 .filter((call) => told.has(call.id))
-                .map((call) => ({ id: call.id as string, output: threw.get(call.id) ?? told.get(call.id)!.content })),
+                .map((call) => ({ id: call.id as string, output: told.get(call.id)!.content })),
               prompt: usage?.input_tokens,
               completion: usage?.output_tokens,
               // Cache reads and writes where the framework reports either (no details: it reports none).

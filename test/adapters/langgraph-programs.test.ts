@@ -717,9 +717,11 @@ describe('LangGraph programs through the LangChain adapter', () => {
     const byId = new Map(observed(doc).map(([id, content, status]) => [id, [content, status]]));
     expect(byId.get('call_slow')).toEqual(['Sunny in Oslo', 'ok']);
     expect(byId.get('call_fast')).toEqual(['Sunny in Rome', 'ok']);
-    // The thrown error (ToolNode tells the model "Error: … Please fix your mistakes.").
-    expect(byId.get('call_broken')).toEqual(['Error: forecast service down for Lima', 'error']);
+    // What ToolNode told the model of the thrown error, as the state keeps it: each call's result is its ToolMessage.
     expect(toolMessages(result.messages).find(([id]) => id === 'call_broken')).toEqual(['call_broken', 'Error: forecast service down for Lima\n Please fix your mistakes.', 'error']);
+    expect([...byId].map(([id, [content, status]]) => [id, content, status]).sort()).toEqual(toolMessages(result.messages).sort());
+    // Failed with the thrown error.
+    expect(recorded.log.find((e) => e.hook === 'post_tool_call' && e.payload.tool_call_id === 'call_broken')!.payload).toMatchObject({ status: 'error', error_type: 'Error', error_message: 'forecast service down for Lima' });
     expect(recordedCounts(doc)).toEqual(reported(result.messages));
     expect(doc.final_metrics).toMatchObject({ total_prompt_tokens: 290, total_completion_tokens: 44, total_cached_tokens: 128 });
     await sameOnNative(recorded);

@@ -164,7 +164,7 @@ describe('nemo-relay-hooks convert', () => {
     const result = await cliInProcess(['convert', input, '--out', path.join(dir, 'out')]);
     expect(result.code).toBe(0);
     expect(result.stderr).toContain(`${input}:4: ATOF event with an invalid timestamp ("yesterday"`);
-    expect(result.stdout).toContain('  malformed  1 lines skipped');
+    expect(result.stdout).toContain('  malformed  1 line skipped');
     const files = outputFiles(path.join(dir, 'out'));
     expect(files.length).toBeGreaterThan(0);
     for (const file of files) expect(fileErrors(file), file).toEqual([]);

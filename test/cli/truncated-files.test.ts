@@ -51,13 +51,23 @@ describe('files cut short', () => {
     expect(validate.stdout).toContain(`${atif}: $: file.unrecognised: ${why}`);
   });
 
-  it('an event file whose last line was cut: the line is named, the events before it are read', async () => {
+  it('an event file whose last line was cut: the line is named as cut short, the events before it are read', async () => {
+    const cut = 'line 5 is cut short: the file ends inside it, with no newline (as a writer stopped mid-line leaves it)';
     const view = await cliInProcess(['view', atof, '--json']);
-    expect(view.stderr).toContain(`${atof}: line 5 is not valid JSON`);
+    expect(view.stderr).toContain(`${atof}: ${cut}`);
     const tree = JSON.parse(view.stdout) as { files: { sessions: { title: string; totals: { llmCalls: number; errors: number } }[] }[] };
     expect(tree.files[0]!.sessions.map((session) => [session.title, session.totals.llmCalls, session.totals.errors])).toEqual([['session demo-session-7f3a', 1, 1]]);
     const validate = await cliInProcess(['validate', atof]);
     expect(validate.code).toBe(1);
-    expect(validate.stdout).toContain(`${atof}: line 5: atof.malformed_line: line 5 is not valid JSON`);
+    expect(validate.stdout).toContain(`${atof}: line 5: atof.malformed_line: ${cut}`);
+    // Streamed (as a file above --stream-above is read): the same words.
+    expect((await cliInProcess(['validate', '--stream-above', '1', atof])).stdout).toContain(`${atof}: line 5: atof.malformed_line: ${cut}`);
+    const convert = await cliInProcess(['convert', atof, '--out', path.join(dir, 'converted')]);
+    expect(convert.code).toBe(0);
+    expect(convert.stdout).toMatch(/malformed\s+1 line skipped/);
+    // The same line with its newline was written whole, and is simply not JSON.
+    const ended = path.join(dir, 'ended.jsonl');
+    writeFileSync(ended, `${readFileSync(atof, 'utf8')}\n`);
+    expect((await cliInProcess(['validate', ended])).stdout).toContain(`${ended}: line 5: atof.malformed_line: line 5 is not valid JSON`);
   });
 });

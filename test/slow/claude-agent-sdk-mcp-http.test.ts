@@ -111,8 +111,8 @@ async function runProgram(backend: 'memory' | 'native', sameHooks = false): Prom
       version: '1.0.0',
       tools: [tool('get_weather', 'The weather in a city', { city: z.string() }, async ({ city }) => ({ content: [{ type: 'text', text: `${city}: sun` }] }))],
     });
-    // Seen by the server's own handler, set before instrumenting: the instrumentation wraps a handler set after it
-    // too (a second recording), and it hands the request on as it came.
+    // Seen by the server's own handler, set before instrumenting: the instrumentation hands the request on as it
+    // came. (One set after it is wrapped in turn and the call is still recorded once: test/adapters/mcp/once.test.ts.)
     const low = (local.instance as unknown as { server: { _requestHandlers: Map<string, (request: { id?: unknown; params?: { _meta?: unknown } }, extra: unknown) => unknown> } }).server;
     const handler = low._requestHandlers.get('tools/call')!;
     low._requestHandlers.set('tools/call', (request, extra) => {

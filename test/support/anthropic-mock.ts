@@ -26,7 +26,14 @@ export interface MockUsage {
 }
 
 export type MockReply =
-  | { blocks: MockBlock[]; usage: MockUsage; model?: string; id?: string }
+  | {
+      blocks: MockBlock[];
+      usage: MockUsage;
+      model?: string;
+      id?: string;
+      /** Once block `afterBlock` (0-based) is sent, the stream pauses until what `until()` returns settles, as a slow model would between blocks. */
+      hold?: { afterBlock: number; until: () => Promise<unknown> };
+    }
   | { status: number; errorType: string; message: string };
 
 export interface MockRequest {
@@ -72,14 +79,14 @@ function requestOf(body: Record<string, any>): MockRequest {
   };
 }
 
-function sse(res: http.ServerResponse, id: string, model: string, reply: Extract<MockReply, { blocks: unknown }>): void {
+async function sse(res: http.ServerResponse, id: string, model: string, reply: Extract<MockReply, { blocks: unknown }>): Promise<void> {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'request-id': `req_${id}` });
   const send = (event: Record<string, unknown>): void => void res.write(`event: ${String(event.type)}\ndata: ${JSON.stringify(event)}\n\n`);
   const usage = reply.usage;
   const cache = { cache_read_input_tokens: usage.cacheRead ?? 0, cache_creation_input_tokens: usage.cacheWrite ?? 0 };
   send({ type: 'message_start', message: { id, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: usage.input, output_tokens: 1, ...cache } } });
   send({ type: 'ping' });
-  reply.blocks.forEach((block, index) => {
+  for (const [index, block] of reply.blocks.entries()) {
     if (block.type === 'text') {
       send({ type: 'content_block_start', index, content_block: { type: 'text', text: '' } });
       const half = Math.ceil(block.text.length / 2);
@@ -99,7 +106,8 @@ function sse(res: http.ServerResponse, id: string, model: string, reply: Extract
       send({ type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: json.slice(half) } });
     }
     send({ type: 'content_block_stop', index });
-  });
+    if (reply.hold?.afterBlock === index) await reply.hold.until();
+  }
   const stop = reply.blocks.some((block) => block.type === 'tool_use') ? 'tool_use' : 'end_turn';
   send({ type: 'message_delta', delta: { stop_reason: stop, stop_sequence: null }, usage: { input_tokens: usage.input, output_tokens: usage.output, ...cache } });
   send({ type: 'message_stop' });
@@ -163,7 +171,7 @@ export async function startAnthropicMock(script: (request: MockRequest) => MockR
       const id = reply.id ?? `msg_mock_${replies.length + 1}`;
       const model = reply.model ?? request.model;
       replies.push({ id, model, reply });
-      if (request.body.stream === true) sse(res, id, model, reply);
+      if (request.body.stream === true) void sse(res, id, model, reply);
       else json(res, id, model, reply);
     });
   });

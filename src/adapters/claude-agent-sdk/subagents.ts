@@ -37,6 +37,7 @@ import type { AdapterCore, AgentRun, ApiCall, RequestParts, RunStatus } from '..
 import type { ChatMessage } from '../core/shapes.ts';
 import { ApiAttemptError, AssistantBlocks, contentText, PROVIDER, toolResults, anthropicUsage, rejectedByUser, resultOutcome, type Loose } from './messages.ts';
 import { isRecord } from '../../shared/record.ts';
+import { tokenCount, tokenUsage } from '../../formats/usage.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 import type { ToolBook } from './tools.ts';
 import { guessedTranscriptPath, TranscriptTail } from './transcript.ts';
@@ -78,6 +79,9 @@ export class SubAgent {
   #report: Report | undefined;
   /** Its Agent call returned (see returned()). */
   #returned = false;
+  /** Its task notification was read; `total_tokens` its usage says (see notified()). */
+  #notified = false;
+  #notifiedTotal: number | undefined;
   run: AgentRun | undefined;
   /** How it ended, once known; `ended` once recorded. */
   stop: { status: RunStatus; summary?: string } | undefined;
@@ -150,6 +154,18 @@ export class SubAgent {
   }
 
   /**
+   * Its task notification (the stream's `task_notification`, after `task_updated`): how it ended, and its `usage`, whose
+   * `total_tokens` is its last reply's prompt and output tokens together, as the API counted them (the CLI's count of
+   * the agent's last message: its input, cache reads and writes, and output, or the running count of its stream when
+   * higher). For a background agent that is the only figure of its final answer's output tokens besides its
+   * transcript: its call returned as it started, so no result reports the answer.
+   */
+  notified(usage: unknown): void {
+    this.#notified = true;
+    if (isRecord(usage)) this.#notifiedTotal = tokenCount(usage.total_tokens);
+  }
+
+  /**
    * The Agent call's result said the agent completed: its `content` is the final answer's text blocks and its `usage`
    * the API's usage of that reply (the transcript's record of it, when it comes, says the same).
    */
@@ -173,7 +189,12 @@ export class SubAgent {
     // Without a transcript, a foreground agent that completed waits for its call's result (the CLI streams the task's
     // end before it returns the call): its final answer, which the stream shows only when the program forwards the
     // agent's text (`forwardSubagentText`), and then with provisional usage; the result has the API's.
-    if (!this.#fromTranscript) return !this.#transcriptExpected && (this.background || this.stop?.status !== 'completed' || this.#report !== undefined || this.#returned);
+    // A background agent that completed waits for its notification, which the CLI sends right after `task_updated`: its
+    // usage gives the API's output tokens of the final answer (see #notifiedUsage).
+    if (!this.#fromTranscript) {
+      if (this.#transcriptExpected || this.stop?.status !== 'completed') return !this.#transcriptExpected;
+      return this.background ? this.#notified : this.#report !== undefined || this.#returned;
+    }
     for (const id of this.#streamedIds) if (!this.#transcriptIds.has(id)) return false;
     const summary = this.summary?.trim();
     if (summary === undefined || summary === '') return this.stop?.status !== 'completed' || (this.#request?.blocks.toolCalls.length ?? 0) === 0;
@@ -238,6 +259,7 @@ export class SubAgent {
       this.#drain(run, tools);
     }
     this.#reportedUsage();
+    this.#notifiedUsage();
     this.#emitRequest(run, tools);
     // Its final answer, which the transcript does not hold yet (or the stream never shows): the Agent call's result.
     if (this.#report !== undefined && this.stop.status === 'completed' && (this.#emitted === 0 || this.#lastCalledTools)) this.#emitReport(run, tools, this.#report);
@@ -269,6 +291,23 @@ export class SubAgent {
     if (request === undefined || report === undefined || report.usage === undefined || this.stop?.status !== 'completed') return;
     if (this.#transcriptIds.has(request.id) || request.blocks.toolCalls.length > 0 || request.blocks.text.trim() !== report.blocks.text.trim()) return;
     request.usage = report.usage;
+  }
+
+  /**
+   * A background agent's final answer as the stream forwarded it (`forwardSubagentText`), with the provisional output
+   * tokens of the reply's first event: its notification's `total_tokens` less the reply's prompt tokens (the forwarded
+   * message's, which are the API's) is the reply's output, as the API counted it. Taken only for the reply that asked
+   * for no tool (the agent's last: nothing follows its answer), and never below what the stream said.
+   */
+  #notifiedUsage(): void {
+    const request = this.#request;
+    const total = this.#notifiedTotal;
+    if (request === undefined || total === undefined || !this.background || this.stop?.status !== 'completed') return;
+    if (this.#transcriptIds.has(request.id) || request.blocks.toolCalls.length > 0 || !isRecord(request.usage)) return;
+    const counted = tokenUsage('anthropic_messages', request.usage);
+    if (counted?.prompt === undefined) return;
+    const output = total - counted.prompt;
+    if (output >= (counted.completion ?? 0)) request.usage = { ...request.usage, output_tokens: output };
   }
 
   /**

@@ -302,6 +302,7 @@ export class QueryTrace {
       }
       case 'task_notification': {
         const status = m.status === 'completed' ? 'completed' : m.status === 'failed' ? 'failed' : 'interrupted';
+        this.#agents.of(nonEmptyString(m.task_id), nonEmptyString(m.tool_use_id))?.notified(m.usage);
         this.#agentStopped(nonEmptyString(m.task_id), nonEmptyString(m.tool_use_id), status, nonEmptyString(m.summary));
         return;
       }

@@ -438,8 +438,10 @@ export class AgentRun {
    * a human (a LangGraph `interrupt()`) and runs again, with the same id,
    * when the run is resumed: no result yet, and not a failure. `routedTo`:
    * the tool the host ran instead of the one the model named (an alias).
+   * `endedMs`: when the call ended, for one recorded after it ended (its
+   * outcome known only later), so its duration is the tool's own.
    */
-  toolEnd(id: string, outcome: { result?: unknown; error?: unknown; failed?: boolean; name?: string; denied?: string; paused?: boolean; routedTo?: string }): void {
+  toolEnd(id: string, outcome: { result?: unknown; error?: unknown; failed?: boolean; name?: string; denied?: string; paused?: boolean; routedTo?: string; endedMs?: number }): void {
     // After the run ended, its open tools were already ended with it.
     if (this.#ended) return;
     const open = this.#tools.get(id);
@@ -456,7 +458,7 @@ export class AgentRun {
         tool_name: open?.name ?? outcome.name ?? 'tool',
         args: open?.args,
         result: denied ?? (paused ? null : failed && outcome.result === undefined ? `${error!.type}: ${error!.message}` : resultText(outcome.result)),
-        duration_ms: open === undefined ? undefined : Date.now() - open.startedMs,
+        duration_ms: open === undefined ? undefined : (outcome.endedMs ?? Date.now()) - open.startedMs,
         status: denied !== undefined ? 'denied' : paused ? 'interrupted' : failed ? 'error' : 'ok',
         error_type: error?.type ?? null,
         error_message: error?.message ?? null,

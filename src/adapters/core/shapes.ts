@@ -270,7 +270,19 @@ function hostedError(result: unknown): string | undefined {
   if (typeof result.outcome === 'string' && result.outcome.startsWith('OUTCOME_') && result.outcome !== 'OUTCOME_OK') {
     return typeof result.output === 'string' && result.output !== '' ? `${result.outcome}: ${result.output}` : result.outcome;
   }
+  if (isProgramOutput(result) && result.status !== 'completed') return result.result !== '' ? `${result.status}: ${result.result}` : result.status;
   return undefined;
+}
+
+/**
+ * OpenAI's programmatic tool calling: a program's result as every framework hands it on, `{result, status}` (the
+ * `program_output` item's two fields, as @ai-sdk/openai's tool output and the Agents SDK's item keep them). Its
+ * terminal status is `completed` or `incomplete`: a program that did not complete failed, its result what it got to.
+ * Only that exact shape, so a provider's item that happens to carry a `status` (a web search's) is not read as one.
+ */
+function isProgramOutput(result: Record<string, unknown>): result is { result: string; status: string } {
+  const keys = Object.keys(result);
+  return keys.length === 2 && typeof result.status === 'string' && typeof result.result === 'string';
 }
 
 /**

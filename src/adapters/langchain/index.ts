@@ -47,9 +47,10 @@ import { moderationHook, moderationVerdictOfEnd, moderationVerdictOfError, type 
 import { MAX_HELD_SESSIONS, MAX_PENDING_APPROVALS, PausedSubagents, SessionHolds } from '../core/holds.ts';
 import type { AdapterOptions } from '../core/options.ts';
 import { chatMessages, chunkServedBy, contentText, finalTextOfOutputs, offeredTools, parsedResultOf, providerApprovalAnswersOf, responseOfResult, toolMessageOf, userMessageOfInputs, userTextOfInputs } from './messages.ts';
-import { argumentsObject, changedArgs, describeError, localCalls, reportedToolError, textOrJson, type CallOfTool } from '../core/shapes.ts';
+import { argumentsObject, changedArgs, localCalls, reportedToolError, textOrJson, type CallOfTool } from '../core/shapes.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 import { BareTurns } from './bare.ts';
+import { HeldToolFailures } from './tool-failures.ts';
 import { jsonEqual } from '../../shared/json.ts';
 import { consoleLogger } from '../../shared/logger.ts';
 import { addToEveryRun } from './global.ts';
@@ -303,6 +304,8 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   readonly #retrying = new WeakMap<AgentRun, ApiCall>();
   /** The guardrail verdicts of each run's turn (`openAIModerationMiddleware`'s), for its end; whether one ended it. */
   readonly #guardrails = new WeakMap<AgentRun, { records: GuardrailRecord[]; endedTurn: boolean }>();
+  /** Calls whose tool threw, until the node that ran them says what the model was told (`./tool-failures.ts`). */
+  readonly #heldFailures = new HeldToolFailures();
 
   /** Turns of bare model calls waiting for the program's tool loop (shared by the handlers on the same hooks). */
   readonly #bare: BareTurns;
@@ -566,6 +569,8 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       // failed with the error as its output, which is what the program gets for that input. The run failed.
       if (outputs instanceof Error) return this.#chainFailed(outputs, runId);
       const node = this.#take(runId);
+      // The calls its tools failed: what the model was told of each is in the node's ToolMessages.
+      this.#heldFailures.settle(runId, () => toolMessagesOf(outputs).map(({ message }) => message));
       if (node?.moderation !== undefined) this.#noteGuardrail(node.run, moderationVerdictOfEnd(node.moderation.hook, node.moderation.inputs, outputs));
       // The node that paused for approval ran again with the decisions: the middleware applied them.
       const awaiting = node?.run === undefined ? undefined : this.#awaitingDecisions.get(node.run);
@@ -604,6 +609,8 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   #chainFailed(error: unknown, runId: string): void {
     const attempts = this.#attempts.get(runId);
     const node = this.#take(runId);
+    // The error of a call its tool failed escaped the node (`handleToolErrors: false`): no ToolMessage told the model.
+    this.#heldFailures.settle(runId);
     if (node === undefined || node.run === undefined) return;
     if (node.moderation !== undefined) this.#noteGuardrail(node.run, moderationVerdictOfError(node.moderation.hook, error));
     this.#refuseStructured(node.run, error);
@@ -849,6 +856,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       const name = runName ?? nonEmptyString(isRecord(tool) ? tool.name : undefined) ?? 'tool';
       const claimed = this.#claimCall(run, name, input, given);
       const id = claimed ?? runId;
+      this.#heldFailures.settleCall(run, id);
       run.toolStart({ id, name, arguments: input });
       const root = parentRunId === undefined ? runId : this.#nodes.get(parentRunId)!.root;
       this.#remember(runId, { kind: 'tool', parent: parentRunId, root, run, ownsRun: false, toolCallId: id, unnamedCall: claimed === undefined });
@@ -880,12 +888,10 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       if (node !== undefined) this.#endRoot(node, runId, 'interrupted'); // a bare loop's tool is a root of its own
       if (node?.run === undefined || node.toolCallId === undefined) return;
       if (!isInterrupt(error)) {
-        // The tool's MCP result said it failed (`isError`) and the MCP adapters threw their own `ToolException` for
-        // it: failed as the result said (`ToolError`, its text), observed as the thrown error, as any is.
-        const reported = node.run.reportedFailure(node.toolCallId);
-        if (reported === undefined) return node.run.toolEnd(node.toolCallId, { error });
-        const thrown = describeError(error);
-        return node.run.toolEnd(node.toolCallId, { result: `${thrown.type}: ${thrown.message}`, error: reportedToolError(reported) });
+        // Failed with the error (or as the MCP result that made the MCP adapters throw said: `ToolError`, its text);
+        // observed as what the model is told, which the node that ran the tool says when it ends (`./tool-failures.ts`).
+        const parent = node.parent === undefined ? undefined : this.#nodes.get(node.parent);
+        return this.#heldFailures.hold(parent?.kind === 'chain' ? node.parent : undefined, node.run, node.toolCallId, error);
       }
       // An interrupt raised inside an agent the tool ran was asked about there: the tool only paused with it.
       const interrupts = this.#firstSeen(error) && Array.isArray(error.interrupts) ? error.interrupts : [];
@@ -1036,6 +1042,8 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       const node = this.#nodes.get(id);
       this.#nodes.delete(id);
       this.#dropAttempts(id, node);
+      // A node that never ended told the model nothing: its failed calls end with their errors, before their run does.
+      this.#heldFailures.settle(id);
       // A sub-agent whose node failed and was not run again: it ends failed, with its error.
       const failed = this.#failedAgents.get(id);
       this.#failedAgents.delete(id);

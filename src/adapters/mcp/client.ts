@@ -22,7 +22,7 @@
 
 import type { HookRegistry } from '../../hooks/registry.ts';
 import type { TraceContext } from '../../hooks/index.ts';
-import { consoleLogger, type Logger } from '../../shared/logger.ts';
+import { consoleLogger, safeLog, type Logger } from '../../shared/logger.ts';
 import { jsonEqual } from '../../shared/json.ts';
 import { isRecord } from '../../shared/record.ts';
 import type { TrajectoryRef } from '../../shared/trajectory-ref.ts';
@@ -161,7 +161,7 @@ function namesTool(hostName: string, mcpName: string): boolean {
 }
 
 /**
- * Instruments `client` (in place; a second call does nothing) so that each
+ * Instruments `client` (in place, before or after it connects) so that each
  * `tools/call` request tied to one of the host's open tool calls carries, in
  * `params._meta`, the W3C `traceparent` of that tool call's span and NeMo
  * Relay's propagation context under `nemo-relay/propagation` (from the
@@ -170,11 +170,17 @@ function namesTool(hostName: string, mcpName: string): boolean {
  * `instrumentMcpServer`) answers with where it wrote its trajectory, the
  * host's tool call references it (`subagent_stop` with `child_trajectory`),
  * and the result goes on without that reference: the program gets what the
- * tool returned. Errors are the client's own. Returns `client`.
+ * tool returned. Errors are the client's own. Returns `client`. A client is
+ * instrumented once: a second call with the same hooks does nothing, and one
+ * with other hooks does nothing but warn (a request names one caller).
  */
 export function instrumentMcpClient<C extends McpClientLike>(client: C, hooks: HookRegistry, options: McpClientOptions = {}): C {
-  const marked = client as C & { [INSTRUMENTED]?: true };
-  if (marked[INSTRUMENTED] === true) return client;
+  const marked = client as C & { [INSTRUMENTED]?: HookRegistry };
+  const linking = marked[INSTRUMENTED];
+  if (linking !== undefined) {
+    if (linking !== hooks) safeLog(options.logger ?? consoleLogger, 'warn', 'nemo-relay-hooks mcp: instrumentMcpClient was called again with other hooks; this client\'s requests are tied only to the tool calls of the hooks it was first instrumented with (register every plugin on that one HookRegistry)');
+    return client;
+  }
   const linker = new McpCallLinker(hooks, options);
   const original = client.request.bind(client);
   const request = async (message: { method: string; params?: unknown }, ...rest: unknown[]): Promise<unknown> => {
@@ -191,7 +197,7 @@ export function instrumentMcpClient<C extends McpClientLike>(client: C, hooks: H
   // The server's requests (sampling, elicitation): every one goes through the handler the client set for its method.
   const handlers = requestHandlersOf(client);
   if (handlers !== undefined) wrapRequestHandlers(handlers, (_method, handler) => (message, extra) => linker.serverRequest(message, (plain) => handler(plain, extra)));
-  Object.defineProperty(client, INSTRUMENTED, { value: true });
+  Object.defineProperty(client, INSTRUMENTED, { value: hooks });
   return client;
 }
 

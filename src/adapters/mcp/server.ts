@@ -13,7 +13,10 @@
  * It wraps the `tools/call` request handler of the low-level `Server` (an
  * `McpServer`'s `.server`), the one every tool call of either goes through,
  * whether the tools were registered before or after: the SDK keeps its
- * handlers in a map, and a handler set later is wrapped when it is set.
+ * handlers in a map, and a handler set later is wrapped when it is set. A
+ * handler set later may hand the request on to the one it replaced, already
+ * wrapped (a middleware that read it back): the request is recorded once,
+ * by the outermost wrapper.
  *
  * @module
  */
@@ -74,7 +77,10 @@ interface LowLevelServer {
 }
 
 const sessions = new AsyncLocalStorage<McpSession>();
-const INSTRUMENTED = new WeakSet<object>();
+/** What an instrumented server records into: on the server itself, so a second copy of this module sees it too. */
+const INSTRUMENTED = Symbol.for('nemo-relay-hooks.mcp.server');
+/** The request each open session records, and its recorder: a wrapper reached again for that request hands it on. */
+const serving = new WeakMap<McpSession, { recorder: CallRecorder; extra: unknown; requestId: string | undefined }>();
 
 /** Inside an instrumented tool handler: the session that handler's hooks should use; otherwise `undefined`. */
 export function currentMcpSession(): McpSession | undefined {
@@ -89,10 +95,13 @@ function lowLevelOf(server: unknown): LowLevelServer | undefined {
 }
 
 /**
- * Instruments `server` (an `McpServer` or a low-level `Server`, in place; a
- * second call does nothing) so that every tool call it answers is recorded
- * into `hooks` as a session continuing its caller's trace. Returns `server`.
- * A server the adapter does not recognise is left alone, with a warning.
+ * Instruments `server` (an `McpServer` or a low-level `Server`, in place) so
+ * that every tool call it answers is recorded into `hooks` as a session
+ * continuing its caller's trace. Returns `server`. A server is instrumented
+ * once: a second call with the same hooks does nothing, and one with other
+ * hooks does nothing but warn (one call, one session, one `_meta` reference:
+ * register every plugin on the one registry). A server the adapter does not
+ * recognise is left alone, with a warning.
  */
 export function instrumentMcpServer<S extends object>(server: S, hooks: HookRegistry, options: McpServerOptions = {}): S {
   const logger = options.logger ?? consoleLogger;
@@ -101,8 +110,13 @@ export function instrumentMcpServer<S extends object>(server: S, hooks: HookRegi
     safeLog(logger, 'warn', 'nemo-relay-hooks mcp: instrumentMcpServer was given no @modelcontextprotocol/sdk Server or McpServer (no request handler map); its tool calls are not recorded');
     return server;
   }
-  if (INSTRUMENTED.has(low)) return server;
-  INSTRUMENTED.add(low);
+  const marked = low as LowLevelServer & { [INSTRUMENTED]?: HookRegistry };
+  const recording = marked[INSTRUMENTED];
+  if (recording !== undefined) {
+    if (recording !== hooks) safeLog(logger, 'warn', 'nemo-relay-hooks mcp: instrumentMcpServer was called again with other hooks; this server\'s tool calls are recorded only into the hooks it was first instrumented with (register every plugin on that one HookRegistry)');
+    return server;
+  }
+  Object.defineProperty(low, INSTRUMENTED, { value: hooks, configurable: true });
   const recorder = new CallRecorder(hooks, low, options);
   // Tools registered later (McpServer installs its handler with the first tool): wrapped when set.
   wrapRequestHandlers(low._requestHandlers, (method, handler) => (method === 'tools/call' ? recorder.wrap(handler) : undefined));
@@ -154,8 +168,17 @@ class CallRecorder {
     return false;
   }
 
+  /** This request is the call an open session of this recorder records: a wrapper reached again from inside it. */
+  #recording(extra: unknown): boolean {
+    const session = sessions.getStore();
+    const entry = session === undefined ? undefined : serving.get(session);
+    if (entry?.recorder !== this) return false;
+    return entry.extra === extra || (entry.requestId !== undefined && entry.requestId === requestIdOf(extra));
+  }
+
   async #call(handler: Handler, request: unknown, extra: unknown): Promise<unknown> {
-    if (!this.#listening()) return handler(request, extra);
+    // A handler set over the wrapped one that hands the request on to it (wrapped in turn when it was set).
+    if (!this.#listening() || this.#recording(extra)) return handler(request, extra);
     const session = this.#guard.run('opening the MCP call session', () => this.#open(request, extra));
     if (session === undefined) return handler(request, extra);
     const args = isRecord(request) && isRecord(request.params) && isRecord(request.params.arguments) ? request.params.arguments : {};
@@ -221,7 +244,8 @@ class CallRecorder {
     const params = isRecord(request) && isRecord(request.params) ? request.params : {};
     const meta = params._meta;
     const toolName = typeof params.name === 'string' ? params.name : 'unknown';
-    const requestId = isRecord(extra) && (typeof extra.requestId === 'string' || typeof extra.requestId === 'number') ? String(extra.requestId) : randomUUID();
+    const sent = requestIdOf(extra);
+    const requestId = sent ?? randomUUID();
     const caller = requestCallerOf(meta);
     const info = this.#low._serverInfo;
     const serverName = typeof info?.name === 'string' && info.name !== '' ? info.name : 'server';
@@ -234,6 +258,7 @@ class CallRecorder {
       platform: this.#options.platform ?? 'mcp',
       ...(caller !== undefined ? { caller } : {}),
     };
+    serving.set(session, { recorder: this, extra, requestId: sent });
     const propagation = receivedPropagation(meta);
     this.#hooks.emit('on_session_start', () => ({
       session_id: session.session_id,
@@ -257,6 +282,11 @@ class CallRecorder {
     this.#hooks.emit('on_session_finalize', () => ({ session_id: session.session_id, platform: session.platform, reason }));
     return trajectory;
   }
+}
+
+/** The JSON-RPC id of the request the SDK's `extra` is for, as text. */
+function requestIdOf(extra: unknown): string | undefined {
+  return isRecord(extra) && (typeof extra.requestId === 'string' || typeof extra.requestId === 'number') ? String(extra.requestId) : undefined;
 }
 
 /** The caller's context as native's JSON text: its NeMo Relay context, else one continuing its W3C traceparent. */

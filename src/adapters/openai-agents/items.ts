@@ -428,6 +428,14 @@ export function streamedServedBy(event: unknown): string | undefined {
   return completionServedBy(event);
 }
 
+/**
+ * The warnings an `aisdk()` model's stream says its provider package gave (its first part, `stream-start`: the
+ * settings it did not send), which the non-streamed result keeps in `providerData.warnings`.
+ */
+export function streamedWarnings(event: unknown): unknown[] | undefined {
+  return isRecord(event) && event.type === 'stream-start' && Array.isArray(event.warnings) ? event.warnings : undefined;
+}
+
 /** The upstreams an `aisdk()` model's `finish` part says failed before the one serving the call (the AI Gateway's routing). */
 export function streamedFailedUpstreams(event: unknown): string[] | undefined {
   return isRecord(event) && event.type === 'finish' ? failedUpstreamsOf(event.providerMetadata) : undefined;
@@ -498,13 +506,15 @@ export function responseParts(response: Loose, requestedModel: string | undefine
 }
 
 /**
- * What an `aisdk()` model's provider package says it sent (the AI SDK model's result it keeps in `providerData`: the
- * body it built, its warnings), the same rule as the AI SDK adapter's; nothing for another model.
+ * What an `aisdk()` model's provider package says it sent, the same rule as the AI SDK adapter's; nothing for another
+ * model. Not streamed: the AI SDK model's result it keeps in `providerData` (the body it built, its warnings).
+ * Streamed: the warnings of the stream's first part (`warnings`, set by the stream's observer); `aisdk()` hands on no
+ * body of a stream (it keeps only `doStream`'s `stream`), so a setting sent with another value is not known then.
  */
 function sentByAiSdk(response: Loose): { sent?: SentRequest } {
   const provider = isRecord(response.providerData) ? response.providerData : undefined;
-  if (provider === undefined || !Array.isArray(provider.warnings)) return {};
-  return { sent: sentRequestOf(provider as { request?: { body?: unknown }; warnings?: unknown }) };
+  if (provider !== undefined && Array.isArray(provider.warnings)) return { sent: sentRequestOf(provider as { request?: { body?: unknown }; warnings?: unknown }) };
+  return Array.isArray(response.warnings) ? { sent: sentRequestOf({ warnings: response.warnings }) } : {};
 }
 
 /** The last user message of a run's input, and the messages before it. */

@@ -28,7 +28,7 @@ import { Runner, getCurrentSpan } from '@openai/agents';
 import { addToolFrameFinder, runInApiCall, runOutsideToolFrames, type ToolFrame } from '../core/context.ts';
 import type { ApiCall } from '../core/run.ts';
 import { mcpErrorText } from '../mcp/meta.ts';
-import { streamedCacheWrites, streamedCost, streamedFinish, streamedModel, streamedServedBy, streamedFailedUpstreams } from './items.ts';
+import { streamedCacheWrites, streamedCost, streamedFinish, streamedModel, streamedServedBy, streamedFailedUpstreams, streamedWarnings } from './items.ts';
 import { isRecord } from '../../shared/record.ts';
 
 type Loose = Record<string, unknown>;
@@ -472,20 +472,22 @@ async function* observedStream(stream: AsyncIterable<unknown>, attempts: readonl
   let answered = false;
   // A streamed Chat Completions (or aisdk()) response_done names no model, no finish reason and no charge: the chunks
   // (parts) do, the charge and the cache writes in the usage of the last (OpenRouter's `usage.cost` and
-  // `prompt_tokens_details.cache_write_tokens`), the upstream serving it in each (OpenRouter's `provider`).
+  // `prompt_tokens_details.cache_write_tokens`), the upstream serving it in each (OpenRouter's `provider`); an aisdk()
+  // stream's first part the provider package's warnings (the settings it did not send).
   let model: string | undefined;
   let finish: string | undefined;
   let cost: number | undefined;
   let writes: number | undefined;
   let servedBy: string | undefined;
   let failed: string[] | undefined;
+  let warnings: unknown[] | undefined;
   // A Responses stream's response_done keeps the SDK's own usage only; the raw finishing event the SDK yields right
   // after it has the usage as the server sent it (xAI's `cost_in_usd_ticks`): the answer waits for that event.
   let held: Loose | undefined;
   const answer = (done: Loose): void => {
     answered = true;
     held = undefined;
-    const response = { ...done, ...(done.model === undefined && model !== undefined ? { model } : {}), ...(finish === undefined ? {} : { finish_reason: finish }), ...(cost === undefined ? {} : { cost_usd: cost }), ...(writes === undefined ? {} : { cache_write_tokens: writes }), ...(servedBy === undefined ? {} : { served_by: servedBy }), ...(failed === undefined ? {} : { failed_upstreams: failed }) };
+    const response = { ...done, ...(done.model === undefined && model !== undefined ? { model } : {}), ...(finish === undefined ? {} : { finish_reason: finish }), ...(cost === undefined ? {} : { cost_usd: cost }), ...(writes === undefined ? {} : { cache_write_tokens: writes }), ...(servedBy === undefined ? {} : { served_by: servedBy }), ...(failed === undefined ? {} : { failed_upstreams: failed }), ...(warnings === undefined ? {} : { warnings }) };
     for (const attempt of attempts) quietly(() => attempt.response(response));
   };
   try {
@@ -500,6 +502,7 @@ async function* observedStream(stream: AsyncIterable<unknown>, attempts: readonl
           writes = streamedCacheWrites(record.event) ?? writes;
           servedBy ??= streamedServedBy(record.event);
           failed = streamedFailedUpstreams(record.event) ?? failed;
+          warnings ??= streamedWarnings(record.event);
         }
         if (held !== undefined) answer(held);
         if (record.type === 'response_done' && !answered && held === undefined) {

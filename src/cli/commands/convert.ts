@@ -264,7 +264,7 @@ export async function convert(args: ParsedArgs, io: CliIo): Promise<number> {
     `  LLM calls  ${formatCount(totals.llmCalls)}`,
     `  tool calls ${formatCount(totals.toolCalls)}`,
     `  tokens     prompt ${formatCount(totals.promptTokens)} · completion ${formatCount(totals.completionTokens)} · cached ${formatCount(totals.cachedTokens)}`,
-    `  malformed  ${malformed > 0 ? color.red(formatCount(malformed)) : '0'} lines skipped`,
+    `  malformed  ${malformed > 0 ? color.red(formatCount(malformed)) : '0'} ${malformed === 1 ? 'line' : 'lines'} skipped`,
     ...written.slice(0, 10).map((file) => `  wrote      ${relative(file, io.cwd)}`),
   ];
   if (written.length > 10) lines.push(`  wrote      … ${formatCount(written.length - 10)} more in ${relative(outDir, io.cwd)}`);

@@ -126,7 +126,7 @@ export class AtofIndex {
         onProgress?.(this.lineNumber, this.offset);
       }
       if (toEnd && carry > 0) {
-        this.line(buffer, 0, carry);
+        this.line(buffer, 0, carry, true);
         this.offset += carry;
       }
     } finally {
@@ -163,12 +163,12 @@ export class AtofIndex {
     return target.summary;
   }
 
-  private line(bytes: Buffer, start: number, end: number): void {
+  private line(bytes: Buffer, start: number, end: number, unterminated = false): void {
     this.lineNumber += 1;
     const from = this.offset + start;
     let text = bytes.toString('utf8', start, end);
     if (from === 0 && text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-    const parsed = parseAtofLine(text, this.lineNumber);
+    const parsed = parseAtofLine(text, this.lineNumber, unterminated);
     if (parsed?.error) this.lineErrors.push(parsed.error);
     if (parsed?.event) this.place(parsed.event, from, this.offset + end);
   }

@@ -31,7 +31,7 @@ export function parseAtofJsonl(text: string): AtofParseResult {
   const errors: AtofLineError[] = [];
   const lines = text.split('\n');
   lines.forEach((raw, i) => {
-    const parsed = parseAtofLine(raw, i + 1);
+    const parsed = parseAtofLine(raw, i + 1, i === lines.length - 1);
     if (parsed?.error) errors.push(parsed.error);
     else if (parsed?.event) events.push(parsed.event);
   });
@@ -41,16 +41,23 @@ export function parseAtofJsonl(text: string): AtofParseResult {
 /**
  * One line of ATOF JSONL (`lineNumber` 1-based, for the error): the event,
  * the error saying why it is not one, or undefined for a blank line. The
- * rule of `parseAtofJsonl`, for readers that go line by line.
+ * rule of `parseAtofJsonl`, for readers that go line by line. `unterminated`:
+ * the file ends inside this line (no newline after it), so a line that does
+ * not parse is named as cut short, what a writer killed mid-line leaves.
  */
-export function parseAtofLine(raw: string, lineNumber: number): { event?: AtofEvent; error?: AtofLineError } | undefined {
+export function parseAtofLine(raw: string, lineNumber: number, unterminated = false): { event?: AtofEvent; error?: AtofLineError } | undefined {
   const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
   if (line.trim() === '') return undefined;
   let value: unknown;
   try {
     value = parseJson(line);
   } catch (error) {
-    const message = error instanceof JsonTooDeepError ? `line ${lineNumber} is ${error.message}` : `line ${lineNumber} is not valid JSON: ${error instanceof Error ? error.message : String(error)}`;
+    const message =
+      error instanceof JsonTooDeepError
+        ? `line ${lineNumber} is ${error.message}`
+        : unterminated
+          ? `line ${lineNumber} is cut short: the file ends inside it, with no newline (as a writer stopped mid-line leaves it)`
+          : `line ${lineNumber} is not valid JSON: ${error instanceof Error ? error.message : String(error)}`;
     return { error: { line: lineNumber, path: `line ${lineNumber}`, rule: 'atof.malformed_line', message } };
   }
   if (!isRecord(value)) return { error: { line: lineNumber, path: `line ${lineNumber}`, rule: 'atof.malformed_line', message: `line ${lineNumber} is not a JSON object` } };

@@ -196,6 +196,46 @@ describe('experimental_toolCaller: a provider caller (OpenAI programmatic tool c
   }
 });
 
+describe('OpenAI programmatic tool calling: a program that did not complete', () => {
+  // The program's terminal status is `completed` or `incomplete` (the package's `program_output` schema and the
+  // openai client's ResponseOutputItem.ProgramOutput): an incomplete program is a call the provider ran that failed,
+  // with what it said (its status and result) as the error, on every path that records its result.
+  const failed = { type: 'program_output', id: 'po_1', call_id: 'call_prog', result: 'TimeoutError: program exceeded its time limit after tools.weather', status: 'incomplete' };
+  for (const via of ['instrumentAiSdk', 'aiSdkMiddleware'] as const) {
+    for (const mode of ['generateText', 'streamText'] as const) {
+      it(`${mode} (${via}): the program call's outcome is an error with the provider's status and result`, async () => {
+        const program = { type: 'program', id: 'prog_1', call_id: 'call_prog', code: 'return (await tools.weather({ city: "Paris" })).forecast;', fingerprint: 'fp_1' };
+        const calls = [{ type: 'function_call', id: 'fc_0', call_id: 'call_w0', name: 'weather', arguments: JSON.stringify({ city: 'Paris' }), status: 'completed', caller: { type: 'program', caller_id: 'call_prog' } }];
+        const wire = scriptedFetch([
+          openAiResponseEither({ id: 'resp_1', model: 'gpt-5.5-2026-05-01', hostedItems: [program], localCalls: calls, usage: { prompt_tokens: 100, completion_tokens: 40 } }),
+          openAiResponseEither({ id: 'resp_2', model: 'gpt-5.5-2026-05-01', hostedItems: [failed], text: 'The forecast took too long.', usage: { prompt_tokens: 180, completion_tokens: 8 } }),
+        ]);
+        const openai = createOpenAI({ apiKey: 'test-key', fetch: wire.fetch });
+        const recorded = recordedPlugin(`ai-programmatic-incomplete-${via}-${mode}`);
+        if (via === 'instrumentAiSdk') uninstall = instrumentAiSdk(recorded.hooks);
+        const model = via === 'instrumentAiSdk' ? openai('gpt-5.5') : wrapLanguageModel({ model: openai('gpt-5.5'), middleware: aiSdkMiddleware(recorded.hooks, { sessionId: `programmatic-incomplete-${mode}` }) });
+        const options = { model, tools: { program: openai.tools.programmaticToolCalling(), weather }, experimental_toolCallers: { weather: ['program'] as const }, stopWhen: isStepCount(4), prompt: 'Weather in Paris?' };
+        const streamed = mode === 'streamText' ? streamText(options) : undefined;
+        const result = streamed === undefined ? await generateText(options) : { text: await streamed.text, steps: await streamed.steps };
+        expect(result.text).toBe('The forecast took too long.');
+        // What the program got: the program's result, in the second step, says it did not complete.
+        const got = result.steps[1]!.content.find((part) => part.type === 'tool-result' && part.toolCallId === 'call_prog') as { output: { result: string; status: string } } | undefined;
+        expect(got?.output).toEqual({ result: failed.result, status: 'incomplete' });
+
+        const ends = recorded.log.filter((entry) => entry.hook === 'post_tool_call' && entry.payload.tool_call_id === 'call_prog').map((entry) => entry.payload);
+        expect(ends.map((payload) => [JSON.parse(payload.result as string), payload.status, payload.error_type, payload.error_message])).toEqual([[got!.output, 'error', 'ToolError', `${got!.output.status}: ${got!.output.result}`]]);
+        const { doc } = await finishedRun(recorded);
+        const agent = (doc.steps as AtifDoc[]).filter((step) => step.source === 'agent');
+        expect(agent[0]!.tool_calls.map((call: AtifDoc) => [call.tool_call_id, call.extra?.provider_executed])).toEqual([['call_prog', true], ['call_w0', undefined]]);
+        expect(agent[1]!.tool_calls ?? []).toEqual([]);
+        const observed = (doc.steps as AtifDoc[]).flatMap((step) => (step.observation?.results ?? []).filter((entry: AtifDoc) => entry.extra?.metadata?.tool_call_id === 'call_prog'));
+        expect(observed.map((entry: AtifDoc) => [JSON.parse(entry.content), entry.extra.metadata.status])).toEqual([[got!.output, 'error']]);
+        await sameOnNative(recorded);
+      });
+    }
+  }
+});
+
 describe('a provider call whose response holds no result and whose tool does not defer one', () => {
   it("xAI's X search (@ai-sdk/xai sends the call alone): a call the provider ran, no tool call opened for it", async () => {
     const search = { type: 'x_search_call', id: 'xs_1', name: 'x_keyword_search', arguments: JSON.stringify({ query: 'rain in Paris' }), status: 'completed' };

@@ -128,12 +128,13 @@ describe("an MCP server that asks back and answers isError, reached through Lang
         expect(sent?.content).toBe(toldModel(run.call));
       }
 
-      // The agent's hooks: each call failed, ToolError with the result's text, as the server's trajectory says. Not
-      // linked, the agent's side never sees the result: the call failed with the error the MCP adapters threw.
+      // The agent's hooks: each call failed, ToolError with the result's text, as the server's trajectory says; its
+      // result what the model was told. Not linked, the agent's side never sees the result: the call failed with the
+      // error the MCP adapters threw.
       const ended = new Map(hooks(recorded, 'post_tool_call').map((payload) => [payload.tool_call_id, payload]));
       for (const run of RUNS) {
         const error = linked ? { error_type: 'ToolError', error_message: FAILED[run.call] } : { error_type: 'ToolException', error_message: thrown(run.call) };
-        expect(ended.get(run.call), run.call).toMatchObject({ status: 'error', ...error });
+        expect(ended.get(run.call), run.call).toMatchObject({ status: 'error', ...error, result: toldModel(run.call) });
       }
       const { counters } = await recorded.finish();
       expectNothingLost(counters);
@@ -152,10 +153,10 @@ describe("an MCP server that asks back and answers isError, reached through Lang
         else expect(serverDoc.extra?.caller).toBeUndefined();
         expect(results(serverDoc).map((result: AtifDoc) => [result.content, result.extra.metadata.status])).toEqual([[FAILED[run.call], 'error']]);
         if (linked) expect(results(serverDoc)[0].extra.metadata.tool_call_id).toBe(run.call);
-        // The agent's: the call failed, observed as the thrown error (as any the adapter records: ToolNode's sentence
-        // after it is LangChain's), referencing the server's trajectory.
+        // The agent's: the call failed, observed as the ToolMessage the model read (ToolNode's sentence around the
+        // thrown error), referencing the server's trajectory.
         const result = observation(agentDoc, run.call)!;
-        expect(result.content).toBe(`ToolException: ${thrown(run.call)}`);
+        expect(result.content).toBe(toldModel(run.call));
         expect(result.extra.metadata).toMatchObject({ status: 'error', 'error.type': linked ? 'ToolError' : 'ToolException' });
         if (linked) expect(result.subagent_trajectory_ref).toEqual([{ session_id: serverDoc.session_id, trajectory_id: serverDoc.trajectory_id, trajectory_path: serverFile }]);
         else expect(result).not.toHaveProperty('subagent_trajectory_ref');

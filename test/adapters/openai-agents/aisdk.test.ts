@@ -215,27 +215,37 @@ describe('OpenAI Agents SDK on AI SDK models (aisdk())', () => {
     }
   }
 
-  it('a reasoning model through aisdk() (not streamed): the temperature and topP @ai-sdk/openai does not send are recorded as asked, and the response says they were not sent, as the wire shows (the AI SDK adapter\'s rule)', async () => {
-    useTracing('tracing off');
-    const provider = new FakeProvider();
-    provider.reply('responses', { id: 'resp_r', model: 'gpt-5-2025-08-07', text: 'Sunny.', usage: { input: 30, output: 40, reasoning: 32 } });
-    const recorded = recordedPlugin('agents-aisdk-dropped');
-    instrument(recorded.hooks);
-    const agent = new Agent({ name: 'Reasoner', instructions: 'Answer.', model: aisdk(providerModel(AI_SDK_PROVIDERS[0]!, 'responses', provider, 'gpt-5')), modelSettings: { temperature: 0.2, topP: 0.9, maxTokens: 300 } });
-    const result = await runAgent(agent, 'Weather in Tokyo?', false);
-    expect(result.finalOutput).toBe('Sunny.');
-    expectOneCallPerRequest(recorded, provider);
-    const wire = provider.requests[0]!.body;
-    expect([wire.temperature, wire.top_p, wire.max_output_tokens]).toEqual([undefined, undefined, 300]);
-    const asked = hooks(recorded, 'pre_api_request')[0]!.request.body;
-    expect([asked.temperature, asked.top_p, asked.max_tokens]).toEqual([0.2, 0.9, 300]);
-    const notSent = ['temperature', 'top_p'].filter((name) => asked[name] !== undefined && wire[name] === undefined);
-    expect(hooks(recorded, 'post_api_request').map((payload) => [payload.response.settings_not_sent, payload.response.settings_as_sent])).toEqual([[notSent, undefined]]);
-    expect(notSent).toEqual(['temperature', 'top_p']);
-    const { counters } = await recorded.finish();
-    expectNothingLost(counters);
-    await sameOnNative(recorded);
-  });
+  for (const stream of [false, true]) {
+    it(`a reasoning model through aisdk() (${stream ? 'streamed' : 'not streamed'}): the temperature and topP @ai-sdk/openai does not send are recorded as asked, and the response says they were not sent, as the wire and the package's warnings show (the AI SDK adapter's rule)`, async () => {
+      useTracing('tracing off');
+      const provider = new FakeProvider();
+      provider.reply('responses', { id: 'resp_r', model: 'gpt-5-2025-08-07', text: 'Sunny.', usage: { input: 30, output: 40, reasoning: 32 } }, { stream });
+      const recorded = recordedPlugin(`agents-aisdk-dropped-${stream}`);
+      instrument(recorded.hooks);
+      const agent = new Agent({ name: 'Reasoner', instructions: 'Answer.', model: aisdk(providerModel(AI_SDK_PROVIDERS[0]!, 'responses', provider, 'gpt-5')), modelSettings: { temperature: 0.2, topP: 0.9, maxTokens: 300 } });
+      const result = stream ? await run(agent, 'Weather in Tokyo?', { stream: true }) : await run(agent, 'Weather in Tokyo?');
+      // What the program is told: not streamed, the AI SDK model's result aisdk() keeps (`providerData.warnings`);
+      // streamed, the stream's first part (`stream-start`), which aisdk() passes on as a raw model stream event.
+      const warnings: unknown[] = [];
+      if (stream) {
+        for await (const event of result as AsyncIterable<Record<string, any>>) if (event.type === 'raw_model_stream_event' && event.data.type === 'model' && event.data.event.type === 'stream-start') warnings.push(...event.data.event.warnings);
+        await (result as { completed: Promise<void> }).completed;
+      } else warnings.push(...(result.rawResponses[0]!.providerData as { warnings: unknown[] }).warnings);
+      expect(result.finalOutput).toBe('Sunny.');
+      expectOneCallPerRequest(recorded, provider);
+      const wire = provider.requests[0]!.body;
+      expect([wire.temperature, wire.top_p, wire.max_output_tokens]).toEqual([undefined, undefined, 300]);
+      expect(warnings.map((warning) => (warning as { feature?: string }).feature)).toEqual(['temperature', 'topP']);
+      const asked = hooks(recorded, 'pre_api_request')[0]!.request.body;
+      expect([asked.temperature, asked.top_p, asked.max_tokens]).toEqual([0.2, 0.9, 300]);
+      const notSent = ['temperature', 'top_p'].filter((name) => asked[name] !== undefined && wire[name] === undefined);
+      expect(hooks(recorded, 'post_api_request').map((payload) => [payload.response.settings_not_sent, payload.response.settings_as_sent])).toEqual([[notSent, undefined]]);
+      expect(notSent).toEqual(['temperature', 'top_p']);
+      const { counters } = await recorded.finish();
+      expectNothingLost(counters);
+      await sameOnNative(recorded);
+    });
+  }
 
   for (const stream of [false, true]) {
     it(`a handoff from an OpenAI agent to an Anthropic one, both through aisdk() (${stream ? 'streamed' : 'not streamed'}): the next agent is a sub-agent with its own model and tokens`, async () => {

@@ -69,4 +69,39 @@ describe('OpenAI Agents SDK: programmatic tool calling', () => {
       });
     }
   }
+
+  for (const stream of [false, true]) {
+    it(`run(${stream ? '{ stream: true }' : ''}): a program that did not complete (\`status: 'incomplete'\`) is a call that failed, with the status and result OpenAI gave`, async () => {
+      useTracing('tracing off');
+      const program = { type: 'program', id: 'prog_1', call_id: 'call_prog', code: CODE, fingerprint: 'fp_1', status: 'completed' };
+      const calls = [{ type: 'function_call', id: 'fc_0', call_id: 'call_w0', name: 'get_weather', arguments: JSON.stringify({ city: 'Paris' }), status: 'completed', caller: { type: 'program', caller_id: 'call_prog' } }];
+      // The openai client's ResponseOutputItem.ProgramOutput: `status` is the program's terminal status, `completed` or `incomplete`.
+      const output = { type: 'program_output', id: 'po_1', call_id: 'call_prog', result: 'TimeoutError: program exceeded its time limit', status: 'incomplete' };
+      const wire = scriptedFetch([
+        openAiResponseEither({ id: 'resp_1', model: MODEL, hostedItems: [program], localCalls: calls, usage: { prompt_tokens: 100, completion_tokens: 40 } }),
+        openAiResponseEither({ id: 'resp_2', model: MODEL, hostedItems: [output], text: 'The forecast took too long.', usage: { prompt_tokens: 180, completion_tokens: 8 } }),
+      ]);
+      const model = new OpenAIResponsesModel(new OpenAI({ apiKey: 'test-key', fetch: wire.fetch }), 'gpt-5.5');
+      const recorded = recordedPlugin(`agents-programmatic-incomplete-${stream}`);
+      instrument(recorded.hooks);
+      const weather = tool({ name: 'get_weather', description: 'Get the weather for a given city', parameters: z.object({ city: z.string() }), allowedCallers: ['programmatic'], execute: async ({ city }) => `${city}: sunny` });
+      const agent = new Agent({ name: 'Forecaster', instructions: 'Answer weather questions.', model, tools: [programmaticToolCallingTool(), weather] });
+      const result = stream ? await run(agent, 'Weather in Paris?', { stream: true }) : await run(agent, 'Weather in Paris?');
+      if (stream) await (result as { completed: Promise<void> }).completed;
+      expect(result.finalOutput).toBe('The forecast took too long.');
+      // What the run got: the SDK's program_output item, its status as OpenAI sent it.
+      const got = result.newItems.map((item) => item.rawItem as Record<string, unknown>).find((item) => item.type === 'program_output');
+      expect([got?.callId, got?.output, got?.status]).toEqual(['call_prog', output.result, 'incomplete']);
+
+      const ends = recorded.log.filter((entry) => entry.hook === 'post_tool_call' && entry.payload.tool_call_id === 'call_prog').map((entry) => entry.payload);
+      expect(ends.map((payload) => [JSON.parse(payload.result as string), payload.status, payload.error_type, payload.error_message])).toEqual([[{ result: got!.output, status: got!.status }, 'error', 'ToolError', `${got!.status}: ${got!.output}`]]);
+      const { doc } = await finishedRun(recorded);
+      const agentSteps = (doc.steps as AtifDoc[]).filter((step) => step.source === 'agent');
+      expect(agentSteps[0]!.tool_calls.map((call: AtifDoc) => call.tool_call_id)).toEqual(['call_prog', 'call_w0']);
+      expect(agentSteps[1]!.tool_calls ?? []).toEqual([]);
+      const observed = (doc.steps as AtifDoc[]).flatMap((step) => (step.observation?.results ?? []).filter((entry: AtifDoc) => entry.extra?.metadata?.tool_call_id === 'call_prog'));
+      expect(observed.map((entry: AtifDoc) => entry.extra.metadata.status)).toEqual(['error']);
+      await sameOnNative(recorded);
+    });
+  }
 });
