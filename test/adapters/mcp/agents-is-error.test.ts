@@ -8,6 +8,13 @@
 // tracing on and off (`setTracingDisabled`), with or without
 // `openAIAgentsMcpOptions`. A runner that disables tracing in its own config
 // makes no span per call: there the call stays `ok` (pinned below).
+//
+// Each `connect()` of the SDK's `MCPServerStdio` starts the server twice: its
+// MCP client (@modelcontextprotocol/client 2.x, `versionNegotiation: 'auto'`)
+// asks a throwaway copy of the server for `server/discover` before it starts
+// the one it keeps. So the runs without options share one server, connected
+// once for the file, as a program serving several runs does; a run with
+// options needs a server made with its own recorder's hooks.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -42,14 +49,21 @@ const ALERT_TEXT = 'the alert service is down for Oslo';
 
 let folder: string;
 let script: string;
-beforeAll(() => {
+/** The server of the runs without options: they share it, connected once. */
+let plain: MCPServerStdio | undefined;
+beforeAll(async () => {
   const home = path.join(repoRoot, '.tmp', 'mcp-is-error');
   mkdirSync(home, { recursive: true });
   folder = mkdtempSync(path.join(home, `${runtime}-`));
   script = path.join(folder, 'server.mjs');
   writeFileSync(script, SERVER);
+  plain = weatherServer({});
+  await plain.connect();
 });
-afterAll(() => rmSync(folder, { recursive: true, force: true }));
+afterAll(async () => {
+  await plain?.close();
+  rmSync(folder, { recursive: true, force: true });
+});
 
 const api = new FakeOpenAI();
 
@@ -94,8 +108,8 @@ describe('an OpenAI Agents SDK agent whose MCP server (not instrumented) answers
             script3();
             const recorded = recordedPlugin('agents-mcp-is-error', backend);
             const uninstall = instrumentOpenAIAgents(recorded.hooks);
-            const server = weatherServer(withOptions ? openAIAgentsMcpOptions(recorded.hooks) : {});
-            await server.connect();
+            const server = withOptions ? weatherServer(openAIAgentsMcpOptions(recorded.hooks)) : plain!;
+            if (withOptions) await server.connect();
             try {
               const agent = new Agent({ name: 'Weather agent', instructions: 'You are a helpful weather assistant.', model: new OpenAIResponsesModel(api.client(), 'gpt-4.1'), mcpServers: [server] });
               const runner = new Runner();
@@ -111,7 +125,7 @@ describe('an OpenAI Agents SDK agent whose MCP server (not instrumented) answers
                 expect(result.finalOutput).toBe('Oslo: rain. Bergen: rain. Alerts unavailable.');
               }
             } finally {
-              await server.close();
+              if (withOptions) await server.close();
               uninstall();
             }
             // The SDK told the model the error's text as an ordinary output: the result's one content item.
@@ -140,14 +154,11 @@ describe('an OpenAI Agents SDK agent whose MCP server (not instrumented) answers
     script3();
     const recorded = recordedPlugin('agents-mcp-is-error-no-spans');
     const uninstall = instrumentOpenAIAgents(recorded.hooks);
-    const server = weatherServer({});
-    await server.connect();
     try {
-      const agent = new Agent({ name: 'Weather agent', instructions: 'You are a helpful weather assistant.', model: new OpenAIResponsesModel(api.client(), 'gpt-4.1'), mcpServers: [server] });
+      const agent = new Agent({ name: 'Weather agent', instructions: 'You are a helpful weather assistant.', model: new OpenAIResponsesModel(api.client(), 'gpt-4.1'), mcpServers: [plain!] });
       const result = await new Runner({ tracingDisabled: true }).run(agent, 'Weather and alerts for Oslo and Bergen?');
       expect(result.finalOutput).toBe('Oslo: rain. Bergen: rain. Alerts unavailable.');
     } finally {
-      await server.close();
       uninstall();
     }
     const ended = new Map(hooks(recorded, 'post_tool_call').map((payload) => [payload.tool_call_id, payload.status]));

@@ -74,7 +74,26 @@ beforeAll(() => {
   script = path.join(folder, 'asking-server.mjs');
   writeFileSync(script, TRIP_SERVER);
 });
-afterAll(() => rmSync(folder, { recursive: true, force: true }));
+afterAll(async () => {
+  await Promise.all([...httpServers.values()].map(async (server) => (await server).stop()));
+  rmSync(folder, { recursive: true, force: true });
+});
+
+/**
+ * The server on its own over Streamable HTTP, one per backend for the file: it makes an MCP server per session, as
+ * the MCP SDK's example serves it, so the tests take turns on it as clients of one deployed server do; its
+ * trajectories go to one folder, where each test reads the ones its calls added.
+ */
+const httpServers = new Map<string, Promise<{ url: string; out: string; stop(): Promise<void> }>>();
+function httpServer(backend: string): Promise<{ url: string; out: string; stop(): Promise<void> }> {
+  let server = httpServers.get(backend);
+  if (server === undefined) {
+    const out = path.join(folder, `http-${backend}-atif`);
+    server = serveHttp(script, out, serverEnv(backend), runtimeArgs, 'http').then((http) => ({ ...http, out }));
+    httpServers.set(backend, server);
+  }
+  return server;
+}
 
 let uninstall: (() => void) | undefined;
 afterEach(() => {
@@ -96,15 +115,33 @@ function toldModel(call: string): string {
   return typeof output === 'string' ? output : (output as Array<{ text: string }>).map((part) => part.text).join('\n');
 }
 
-/** The server's trajectories, by file name, once it wrote one per call (it writes each as its call ends, off its host thread). */
-async function serverFiles(dir: string): Promise<Map<string, AtifDoc>> {
-  const list = (): string[] => (existsSync(dir) ? readdirSync(dir).filter((file) => file.endsWith('.json')).sort() : []);
+/** The trajectory files in a server's folder. */
+const trajectoryFiles = (dir: string): string[] => (existsSync(dir) ? readdirSync(dir).filter((file) => file.endsWith('.json')).sort() : []);
+
+/**
+ * The server's trajectories of this test's calls, by file name, once it wrote one per call (it writes each as its
+ * call ends, off its host thread): the files not in `before`, what the folder held when the test started.
+ */
+async function serverFiles(dir: string, before: readonly string[]): Promise<Map<string, AtifDoc>> {
+  const list = (): string[] => trajectoryFiles(dir).filter((file) => !before.includes(file));
   for (let waited = 0; list().length < RUNS.length && waited < 600; waited += 1) await new Promise((resolve) => setTimeout(resolve, 100));
   return new Map(list().map((file) => [file, JSON.parse(readFileSync(path.join(dir, file), 'utf8')) as AtifDoc]));
 }
 
 /** Each call's answer, the text the server's tool ended with: the client's error, unless it is `tour booked`. */
 type Told = Record<(typeof RUNS)[number]['call'], string>;
+
+/** Where the server writes its trajectories, and what was there before the test's calls. */
+interface ServerOut {
+  dir: string;
+  before: readonly string[];
+}
+
+/** A test's server folder: the HTTP server's, shared by the file, or a folder of the test's own for a server over stdio. */
+function serverOut(recorded: Recorded, http: { out: string } | undefined): ServerOut {
+  const dir = http?.out ?? path.join(recorded.dir, 'server-atif');
+  return { dir, before: trajectoryFiles(dir) };
+}
 
 /** How the agent's side is made: linked (the client instrumented) or not; whether its tool hands on the result's `isError`. */
 interface Side {
@@ -118,7 +155,7 @@ interface Side {
  * answer unless that is the tool's (or the agent's tool handed on no failure), in the agent's hooks and trajectory,
  * and in the server's trajectory of that call; linked, each names the other.
  */
-async function expectTrue(recorded: Recorded, serverOut: string, told: Told, side: Side = { linked: true, handsOnIsError: true }): Promise<void> {
+async function expectTrue(recorded: Recorded, out: ServerOut, told: Told, side: Side = { linked: true, handsOnIsError: true }): Promise<void> {
   const ended = new Map(hooks(recorded, 'post_tool_call').map((payload) => [payload.tool_call_id, payload]));
   for (const run of RUNS) {
     const failed = told[run.call] !== 'tour booked' && side.handsOnIsError;
@@ -128,7 +165,7 @@ async function expectTrue(recorded: Recorded, serverOut: string, told: Told, sid
   expectNothingLost(counters);
   const atifDir = path.join(recorded.dir, 'atif');
   const agentFiles = new Map(readdirSync(atifDir).map((file) => [file, JSON.parse(readFileSync(path.join(atifDir, file), 'utf8')) as AtifDoc]));
-  const server = await serverFiles(serverOut);
+  const server = await serverFiles(out.dir, out.before);
   expect([...agentFiles.values()].map((doc) => doc.session_id).sort()).toEqual(['sight-run', 'tour-run']);
   expect(server.size).toBe(RUNS.length);
   for (const [file, doc] of [...agentFiles, ...server]) expect(validateAtif(doc), file).toEqual([]);
@@ -162,12 +199,12 @@ describe('an MCP server that asks back, reached through the OpenAI Agents SDK (i
       const recorded = recordedPlugin('mcp-asks-back-agents', backend);
       let session: string = RUNS[0].session;
       uninstall = instrumentOpenAIAgents(recorded.hooks, { sessionId: () => session });
-      const serverOut = path.join(recorded.dir, 'server-atif');
       // As the SDK's docs start a server; a child runtime starting on a loaded machine can outlast the SDK's 5 s handshake.
-      const http = transport === 'http' ? await serveHttp(script, serverOut, serverEnv(backend), runtimeArgs, 'http') : undefined;
+      const http = transport === 'http' ? await httpServer(backend) : undefined;
+      const out = serverOut(recorded, http);
       const server =
         http === undefined
-          ? new MCPServerStdio({ name: 'trip', command: process.execPath, args: serverArgs(serverOut), env: serverEnv(backend), clientSessionTimeoutSeconds: 60, ...openAIAgentsMcpOptions(recorded.hooks) })
+          ? new MCPServerStdio({ name: 'trip', command: process.execPath, args: serverArgs(out.dir), env: serverEnv(backend), clientSessionTimeoutSeconds: 60, ...openAIAgentsMcpOptions(recorded.hooks) })
           : new MCPServerStreamableHttp({ name: 'trip', url: http.url, ...openAIAgentsMcpOptions(recorded.hooks) });
       await server.connect();
       try {
@@ -178,13 +215,12 @@ describe('an MCP server that asks back, reached through the OpenAI Agents SDK (i
         }
       } finally {
         await server.close();
-        await http?.stop();
       }
       // The SDK's client (@modelcontextprotocol/client 2.x) answers a sampling request "Method not found"; it declares
       // no elicitation, which the server's MCP SDK refuses before asking.
       const told = { call_sight: toldModel('call_sight'), call_tour: toldModel('call_tour') };
       expect(told).toEqual({ call_sight: 'MCP error -32601: Method not found', call_tour: NO_ELICITATION });
-      await expectTrue(recorded, serverOut, told);
+      await expectTrue(recorded, out, told);
     }, 90_000);
   }
 });
@@ -203,9 +239,9 @@ describe("an MCP server that asks back, reached through the AI SDK's MCP client 
         const recorded = recordedPlugin('mcp-asks-back-ai-sdk', backend);
         let session: string = RUNS[0].session;
         uninstall = instrumentAiSdk(recorded.hooks, { sessionId: () => session });
-        const serverOut = path.join(recorded.dir, 'server-atif');
-        const http = transport === 'http' ? await serveHttp(script, serverOut, serverEnv(backend), runtimeArgs, 'http') : undefined;
-        const stdio = (): Experimental_StdioMCPTransport => new Experimental_StdioMCPTransport({ command: process.execPath, args: serverArgs(serverOut), env: serverEnv(backend) });
+        const http = transport === 'http' ? await httpServer(backend) : undefined;
+        const out = serverOut(recorded, http);
+        const stdio = (): Experimental_StdioMCPTransport => new Experimental_StdioMCPTransport({ command: process.execPath, args: serverArgs(out.dir), env: serverEnv(backend) });
         const mcp = await createMCPClient({
           transport: !linked ? stdio() : http === undefined ? instrumentMcpTransport(stdio(), recorded.hooks) : instrumentMcpTransport({ type: 'http', url: http.url }, recorded.hooks),
           ...(elicitation === 'undeclared' ? {} : { capabilities: { elicitation: {} } }),
@@ -230,7 +266,6 @@ describe("an MCP server that asks back, reached through the AI SDK's MCP client 
           }
         } finally {
           await mcp.close();
-          await http?.stop();
         }
         const sampling = 'MCP error -32601: Unsupported request method: sampling/createMessage';
         const tour = { undeclared: NO_ELICITATION, 'no handler': 'MCP error -32601: No elicitation handler registered on client', handler: 'tour booked' }[elicitation];
@@ -242,7 +277,7 @@ describe("an MCP server that asks back, reached through the AI SDK's MCP client 
         expect(told).toEqual({ call_sight: sampling, call_tour: tour });
         // The handler got the server's question as its program asked it: the adapter's name of the caller is gone.
         expect(asked).toEqual(elicitation === 'handler' ? [{ mode: 'form', message: 'Book a guided tour of Oslo?', requestedSchema: { type: 'object', properties: { book: { type: 'boolean', title: 'Book it' } }, required: ['book'] } }] : []);
-        await expectTrue(recorded, serverOut, told, { linked, handsOnIsError: true });
+        await expectTrue(recorded, out, told, { linked, handsOnIsError: true });
       }, 90_000);
     }
   }
@@ -263,9 +298,9 @@ describe("an MCP server that asks back, reached through an AI SDK tool of the pr
         const recorded = recordedPlugin('mcp-asks-back-client', backend);
         let session: string = RUNS[0].session;
         uninstall = instrumentAiSdk(recorded.hooks, { sessionId: () => session });
-        const serverOut = path.join(recorded.dir, 'server-atif');
+        const out = serverOut(recorded, undefined);
         const client = instrumentMcpClient(new Client({ name: 'trip-agent', version: '1.0.0' }), recorded.hooks);
-        await client.connect(new StdioClientTransport({ command: process.execPath, args: serverArgs(serverOut), env: serverEnv(backend) }));
+        await client.connect(new StdioClientTransport({ command: process.execPath, args: serverArgs(out.dir), env: serverEnv(backend) }));
         try {
           const openai = createOpenAI({ apiKey: 'sk-test-not-a-key', baseURL: 'https://fake-openai.test/v1', fetch: api.fetch });
           const tools = Object.fromEntries(
@@ -294,7 +329,7 @@ describe("an MCP server that asks back, reached through an AI SDK tool of the pr
           const content = [{ type: 'text', text }];
           expect(JSON.parse(toldModel(call))).toEqual(returns === 'result' ? { content, isError: true } : content);
         }
-        await expectTrue(recorded, serverOut, told, { linked: true, handsOnIsError: returns === 'result' });
+        await expectTrue(recorded, out, told, { linked: true, handsOnIsError: returns === 'result' });
       }, 90_000);
     }
   }
