@@ -22,7 +22,8 @@
 
 import type { HookRegistry } from '../../hooks/registry.ts';
 import type { TraceContext } from '../../hooks/index.ts';
-import { consoleLogger, safeLog, type Logger } from '../../shared/logger.ts';
+import { consoleLogger, type Logger } from '../../shared/logger.ts';
+import { instrumentedBefore, markInstrumented } from './instrumented.ts';
 import { jsonEqual } from '../../shared/json.ts';
 import { isRecord } from '../../shared/record.ts';
 import type { TrajectoryRef } from '../../shared/trajectory-ref.ts';
@@ -175,12 +176,7 @@ function namesTool(hostName: string, mcpName: string): boolean {
  * with other hooks does nothing but warn (a request names one caller).
  */
 export function instrumentMcpClient<C extends McpClientLike>(client: C, hooks: HookRegistry, options: McpClientOptions = {}): C {
-  const marked = client as C & { [INSTRUMENTED]?: HookRegistry };
-  const linking = marked[INSTRUMENTED];
-  if (linking !== undefined) {
-    if (linking !== hooks) safeLog(options.logger ?? consoleLogger, 'warn', 'nemo-relay-hooks mcp: instrumentMcpClient was called again with other hooks; this client\'s requests are tied only to the tool calls of the hooks it was first instrumented with (register every plugin on that one HookRegistry)');
-    return client;
-  }
+  if (instrumentedBefore(client, INSTRUMENTED, hooks, options.logger, 'instrumentMcpClient', "this client's requests are tied only to the tool calls of the hooks it was first instrumented with")) return client;
   const linker = new McpCallLinker(hooks, options);
   const original = client.request.bind(client);
   const request = async (message: { method: string; params?: unknown }, ...rest: unknown[]): Promise<unknown> => {
@@ -197,7 +193,7 @@ export function instrumentMcpClient<C extends McpClientLike>(client: C, hooks: H
   // The server's requests (sampling, elicitation): every one goes through the handler the client set for its method.
   const handlers = requestHandlersOf(client);
   if (handlers !== undefined) wrapRequestHandlers(handlers, (_method, handler) => (message, extra) => linker.serverRequest(message, (plain) => handler(plain, extra)));
-  Object.defineProperty(client, INSTRUMENTED, { value: hooks });
+  markInstrumented(client, INSTRUMENTED, hooks);
   return client;
 }
 

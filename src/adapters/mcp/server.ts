@@ -27,6 +27,7 @@ import type { HookRegistry } from '../../hooks/registry.ts';
 import { HOOK_NAMES } from '../../hooks/index.ts';
 import { propagationContextFromTraceparent, propagationContextToJson } from '../../formats/propagation.ts';
 import { consoleLogger, safeLog, type Logger } from '../../shared/logger.ts';
+import { instrumentedBefore, markInstrumented } from './instrumented.ts';
 import { isRecord } from '../../shared/record.ts';
 import { Guard } from '../core/guard.ts';
 import { isAbortedSignal } from '../core/shapes.ts';
@@ -110,13 +111,8 @@ export function instrumentMcpServer<S extends object>(server: S, hooks: HookRegi
     safeLog(logger, 'warn', 'nemo-relay-hooks mcp: instrumentMcpServer was given no @modelcontextprotocol/sdk Server or McpServer (no request handler map); its tool calls are not recorded');
     return server;
   }
-  const marked = low as LowLevelServer & { [INSTRUMENTED]?: HookRegistry };
-  const recording = marked[INSTRUMENTED];
-  if (recording !== undefined) {
-    if (recording !== hooks) safeLog(logger, 'warn', 'nemo-relay-hooks mcp: instrumentMcpServer was called again with other hooks; this server\'s tool calls are recorded only into the hooks it was first instrumented with (register every plugin on that one HookRegistry)');
-    return server;
-  }
-  Object.defineProperty(low, INSTRUMENTED, { value: hooks, configurable: true });
+  if (instrumentedBefore(low, INSTRUMENTED, hooks, logger, 'instrumentMcpServer', "this server's tool calls are recorded only into the hooks it was first instrumented with")) return server;
+  markInstrumented(low, INSTRUMENTED, hooks);
   const recorder = new CallRecorder(hooks, low, options);
   // Tools registered later (McpServer installs its handler with the first tool): wrapped when set.
   wrapRequestHandlers(low._requestHandlers, (method, handler) => (method === 'tools/call' ? recorder.wrap(handler) : undefined));

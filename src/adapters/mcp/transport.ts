@@ -18,6 +18,7 @@ import type { HookRegistry } from '../../hooks/registry.ts';
 import { jsonIfReadable } from '../../shared/json.ts';
 import { isRecord } from '../../shared/record.ts';
 import { McpCallLinker, type McpCallLink, type McpClientOptions } from './client.ts';
+import { instrumentedBefore, markInstrumented } from './instrumented.ts';
 
 /**
  * The part of an MCP client transport the adapter uses: JSON-RPC messages
@@ -150,8 +151,7 @@ export function instrumentMcpTransport<T extends McpTransportLike | McpHttpTrans
 }
 
 function instrumentObject<T extends McpTransportLike>(transport: T, hooks: HookRegistry, options: McpClientOptions): T {
-  const marked = transport as T & { [INSTRUMENTED]?: true };
-  if (marked[INSTRUMENTED] === true) return transport;
+  if (instrumentedBefore(transport, INSTRUMENTED, hooks, options.logger, 'instrumentMcpTransport', "this transport's requests are tied only to the tool calls of the hooks it was first instrumented with")) return transport;
   const links = new MessageLinks(hooks, options);
   const send = transport.send.bind(transport);
   const close = transport.close.bind(transport);
@@ -200,13 +200,13 @@ function instrumentObject<T extends McpTransportLike>(transport: T, hooks: HookR
       return close(...rest);
     },
   });
-  Object.defineProperty(transport, INSTRUMENTED, { value: true });
+  markInstrumented(transport, INSTRUMENTED, hooks);
   return transport;
 }
 
 function instrumentConfig<T extends McpHttpTransportConfig>(config: T, hooks: HookRegistry, options: McpClientOptions): T {
-  const given = config.fetch as (FetchLike & { [INSTRUMENTED]?: true }) | undefined;
-  if (given?.[INSTRUMENTED] === true) return config;
+  const given = config.fetch as FetchLike | undefined;
+  if (given !== undefined && instrumentedBefore(given, INSTRUMENTED, hooks, options.logger, 'instrumentMcpTransport', "its requests are tied only to the tool calls of the hooks it was first instrumented with")) return config;
   // The global fetch as it is when each request goes out, as the SDK's default (a program or test may replace it).
   const base: FetchLike = given ?? ((input, init) => globalThis.fetch(input, init));
   const links = new MessageLinks(hooks, options);
@@ -229,7 +229,7 @@ function instrumentConfig<T extends McpHttpTransportConfig>(config: T, hooks: Ho
     if (!response.ok) for (const message of sent?.messages ?? []) links.unsent(message);
     return answered;
   };
-  Object.defineProperty(linked, INSTRUMENTED, { value: true });
+  markInstrumented(linked, INSTRUMENTED, hooks);
   return { ...config, fetch: linked };
 }
 

@@ -25,7 +25,7 @@ import { generateText, stepCountIs, tool } from 'ai';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { instrumentAiSdk } from '../../../src/adapters/ai-sdk/index.ts';
-import { instrumentMcpClient, instrumentMcpServer } from '../../../src/adapters/mcp/index.ts';
+import { instrumentMcpClient, instrumentMcpServer, instrumentMcpTransport } from '../../../src/adapters/mcp/index.ts';
 import { validateAtif } from '../../../src/formats/atif/validate.ts';
 import { silentLogger, type Logger } from '../../../src/shared/logger.ts';
 import { runtime } from '../../support/child.ts';
@@ -307,6 +307,44 @@ describe('a Client', () => {
     expect(warnings).toEqual([]);
     instrumentMcpClient(client, other.hooks, { logger: warningsTo(warnings) });
     expect(warnings).toEqual([expect.stringContaining('instrumentMcpClient was called again with other hooks')]);
+    const calls: Call[] = [{ id: 'call_1', tool: 'forecast', args: { city: 'Oslo' }, text: 'Oslo: rain' }];
+    await agent.ask(client, calls[0]!);
+    expect(requests).toHaveLength(1);
+    expect(requests[0]!['nemo-relay/caller']).toMatchObject({ session_id: 'user-42', tool_call_id: 'call_1' });
+    expect(other.log).toEqual([]);
+    await expectEachOnce(agentSide, serverSide, agent, calls);
+  }, 60_000);
+});
+
+describe('a transport', () => {
+  it('instrumented twice (the object, and an HTTP config whose fetch already links) links each call once; other hooks are warned of and get nothing', async () => {
+    const { agent: agentSide, server: serverSide } = sides('transport');
+    const other = recordedPlugin('mcp-once-transport-other');
+    cleanups.push(() => rmSync(other.dir, { recursive: true, force: true }));
+    const server = new McpServer({ name: 'weather-server', version: '1.0.0' });
+    const requests: Loose[] = [];
+    server.registerTool('forecast', { inputSchema: { city: z.string() } }, async ({ city }, extra) => {
+      requests.push(extra._meta ?? {});
+      return { content: [{ type: 'text', text: `${city}: rain` }] };
+    });
+    instrumentMcpServer(server, serverSide.hooks);
+    const agent = new Agent(agentSide.hooks);
+    const [clientSide, serverEnd] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverEnd);
+    const warnings: string[] = [];
+    instrumentMcpTransport(clientSide, agentSide.hooks, { logger: warningsTo(warnings) });
+    instrumentMcpTransport(clientSide, agentSide.hooks, { logger: warningsTo(warnings) });
+    expect(warnings).toEqual([]);
+    instrumentMcpTransport(clientSide, other.hooks, { logger: warningsTo(warnings) });
+    expect(warnings).toEqual([expect.stringContaining('instrumentMcpTransport was called again with other hooks')]);
+    // The config form (the AI SDK's `createMCPClient` transport): one whose fetch already links is left as it is.
+    const config = instrumentMcpTransport({ type: 'http' as const, url: 'http://127.0.0.1:9/mcp' }, agentSide.hooks);
+    expect(instrumentMcpTransport(config, agentSide.hooks)).toBe(config);
+    expect(instrumentMcpTransport(config, other.hooks, { logger: warningsTo(warnings) })).toBe(config);
+    expect(warnings).toHaveLength(2);
+    const client = new Client({ name: 'weather-agent', version: '1.0.0' });
+    await client.connect(clientSide);
+    cleanups.push(() => client.close());
     const calls: Call[] = [{ id: 'call_1', tool: 'forecast', args: { city: 'Oslo' }, text: 'Oslo: rain' }];
     await agent.ask(client, calls[0]!);
     expect(requests).toHaveLength(1);
