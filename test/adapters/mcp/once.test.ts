@@ -287,19 +287,37 @@ describe('a low-level Server', () => {
   }, 60_000);
 });
 
-describe('a Client', () => {
-  it('instrumented after connect() and twice links each call once: one caller in the request, one reference; other hooks are warned of and get nothing', async () => {
-    const { agent: agentSide, server: serverSide } = sides('client');
-    const other = recordedPlugin('mcp-once-client-other');
-    cleanups.push(() => rmSync(other.dir, { recursive: true, force: true }));
-    const server = new McpServer({ name: 'weather-server', version: '1.0.0' });
-    const requests: Loose[] = [];
-    server.registerTool('forecast', { inputSchema: { city: z.string() } }, async ({ city }, extra) => {
-      requests.push(extra._meta ?? {});
-      return { content: [{ type: 'text', text: `${city}: rain` }] };
-    });
-    instrumentMcpServer(server, serverSide.hooks);
-    const agent = new Agent(agentSide.hooks);
+/**
+ * The client side's cases: an instrumented server whose tool logs the `_meta` each request brought, the agent, and a
+ * third plugin (`other`) whose hooks a second instrumentation is given.
+ */
+async function clientSideCase(label: string) {
+  const { agent: agentSide, server: serverSide } = sides(label);
+  const other = recordedPlugin(`mcp-once-${label}-other`);
+  cleanups.push(() => rmSync(other.dir, { recursive: true, force: true }));
+  const server = new McpServer({ name: 'weather-server', version: '1.0.0' });
+  const requests: Loose[] = [];
+  server.registerTool('forecast', { inputSchema: { city: z.string() } }, async ({ city }, extra) => {
+    requests.push(extra._meta ?? {});
+    return { content: [{ type: 'text', text: `${city}: rain` }] };
+  });
+  instrumentMcpServer(server, serverSide.hooks);
+  const agent = new Agent(agentSide.hooks);
+  const call: Call = { id: 'call_1', tool: 'forecast', args: { city: 'Oslo' }, text: 'Oslo: rain' };
+  /** The agent's call through `client`: one request naming its caller once, nothing in `other`, each record once. */
+  const askOnce = async (client: Client): Promise<void> => {
+    await agent.ask(client, call);
+    expect(requests).toHaveLength(1);
+    expect(requests[0]!['nemo-relay/caller']).toMatchObject({ session_id: 'user-42', tool_call_id: 'call_1' });
+    expect(other.log).toEqual([]);
+    await expectEachOnce(agentSide, serverSide, agent, [call]);
+  };
+  return { agentSide, other, server, askOnce };
+}
+
+describe('the client side', () => {
+  it('a Client instrumented after connect() and twice links each call once: one caller in the request, one reference; other hooks are warned of and get nothing', async () => {
+    const { agentSide, other, server, askOnce } = await clientSideCase('client');
     const client = await connected(server);
     const warnings: string[] = [];
     instrumentMcpClient(client, agentSide.hooks, { logger: warningsTo(warnings) });
@@ -307,35 +325,18 @@ describe('a Client', () => {
     expect(warnings).toEqual([]);
     instrumentMcpClient(client, other.hooks, { logger: warningsTo(warnings) });
     expect(warnings).toEqual([expect.stringContaining('instrumentMcpClient was called again with other hooks')]);
-    const calls: Call[] = [{ id: 'call_1', tool: 'forecast', args: { city: 'Oslo' }, text: 'Oslo: rain' }];
-    await agent.ask(client, calls[0]!);
-    expect(requests).toHaveLength(1);
-    expect(requests[0]!['nemo-relay/caller']).toMatchObject({ session_id: 'user-42', tool_call_id: 'call_1' });
-    expect(other.log).toEqual([]);
-    await expectEachOnce(agentSide, serverSide, agent, calls);
+    await askOnce(client);
   }, 60_000);
-});
 
-describe('a transport', () => {
-  it('instrumented twice (the object, and an HTTP config whose fetch already links) links each call once; other hooks are warned of and get nothing', async () => {
-    const { agent: agentSide, server: serverSide } = sides('transport');
-    const other = recordedPlugin('mcp-once-transport-other');
-    cleanups.push(() => rmSync(other.dir, { recursive: true, force: true }));
-    const server = new McpServer({ name: 'weather-server', version: '1.0.0' });
-    const requests: Loose[] = [];
-    server.registerTool('forecast', { inputSchema: { city: z.string() } }, async ({ city }, extra) => {
-      requests.push(extra._meta ?? {});
-      return { content: [{ type: 'text', text: `${city}: rain` }] };
-    });
-    instrumentMcpServer(server, serverSide.hooks);
-    const agent = new Agent(agentSide.hooks);
-    const [clientSide, serverEnd] = InMemoryTransport.createLinkedPair();
+  it('a transport instrumented twice (the object, and an HTTP config whose fetch already links) links each call once; other hooks are warned of and get nothing', async () => {
+    const { agentSide, other, server, askOnce } = await clientSideCase('transport');
+    const [clientEnd, serverEnd] = InMemoryTransport.createLinkedPair();
     await server.connect(serverEnd);
     const warnings: string[] = [];
-    instrumentMcpTransport(clientSide, agentSide.hooks, { logger: warningsTo(warnings) });
-    instrumentMcpTransport(clientSide, agentSide.hooks, { logger: warningsTo(warnings) });
+    instrumentMcpTransport(clientEnd, agentSide.hooks, { logger: warningsTo(warnings) });
+    instrumentMcpTransport(clientEnd, agentSide.hooks, { logger: warningsTo(warnings) });
     expect(warnings).toEqual([]);
-    instrumentMcpTransport(clientSide, other.hooks, { logger: warningsTo(warnings) });
+    instrumentMcpTransport(clientEnd, other.hooks, { logger: warningsTo(warnings) });
     expect(warnings).toEqual([expect.stringContaining('instrumentMcpTransport was called again with other hooks')]);
     // The config form (the AI SDK's `createMCPClient` transport): one whose fetch already links is left as it is.
     const config = instrumentMcpTransport({ type: 'http' as const, url: 'http://127.0.0.1:9/mcp' }, agentSide.hooks);
@@ -343,14 +344,9 @@ describe('a transport', () => {
     expect(instrumentMcpTransport(config, other.hooks, { logger: warningsTo(warnings) })).toBe(config);
     expect(warnings).toHaveLength(2);
     const client = new Client({ name: 'weather-agent', version: '1.0.0' });
-    await client.connect(clientSide);
+    await client.connect(clientEnd);
     cleanups.push(() => client.close());
-    const calls: Call[] = [{ id: 'call_1', tool: 'forecast', args: { city: 'Oslo' }, text: 'Oslo: rain' }];
-    await agent.ask(client, calls[0]!);
-    expect(requests).toHaveLength(1);
-    expect(requests[0]!['nemo-relay/caller']).toMatchObject({ session_id: 'user-42', tool_call_id: 'call_1' });
-    expect(other.log).toEqual([]);
-    await expectEachOnce(agentSide, serverSide, agent, calls);
+    await askOnce(client);
   }, 60_000);
 });
 
