@@ -72,6 +72,8 @@ export class HeldToolFailures {
    * call is still open: the caller starts no other).
    */
   retry(run: AgentRun, toolCallId: string): boolean {
+    // Every tool start asks; almost always nothing is held, and then no iterator is made.
+    if (this.#byNode.size === 0) return false;
     for (const [node, held] of this.#byNode) {
       const index = held.findIndex((failure) => failure.run === run && failure.toolCallId === toolCallId);
       if (index < 0) continue;
