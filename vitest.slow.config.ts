@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { detectRuntime } from './src/shared/js-runtime.ts';
 
 // `npm run test:slow`: the end-to-end cases too slow for `npm test`
 // (a million-line replay, a gigabyte single-line file, the HTML timeline in
@@ -8,9 +9,30 @@ import { defineConfig } from 'vitest/config';
 // remote outputs and delivery against receivers that hang, dribble and
 // drop: those wait out real timeouts by design).
 // .ci/run runs both, these on Node, Bun and Deno.
+//
+// npm test's MCP files whose agent and servers are processes of their own run
+// there on memory; here on native (test/adapters/support.ts, processBackends).
+// Native runs in the suite's own process on Node only (backends()), and in the
+// children of every runtime in the two files that name their backends.
+const NATIVE_IN_CHILDREN = ['test/adapters/mcp/docs.test.ts', 'test/adapters/mcp/sampling.test.ts'];
+const NATIVE_HALF = [
+  ...NATIVE_IN_CHILDREN,
+  ...(detectRuntime() === 'node'
+    ? [
+        'test/adapters/mcp/agents-is-error.test.ts',
+        'test/adapters/mcp/asks-back.test.ts',
+        'test/adapters/mcp/asks-back-langchain.test.ts',
+        'test/adapters/mcp/random-cross-process.test.ts',
+        'test/adapters/mcp/rerun-same-folder.test.ts',
+        'test/adapters/mcp/timing.test.ts',
+      ]
+    : []),
+];
+
 export default defineConfig({
   test: {
-    include: ['test/slow/**/*.test.ts'],
+    include: ['test/slow/**/*.test.ts', ...NATIVE_HALF],
+    env: { NRH_TEST_PROCESS_BACKEND: 'native' },
     globalSetup: ['test/support/build-dist.ts', 'test/support/temp-root.ts', 'test/support/default-outputs.ts'],
     setupFiles: ['test/support/atif-builder-loaded.ts'],
     pool: 'forks',

@@ -23,7 +23,7 @@ import { openAIAgentsMcpOptions } from '../../../src/adapters/mcp/index.ts';
 import { instrumentOpenAIAgents } from '../../../src/adapters/openai-agents/index.ts';
 import { runtime } from '../../support/child.ts';
 import { repoRoot } from '../../support/doc-snippets.ts';
-import { backends, expectNothingLost, recordedPlugin } from '../support.ts';
+import { expectNothingLost, processBackends, recordedPlugin } from '../support.ts';
 import { hooks, observation, onlyTrajectory, TRACING, useTracing } from '../openai-agents/support.ts';
 import { FakeOpenAI } from '../openai-agents/wire.ts';
 
@@ -101,7 +101,7 @@ function toldModel(): Record<string, unknown> {
 describe('an OpenAI Agents SDK agent whose MCP server (not instrumented) answers with isError', () => {
   for (const tracing of TRACING) {
     for (const stream of [false, true]) {
-      for (const backend of backends()) {
+      for (const backend of processBackends()) {
         for (const withOptions of [false, true]) {
           it(`that call failed with the result's text, the calls beside it not (${tracing}, ${stream ? 'streamed' : 'not streamed'}, ${backend}, ${withOptions ? 'with' : 'without'} openAIAgentsMcpOptions)`, async () => {
             useTracing(tracing);

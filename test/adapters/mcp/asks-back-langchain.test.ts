@@ -34,7 +34,7 @@ import { runtime } from '../../support/child.ts';
 import { repoRoot } from '../../support/doc-snippets.ts';
 import { FakeProvider } from '../ai-sdk/wire.ts';
 import { sameOnNative } from '../same-on-native.ts';
-import { backends, expectNothingLost, recordedPlugin, type AtifDoc } from '../support.ts';
+import { expectNothingLost, processBackends, recordedPlugin, type AtifDoc } from '../support.ts';
 import { hooks, observation } from '../openai-agents/support.ts';
 import { serveHttp } from './agents-check.ts';
 import { TRIP_SERVER } from './trip-server-source.ts';
@@ -83,7 +83,7 @@ async function serverFiles(dir: string): Promise<Map<string, AtifDoc>> {
 }
 
 /** Each backend over stdio and Streamable HTTP with the client instrumented, and over stdio without it. */
-const CASES = backends().flatMap((backend) => [...(['stdio', 'http'] as const).map((transport) => [backend, transport, true] as const), [backend, 'stdio', false] as const]);
+const CASES = processBackends().flatMap((backend) => [...(['stdio', 'http'] as const).map((transport) => [backend, transport, true] as const), [backend, 'stdio', false] as const]);
 
 describe("an MCP server that asks back and answers isError, reached through LangChain's MultiServerMCPClient", () => {
   for (const [backend, transport, linked] of CASES) {

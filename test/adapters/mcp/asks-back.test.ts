@@ -40,7 +40,7 @@ import { validateAtif } from '../../../src/formats/atif/validate.ts';
 import { runtime } from '../../support/child.ts';
 import { repoRoot } from '../../support/doc-snippets.ts';
 import { sameOnNative } from '../same-on-native.ts';
-import { backends, expectNothingLost, recordedPlugin, type AtifDoc, type Recorded } from '../support.ts';
+import { expectNothingLost, processBackends, recordedPlugin, type AtifDoc, type Recorded } from '../support.ts';
 import { hooks, observation, useTracing } from '../openai-agents/support.ts';
 import { FakeOpenAI } from '../openai-agents/wire.ts';
 import { serveHttp } from './agents-check.ts';
@@ -103,7 +103,7 @@ afterEach(() => {
 
 const api = new FakeOpenAI();
 /** Each backend, with the server a child over stdio or on its own over Streamable HTTP. */
-const CASES = backends().flatMap((backend) => (['stdio', 'http'] as const).map((transport) => [backend, transport] as const));
+const CASES = processBackends().flatMap((backend) => (['stdio', 'http'] as const).map((transport) => [backend, transport] as const));
 const runtimeArgs = runtime === 'deno' ? ['run', '-A'] : [];
 const serverArgs = (out: string): string[] => [...runtimeArgs, script, out];
 const serverEnv = (backend: string): Record<string, string> => ({ ...(process.env as Record<string, string>), NEMO_RELAY_HOOKS_BACKEND: backend });
@@ -229,7 +229,7 @@ describe('an MCP server that asks back, reached through the OpenAI Agents SDK (i
 type Elicitation = 'undeclared' | 'no handler' | 'handler';
 
 /** The AI SDK's cases: each of CASES linked, and one over stdio without `instrumentMcpTransport`. */
-const AI_SDK_CASES = [...CASES.map(([backend, transport]) => [backend, transport, true] as const), ...backends().map((backend) => [backend, 'stdio', false] as const)];
+const AI_SDK_CASES = [...CASES.map(([backend, transport]) => [backend, transport, true] as const), ...processBackends().map((backend) => [backend, 'stdio', false] as const)];
 
 describe("an MCP server that asks back, reached through the AI SDK's MCP client (it cannot sample)", () => {
   for (const [backend, transport, linked] of AI_SDK_CASES) {
@@ -291,7 +291,7 @@ describe("an MCP server that asks back, reached through the AI SDK's MCP client 
  * trajectory saying the call failed (a limit the page states).
  */
 describe("an MCP server that asks back, reached through an AI SDK tool of the program's own calling the MCP SDK's Client", () => {
-  for (const backend of backends()) {
+  for (const backend of processBackends()) {
     for (const returns of ['result', 'content'] as const) {
       it(`the tool returns the call's ${returns}: the agent's call is ${returns === 'result' ? 'failed' : 'ok'}, linked both ways (${backend})`, async () => {
         api.load(SCRIPT);

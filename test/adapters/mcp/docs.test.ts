@@ -12,6 +12,7 @@ import { runtime as suiteRuntime } from '../../support/child.ts';
 import { AGENT_SOURCE } from './agents-programs.ts';
 import { checkDocsAgent } from './docs-programs.ts';
 import { MCP_PAGE, mcpPrograms } from './two-processes.ts';
+import { processBackends } from '../support.ts';
 
 const page = MCP_PAGE;
 const snippets = tsSnippets(readFileSync(path.join(repoRoot, page), 'utf8'));
@@ -43,7 +44,7 @@ describe(page, () => {
   });
 
   for (const runtime of runtimes) {
-    for (const backend of ['memory', 'native'] as const) {
+    for (const backend of processBackends(['memory', 'native'] as const)) {
       it(`agent and server in two processes give one trace and two linked trajectories (${runtime}, ${backend})`, () => checkDocsAgent('agent.mjs', runtime, backend), 130_000);
     }
     it(`OpenAI Agents SDK agent and server in two processes give one trace and two linked trajectories (${runtime}, memory)`, () => checkDocsAgent('agents-sdk-agent.mjs', runtime, 'memory'), 130_000);

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { validateAtif } from '../../../src/formats/atif/validate.ts';
-import { backends } from '../support.ts';
+import { processBackends } from '../support.ts';
 import { runWeatherCall, weatherServer } from './weather-call.ts';
 
 type Loose = Record<string, any>;
@@ -35,7 +35,7 @@ async function run(backend: 'memory' | 'native', atifDir: string, tag: string): 
 }
 
 describe('an agent and its MCP server run twice into one folder with the same session ids', () => {
-  for (const backend of backends()) {
+  for (const backend of processBackends()) {
     it(`the second run's links name the second run's files, which hold its calls (${backend})`, async () => {
       const dir = mkdtempSync(path.join(tmpdir(), 'nrh-mcp-rerun-'));
       folders.push(dir);

@@ -21,6 +21,7 @@ import { startHttpReceiver, type DecodedSpan } from '../../support/otlp-receiver
 import { FakeProvider, type Turn } from '../ai-sdk/wire.ts';
 import { AI_SDK_TRIP_AGENT, TRIP_AGENT, TRIP_SERVER } from './sampling-programs.ts';
 import { ancestry, brief, runAgent } from './two-processes.ts';
+import { processBackends } from '../support.ts';
 
 type Doc = Record<string, any>;
 type Answer = 'accept' | 'decline';
@@ -241,7 +242,7 @@ function findNode(tree: Doc, predicate: (node: Doc) => boolean): Doc | undefined
 }
 
 describe('an MCP server that samples, elicits and reports progress, and serves a resource and a prompt', () => {
-  for (const backend of ['memory', 'native'] as const) {
+  for (const backend of processBackends(['memory', 'native'] as const)) {
     for (const answer of ['accept', 'decline'] as const) {
       it(`the sampling is a sub-agent of the call that caused it, the elicitation (${answer}) the tool's, one trace (${runtime}, ${backend})`, () => checkTrip(backend, answer), 130_000);
     }

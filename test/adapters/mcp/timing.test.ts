@@ -21,7 +21,7 @@ import { parseTimestamp } from '../../../src/shared/clock.ts';
 import { silentLogger } from '../../../src/shared/logger.ts';
 import { loopbackApi, wallMs } from '../../support/doc-snippets.ts';
 import { FakeProvider } from '../ai-sdk/wire.ts';
-import { backends, expectNothingLost, recordedPlugin, type AtifDoc, type AtofEvent } from '../support.ts';
+import { expectNothingLost, processBackends, recordedPlugin, type AtifDoc, type AtofEvent } from '../support.ts';
 import { checkTimes, TOOL_MS } from '../timing-checks.ts';
 import { aiSdkProgram } from '../timing-programs.ts';
 import type { ServerConfig } from './cross-process-server.ts';
@@ -85,7 +85,7 @@ afterAll(async () => {
 });
 
 describe('MCP across processes: the server’s times sit inside the caller’s tool call', () => {
-  for (const backend of backends()) {
+  for (const backend of processBackends()) {
     for (const streamed of [false, true]) {
       it(`AI SDK ${streamed ? 'streamText' : 'generateText'} calling a stdio MCP server on ${backend}`, async () => {
         api = new FakeProvider();
