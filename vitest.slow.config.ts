@@ -10,12 +10,15 @@ import { detectRuntime } from './src/shared/js-runtime.ts';
 // drop: those wait out real timeouts by design).
 // .ci/run runs both, these on Node, Bun and Deno.
 //
-// npm test's MCP files whose agent and servers are processes of their own run
-// there on memory; here on native (test/adapters/support.ts, processBackends).
-// Native runs in the suite's own process on Node only (backends()), and in the
-// children of every runtime in the two files that name their backends.
+// Some of npm test's files run here again (test/support/slow-suite.ts): the
+// generated-input checks at their full counts, and the MCP files whose agent
+// and servers are processes of their own on native. Native runs in the
+// suite's own process on Node only (backends()), and in the children of every
+// runtime in the two files that name their backends.
 const NATIVE_IN_CHILDREN = ['test/adapters/mcp/docs.test.ts', 'test/adapters/mcp/sampling.test.ts'];
-const NATIVE_HALF = [
+const AGAIN = [
+  'test/backends/memory/credential-headers.test.ts',
+  'test/formats/atif/trajectory-bytes.test.ts',
   ...NATIVE_IN_CHILDREN,
   ...(detectRuntime() === 'node'
     ? [
@@ -31,8 +34,8 @@ const NATIVE_HALF = [
 
 export default defineConfig({
   test: {
-    include: ['test/slow/**/*.test.ts', ...NATIVE_HALF],
-    env: { NRH_TEST_PROCESS_BACKEND: 'native' },
+    include: ['test/slow/**/*.test.ts', ...AGAIN],
+    env: { NRH_TEST_SUITE: 'slow' },
     globalSetup: ['test/support/build-dist.ts', 'test/support/temp-root.ts', 'test/support/default-outputs.ts'],
     setupFiles: ['test/support/atif-builder-loaded.ts'],
     pool: 'forks',

@@ -11,16 +11,16 @@ import type { NemoRelaySettingsOverrides } from '../../src/plugin/config/setting
 import { silentLogger } from '../../src/shared/logger.ts';
 import { validateAtif } from '../../src/formats/atif/validate.ts';
 import { cliInProcess } from '../cli/support.ts';
+import { inSlowSuite } from '../support/slow-suite.ts';
 
 /**
  * The backends of the tests whose agent and MCP servers run as processes of their own (a few seconds of CPU each,
  * most of it the children's start): `npm test` runs them on memory, and `npm run test:slow` runs the same files
- * again on native alone (vitest.slow.config.ts sets `NRH_TEST_PROCESS_BACKEND=native` and lists the files), so
- * CI checks both backends while the everyday suite stays inside its time. `each`: the backends the file checks
- * (`backends()` unless it names its own).
+ * again on native alone (test/support/slow-suite.ts), so CI checks both backends. `each`: the backends the file
+ * checks (`backends()` unless it names its own).
  */
 export function processBackends<B extends 'memory' | 'native'>(each: readonly B[] = backends() as B[]): B[] {
-  const half = process.env.NRH_TEST_PROCESS_BACKEND === 'native' ? 'native' : 'memory';
+  const half = inSlowSuite ? 'native' : 'memory';
   return each.filter((backend) => backend === half);
 }
 

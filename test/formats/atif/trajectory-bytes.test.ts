@@ -20,6 +20,7 @@ import { ExporterBytesCache, serializeTrajectory } from '../../../src/formats/at
 import { hasNoSteps } from '../../../src/formats/atif/no-steps.ts';
 import type { AtifTrajectory } from '../../../src/formats/atif/types.ts';
 import { seededRandom } from '../../support/seeded-random.ts';
+import { countText, generatedCount } from '../../support/slow-suite.ts';
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -161,8 +162,9 @@ function reference(value: Json | undefined, types: FieldTypes | NumberFieldType 
 }
 
 describe('the JSON walker', () => {
-  it('is the UTF-8 of serializeTrajectory on 1,000 generated trajectories, build after build', () => {
-    for (let seed = 1; seed <= 1000; seed++) {
+  const trajectories = generatedCount(1000);
+  it(`is the UTF-8 of serializeTrajectory on ${countText(trajectories)} generated trajectories, build after build`, () => {
+    for (let seed = 1; seed <= trajectories; seed++) {
       const next = seededRandom(seed);
       const plain = new Set<object>();
       const cache = new ExporterBytesCache();
@@ -195,7 +197,7 @@ describe('the JSON walker', () => {
       { items: { fields: { a: 'integer', b: { fields: { role: 'f64' } } } } },
     ];
     const out = new LineBuilder(16);
-    for (let seed = 1; seed <= 5000; seed++) {
+    for (let seed = 1; seed <= generatedCount(5000); seed++) {
       const next = seededRandom(seed);
       const plain = new Set<object>();
       const raw = next() < 0.05 ? deep(next, 5 + Math.floor(next() * 60)) : payload(next, 6);
