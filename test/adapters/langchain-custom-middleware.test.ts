@@ -311,19 +311,19 @@ describe('dynamicSystemPromptMiddleware', () => {
   });
 });
 
-describe('openAIModerationMiddleware', () => {
-  /** OpenAI's moderation endpoint's reply (`POST /v1/moderations`), flagged or not. */
-  const moderation = (flagged: boolean): WireReply => {
-    const names = ['harassment', 'hate', 'illicit', 'self_harm', 'sexual', 'violence'];
-    return {
-      json: {
-        id: `modr-${flagged ? 'flagged' : 'clean'}`,
-        model: 'omni-moderation-latest',
-        results: [{ flagged, categories: Object.fromEntries(names.map((name) => [name, flagged && name === 'violence'])), category_scores: Object.fromEntries(names.map((name) => [name, flagged && name === 'violence' ? 0.93 : 0.001])) }],
-      },
-    };
+/** OpenAI's moderation endpoint's reply (`POST /v1/moderations`), flagged or not. */
+const moderation = (flagged: boolean): WireReply => {
+  const names = ['harassment', 'hate', 'illicit', 'self_harm', 'sexual', 'violence'];
+  return {
+    json: {
+      id: `modr-${flagged ? 'flagged' : 'clean'}`,
+      model: 'omni-moderation-latest',
+      results: [{ flagged, categories: Object.fromEntries(names.map((name) => [name, flagged && name === 'violence'])), category_scores: Object.fromEntries(names.map((name) => [name, flagged && name === 'violence' ? 0.93 : 0.001])) }],
+    },
   };
+};
 
+describe('openAIModerationMiddleware', () => {
   it('a clean input and output: the moderation requests are not recorded (no LangChain run); the model’s call is, with its tokens', async () => {
     const replies = [moderation(false), answer('chatcmpl-1', 'It is sunny in Paris.', { prompt_tokens: 30, completion_tokens: 7 }), moderation(false)];
     const { fetch, requests } = scriptedFetch(replies);
@@ -475,6 +475,61 @@ describe('openAIModerationMiddleware on tool results', () => {
     expect(observed(doc)).toEqual([['call_paris', 'It is sunny and 21C in Paris.', 'ok']]);
     expect(sessionEnd(recorded)).toMatchObject({ failed: true, error_type: 'OpenAIModerationError', error_message: caught!.message });
     expect(sessionEnd(recorded).guardrails).toEqual([{ kind: 'tool', name: 'OpenAIModerationMiddleware', tripwire_triggered: true, output_info: { message: caught!.message, result: flagged.results[0] } }]);
+    await sameOnNative(recorded);
+  });
+
+  it('a flagged tool result (checkToolResults, exitBehavior "end"): the tool ran, its result is the call’s; the turn completes with the violation message, ended by a verdict of kind tool', async () => {
+    const replies: WireReply[] = [moderation(false), weatherCall('call_paris', 'Paris', { prompt_tokens: 70, completion_tokens: 15 }), moderation(true)];
+    const { fetch, requests } = scriptedFetch(replies);
+    const recorded = recordedPlugin('lc-moderation-tool-end');
+    const model = openai(fetch);
+    const { getWeather, ran } = weatherTool();
+    const agent = createAgent({ model, tools: [getWeather], middleware: [openAIModerationMiddleware({ model, checkToolResults: true })] });
+    const result = await agent.invoke({ messages: [{ role: 'user', content: 'Weather in Paris?' }] }, handler(recorded));
+    expect(ran).toEqual(['Paris']);
+    // The tool's result was the text checked last, and flagged; the middleware then checked nothing else.
+    expect(requests.map((r) => r.body.input ?? null)).toEqual(['Weather in Paris?', null, 'It is sunny and 21C in Paris.']);
+    const said = String(result.messages.at(-1)!.content);
+    expect(said).toBe("I'm sorry, but I can't comply with that request. It was flagged for violence.");
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    const doc = atif[0]!;
+    expect(validateAtif(doc)).toEqual([]);
+    expect(modelSteps(doc)).toEqual(billed(replies, 3));
+    expect(observed(doc)).toEqual([['call_paris', 'It is sunny and 21C in Paris.', 'ok']]);
+    expect(finalAnswer(recorded)).toBe(said);
+    expect(sessionEnd(recorded)).toMatchObject({
+      completed: true,
+      turn_exit_reason: 'guardrail_tripped',
+      guardrails: [{ kind: 'tool', name: 'OpenAIModerationMiddleware', tripwire_triggered: true, output_info: { message: said } }],
+    });
+    await sameOnNative(recorded);
+  });
+
+  it('a flagged message after a conversation that ran tools (checkToolResults, exitBehavior "end"): the verdict is of kind input', async () => {
+    const { fetch, requests } = scriptedFetch([moderation(true)]);
+    const recorded = recordedPlugin('lc-moderation-input-after-tools');
+    const model = openai(fetch);
+    const { getWeather } = weatherTool();
+    const agent = createAgent({ model, tools: [getWeather], middleware: [openAIModerationMiddleware({ model, checkToolResults: true })] });
+    const history = [
+      { role: 'user', content: 'Weather in Paris?' },
+      { role: 'assistant', content: '', tool_calls: [{ id: 'call_paris', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] },
+      { role: 'tool', tool_call_id: 'call_paris', content: 'It is sunny and 21C in Paris.' },
+      { role: 'assistant', content: 'It is sunny in Paris.' },
+      { role: 'user', content: 'How do I hurt someone?' },
+    ];
+    const result = await agent.invoke({ messages: history }, handler(recorded));
+    // Only your new message is checked: the tool results before the model's last answer are not.
+    expect(requests.map((r) => r.body.input ?? null)).toEqual(['How do I hurt someone?']);
+    const said = String(result.messages.at(-1)!.content);
+    const { counters } = await recorded.finish();
+    expectNothingLost(counters);
+    expect(sessionEnd(recorded)).toMatchObject({
+      completed: true,
+      turn_exit_reason: 'guardrail_tripped',
+      guardrails: [{ kind: 'input', name: 'OpenAIModerationMiddleware', tripwire_triggered: true, output_info: { message: said } }],
+    });
     await sameOnNative(recorded);
   });
 });

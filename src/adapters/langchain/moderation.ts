@@ -61,15 +61,16 @@ const KIND_OF_TYPE: Readonly<Record<string, GuardrailKind>> = { human: 'input', 
 
 /**
  * The verdict of a moderation node that ended with `outputs`, having started with the state `inputs`; undefined when
- * it let the messages pass. A turn it ended (`jumpTo: "end"`) names no stage: before the model it is the input (your
- * message, or a tool's result with `checkToolResults`), after it the model's output.
+ * it let the messages pass. A turn it ended (`jumpTo: "end"`) names no stage: after the model it is the model's
+ * output; before it, what the middleware checked there (`endedBefore`).
  */
 export function moderationVerdictOfEnd(hook: ModerationHook, inputs: unknown, outputs: unknown): ModerationVerdict | undefined {
   if (!isRecord(outputs)) return undefined;
   const messages = messagesOf(outputs).filter(isRecord);
   if (outputs.jumpTo === 'end') {
     const said = messages.at(-1);
-    return said === undefined ? undefined : { record: tripped(HOOKS[hook], { message: contentText(said.content) }), endedTurn: true };
+    const kind = hook === 'before_model' ? endedBefore(messagesOf(inputs)) : HOOKS[hook];
+    return said === undefined ? undefined : { record: tripped(kind, { message: contentText(said.content) }), endedTurn: true };
   }
   // "replace": a message of the state came back with the same id and the middleware's text in place of its own.
   const before = new Map<string, string>();
@@ -82,6 +83,23 @@ export function moderationVerdictOfEnd(hook: ModerationHook, inputs: unknown, ou
     return { record: tripped(KIND_OF_TYPE[typeOf(message) ?? ''] ?? HOOKS[hook], { message: now }), endedTurn: false };
   }
   return undefined;
+}
+
+/**
+ * What a `before_model` check that ended the turn had flagged. The middleware checks the tool results since the
+ * model's last answer first (`checkToolResults`), then your last message (`checkInput`). With tool results there, the
+ * flagged text is one of them: your message was checked, and passed, before the model's first call of the turn (else
+ * no tool would have run), and the same text gets the same verdict. Without any, it is your message.
+ */
+function endedBefore(messages: readonly unknown[]): GuardrailKind {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i];
+    if (!isRecord(message)) continue;
+    const type = typeOf(message);
+    if (type === 'tool') return 'tool';
+    if (type === 'ai') return 'input';
+  }
+  return 'input';
 }
 
 /** The verdict of a moderation node that threw `error` (`exitBehavior: "error"`); undefined for any other error. */
