@@ -13,7 +13,6 @@ import { offlineClaudeEnv, startAnthropicMock, type AnthropicMock } from '../sup
 import { SNIPPET_RUNTIMES, repoRoot, runSnippet, tsSnippets } from '../support/doc-snippets.ts';
 
 const snippet = tsSnippets(readFileSync(path.join(repoRoot, 'docs/adapters/claude-agent-sdk.md'), 'utf8'))[0]!;
-const here = typeof (globalThis as { Bun?: unknown }).Bun !== 'undefined' ? 'bun' : typeof (globalThis as { Deno?: unknown }).Deno !== 'undefined' ? 'deno' : 'node';
 
 let mock: AnthropicMock;
 beforeAll(async () => {
@@ -26,7 +25,7 @@ beforeAll(async () => {
 afterAll(() => mock.close());
 
 describe('docs/adapters/claude-agent-sdk.md', () => {
-  for (const runtime of SNIPPET_RUNTIMES.filter((runtime) => here === 'node' || runtime === here)) {
+  for (const runtime of SNIPPET_RUNTIMES) {
     it(`its snippet runs as written on ${runtime} and leaves a valid trajectory of what it did`, async () => {
       const offline = offlineClaudeEnv(mock.url);
       const requestsBefore = mock.requests.length;

@@ -10,11 +10,18 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { nowMicros } from '../../src/shared/clock.ts';
+import { runtime as suiteRuntime } from './child.ts';
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
 export type SnippetRuntime = 'node' | 'bun' | 'deno';
-export const SNIPPET_RUNTIMES: readonly SnippetRuntime[] = ['node', 'bun', 'deno'];
+/**
+ * The runtimes a page's snippets run on: the suite's own. npm test runs them with Node, and the Bun and Deno suites
+ * (`npm run test:bun`, `npm run test:deno`, both in .ci/run) with theirs, so CI runs each once; before, every suite
+ * started all three, and npm test's Bun and Deno children were a share of its CPU (bench/RESULTS.md, "npm test's
+ * time: the two-process MCP files on memory").
+ */
+export const SNIPPET_RUNTIMES: readonly SnippetRuntime[] = [suiteRuntime];
 
 /** The ```ts blocks of a Markdown page, in order. */
 export function tsSnippets(page: string): string[] {
