@@ -28,12 +28,14 @@ export interface WriterFs {
   openSync(path: string, flags: string): number;
   writeSync(fd: number, buffer: Uint8Array, offset: number, length: number): number;
   ftruncateSync(fd: number, length: number): void;
-  fstatSync(fd: number): { size: number; ino?: number | bigint; dev?: number | bigint; nlink?: number | bigint };
+  fstatSync(fd: number): { size: number; mode?: number; ino?: number | bigint; dev?: number | bigint; nlink?: number | bigint };
   closeSync(fd: number): void;
   /** Identity of the file now at `path`; defaults to Node's. */
   statSync?(path: string): { ino?: number | bigint; dev?: number | bigint };
   /** Positioned read; defaults to Node's. */
   readSync?(fd: number, buffer: Uint8Array, offset: number, length: number, position: number): number;
+  /** Sets the open file's mode; defaults to Node's. Used with the mode it has, to wait for another process's write. */
+  fchmodSync?(fd: number, mode: number): void;
 }
 
 /** Node's file operations, with folder creation that cannot hang on /proc-like paths. */
@@ -46,7 +48,11 @@ export const NODE_WRITER_FS: WriterFs = {
   closeSync: (fd) => nodeFs.closeSync(fd),
   statSync: (file) => nodeFs.statSync(file),
   readSync: (fd, buffer, offset, length, position) => nodeFs.readSync(fd, buffer, offset, length, position),
+  fchmodSync: (fd, mode) => nodeFs.fchmodSync(fd, mode),
 };
+
+/** How many times a last byte other than a newline is looked at again after waiting for another process's write. */
+const WRITER_WAITS = 3;
 
 const NEWLINE = new Uint8Array([0x0a]);
 
@@ -127,7 +133,7 @@ export class AtofFile {
       this.fd = fd;
       this.opened = true;
       if (stat.ino !== undefined && stat.dev !== undefined) this.identity = { dev: stat.dev, ino: stat.ino };
-      const last = size > 0 && !this.fragment ? this.lastByte(fd, size) : 0x0a;
+      const last = size > 0 && !this.fragment ? this.settledLastByte(fd, size) : 0x0a;
       if (last !== 0x0a && last !== -1) {
         // An earlier writer was cut mid-line (kill -9, full disk): start on a fresh line.
         this.fragment = true;
@@ -153,7 +159,7 @@ export class AtofFile {
       return;
     }
     if (size === 0) return;
-    const last = this.lastByte(this.fd!, size);
+    const last = this.settledLastByte(this.fd!, size);
     if (last === -1) return;
     const torn = last !== 0x0a;
     if (torn && !this.fragment) {
@@ -161,6 +167,30 @@ export class AtofFile {
       safeLog(this.logger, 'warn', `ATOF file ${this.path} ends with a torn line (another writer was cut off); it is ended before the next line`);
     }
     this.fragment = torn;
+  }
+
+  /**
+   * The last byte of the open file (of `size` bytes when asked), once no other process is inside a write to it; -1
+   * when it cannot be read. Another process appending to the file may be in the middle of its `write()`: a write of
+   * several pages shows its first pages before its last, so its line looks torn for that long. The kernel holds the
+   * file's lock through each write, and setting the file's mode (to the one it has) waits for that lock: so a last
+   * byte other than a newline is read again after each such wait, up to `WRITER_WAITS` times, as another write may
+   * have begun in between (bench/RESULTS.md, "A torn line beside another process's write"). A line whose writer was
+   * cut off stays torn through them. Where the mode cannot be set (a file of another user's), the first look stands.
+   */
+  private settledLastByte(fd: number, size: number): number {
+    let last = this.lastByte(fd, size);
+    for (let wait = 0; wait < WRITER_WAITS && last !== 0x0a && last !== -1; wait++) {
+      try {
+        const { mode } = this.fs.fstatSync(fd);
+        if (mode === undefined) break;
+        (this.fs.fchmodSync ?? nodeFs.fchmodSync)(fd, mode & 0o7777);
+        last = this.lastByte(fd, this.fs.fstatSync(fd).size);
+      } catch {
+        break;
+      }
+    }
+    return last;
   }
 
   /** The last byte of the open file, or -1 when it cannot be read. */

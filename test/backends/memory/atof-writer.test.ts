@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createMemoryRelay } from '../../../src/backends/memory/index.ts';
@@ -431,6 +431,51 @@ describe('ATOF file writer on a shared, damaged or vanishing file', () => {
     expect(text.endsWith('\n')).toBe(true);
     expect(writer.health().tornLines).toBe(1);
     expect(writer.droppedLines).toBe(0);
+  });
+
+  it('does not take a line another process is still writing for a torn one', async () => {
+    const dir = tempDir();
+    const file = path.join(dir, 'busy.jsonl');
+    // Two processes append 200 KB of whole lines to the file every 2 ms or so, as hosts flushing their batches do:
+    // each write() spans many pages, and until its last page is in, the file's last byte is inside a line.
+    const child = path.join(dir, 'appender.mjs');
+    fs.writeFileSync(
+      child,
+      `import fs from 'node:fs';
+const fd = fs.openSync(process.argv[2], 'a');
+const chunk = Buffer.from((JSON.stringify({ atof_version: '0.1', kind: 'mark', name: 'other', pad: 'x'.repeat(900) }) + '\\n').repeat(200));
+const end = Date.now() + 1500;
+const write = () => {
+  if (Date.now() > end) return;
+  fs.writeSync(fd, chunk);
+  setTimeout(write, 2);
+};
+write();
+`,
+    );
+    const ran = [1, 2].map(
+      () =>
+        new Promise<number | null>((resolve) => {
+          const proc = spawn(process.execPath, [...(typeof (globalThis as { Deno?: unknown }).Deno !== 'undefined' ? ['run', '-A'] : []), child, file], { stdio: 'ignore' });
+          proc.on('exit', (code) => resolve(code));
+        }),
+    );
+    const writer = new AtofFileWriter({ path: file, mode: 'append', logger: silentLogger, flushDelayMs: 0 });
+    let n = 0;
+    const end = Date.now() + 1000;
+    while (Date.now() < end) {
+      writer.append(line(n++));
+      writer.flushSync();
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+    writer.close();
+    expect(await Promise.all(ran)).toEqual([0, 0]);
+    expect(writer.health().tornLines, "torn lines counted").toBeUndefined();
+    // Every line in the file is whole: the writer's own, each once, and the other processes'.
+    const lines = fs.readFileSync(file, 'utf8').split('\n');
+    expect(lines.pop()).toBe('');
+    const mine = lines.map((text) => JSON.parse(text) as { name: string; n?: number }).filter((event) => event.name !== 'other');
+    expect(mine.map((event) => event.n)).toEqual(Array.from({ length: n }, (_, i) => i));
   });
 
   it('ends a torn last line left by an earlier run before its first line, and reports it', () => {
