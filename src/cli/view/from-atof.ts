@@ -22,7 +22,7 @@ import type { Json } from '../../relay/contract.ts';
 import type { AtofEvent } from '../../formats/atof/types.ts';
 import { extractMetrics, extractToolCalls } from '../../formats/atif/payload/index.ts';
 import { approvalNote, denialFailed, denialText, failedToolText, providerApprovalNote, providerRanNote, recordedErrorText, withServedBy } from './from-atif.ts';
-import { costOf, failedAttemptsNote, node, noteOnce, preview, spanFromChildren, tokensOf, turnEndLabel, type ViewNode } from './model.ts';
+import { costOf, failedAttemptsNote, guardrailsNote, node, noteOnce, preview, spanFromChildren, tokensOf, turnEndLabel, type ViewNode } from './model.ts';
 import { nonEmptyString, quotedValue } from '../../shared/text.ts';
 import { isRecord } from '../../shared/record.ts';
 
@@ -278,6 +278,8 @@ function placeMark(
       const ending = data.interrupted === true ? 'interrupted' : data.failed === true ? 'failed' : data.completed === true ? 'completed' : undefined;
       const label = turnEndLabel(ending, data.error_type);
       if (label !== undefined) noteOnce(turn, label);
+      const guardrails = guardrailsNote(data.guardrails);
+      if (guardrails !== undefined) noteOnce(turn, guardrails);
       // How it ended, for `compare` (the last end that says).
       if (ending !== undefined) turn.source = { ...turn.source, ending };
       return;

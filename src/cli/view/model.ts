@@ -160,6 +160,23 @@ export function turnEndLabel(status: unknown, errorType: unknown): string | unde
   return `failed: ${typeof errorType === 'string' && errorType !== '' ? errorType : 'error'}`;
 }
 
+/**
+ * The guardrails that tripped in a turn, from its end's `guardrails` (each adapter records a verdict there:
+ * docs/adapters/README.md, "A guardrail's verdict"): `guardrail tripped: <name> (<kind>)`, several joined. A turn a
+ * guardrail stopped often shows nothing else amiss (it completed, with the guardrail's message as its answer).
+ */
+export function guardrailsNote(guardrails: unknown): string | undefined {
+  if (!Array.isArray(guardrails)) return undefined;
+  const tripped: string[] = [];
+  for (const verdict of guardrails) {
+    if (typeof verdict !== 'object' || verdict === null || (verdict as { tripwire_triggered?: unknown }).tripwire_triggered !== true) continue;
+    const { name, kind } = verdict as { name?: unknown; kind?: unknown };
+    const label = typeof name === 'string' && name !== '' ? name : 'guardrail';
+    tripped.push(typeof kind === 'string' && kind !== '' ? `${label} (${kind})` : label);
+  }
+  return tripped.length === 0 ? undefined : `guardrail tripped: ${tripped.join(', ')}`;
+}
+
 /** Adds `label` to a row's note, unless the note ends with it already (a turn ended twice the same way says it once). */
 export function noteOnce(target: ViewNode, label: string): void {
   if (!(target.note ?? '').endsWith(label)) target.note = [target.note, label].filter(Boolean).join(' · ');
