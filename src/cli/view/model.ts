@@ -7,6 +7,8 @@
  */
 
 import { formatDuration } from '../io.ts';
+import { isRecord } from '../../shared/record.ts';
+import { nonEmptyString } from '../../shared/text.ts';
 
 export type ViewKind = 'session' | 'subagent' | 'turn' | 'llm' | 'tool' | 'mark' | 'scope';
 
@@ -169,10 +171,10 @@ export function guardrailsNote(guardrails: unknown): string | undefined {
   if (!Array.isArray(guardrails)) return undefined;
   const tripped: string[] = [];
   for (const verdict of guardrails) {
-    if (typeof verdict !== 'object' || verdict === null || (verdict as { tripwire_triggered?: unknown }).tripwire_triggered !== true) continue;
-    const { name, kind } = verdict as { name?: unknown; kind?: unknown };
-    const label = typeof name === 'string' && name !== '' ? name : 'guardrail';
-    tripped.push(typeof kind === 'string' && kind !== '' ? `${label} (${kind})` : label);
+    if (!isRecord(verdict) || verdict.tripwire_triggered !== true) continue;
+    const label = nonEmptyString(verdict.name) ?? 'guardrail';
+    const kind = nonEmptyString(verdict.kind);
+    tripped.push(kind === undefined ? label : `${label} (${kind})`);
   }
   return tripped.length === 0 ? undefined : `guardrail tripped: ${tripped.join(', ')}`;
 }
