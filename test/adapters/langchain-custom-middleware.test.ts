@@ -323,6 +323,16 @@ const moderation = (flagged: boolean): WireReply => {
   };
 };
 
+/** The turn's end: completed, and ended by the middleware's verdict of `kind`, whose message (the turn's answer) is `said`. */
+function expectEndedBy(recorded: Recorded, kind: 'input' | 'output' | 'tool', said: string): void {
+  expect(sessionEnd(recorded)).toMatchObject({
+    completed: true,
+    failed: false,
+    turn_exit_reason: 'guardrail_tripped',
+    guardrails: [{ kind, name: 'OpenAIModerationMiddleware', tripwire_triggered: true, output_info: { message: said } }],
+  });
+}
+
 describe('openAIModerationMiddleware', () => {
   it('a clean input and output: the moderation requests are not recorded (no LangChain run); the model’s call is, with its tokens', async () => {
     const replies = [moderation(false), answer('chatcmpl-1', 'It is sunny in Paris.', { prompt_tokens: 30, completion_tokens: 7 }), moderation(false)];
@@ -363,12 +373,7 @@ describe('openAIModerationMiddleware', () => {
     expect(recorded.log.find((e) => e.hook === 'pre_llm_call')!.payload.user_message).toBe('How do I hurt someone?');
     expect(finalAnswer(recorded)).toBe(said);
     // No model answered: the middleware ended the turn, and its end says so, with the verdict.
-    expect(sessionEnd(recorded)).toMatchObject({
-      completed: true,
-      failed: false,
-      turn_exit_reason: 'guardrail_tripped',
-      guardrails: [{ kind: 'input', name: 'OpenAIModerationMiddleware', tripwire_triggered: true, output_info: { message: said } }],
-    });
+    expectEndedBy(recorded, 'input', said);
     await sameOnNative(recorded);
   });
 
@@ -388,11 +393,7 @@ describe('openAIModerationMiddleware', () => {
     // The model did say it, and was billed for it: its step. The violation message no model said: no step.
     expect(modelSteps(doc)).toEqual(billed(replies, 3));
     expect(finalAnswer(recorded)).toBe(said);
-    expect(sessionEnd(recorded)).toMatchObject({
-      completed: true,
-      turn_exit_reason: 'guardrail_tripped',
-      guardrails: [{ kind: 'output', name: 'OpenAIModerationMiddleware', tripwire_triggered: true, output_info: { message: said } }],
-    });
+    expectEndedBy(recorded, 'output', said);
     await sameOnNative(recorded);
   });
 
@@ -498,11 +499,7 @@ describe('openAIModerationMiddleware on tool results', () => {
     expect(modelSteps(doc)).toEqual(billed(replies, 3));
     expect(observed(doc)).toEqual([['call_paris', 'It is sunny and 21C in Paris.', 'ok']]);
     expect(finalAnswer(recorded)).toBe(said);
-    expect(sessionEnd(recorded)).toMatchObject({
-      completed: true,
-      turn_exit_reason: 'guardrail_tripped',
-      guardrails: [{ kind: 'tool', name: 'OpenAIModerationMiddleware', tripwire_triggered: true, output_info: { message: said } }],
-    });
+    expectEndedBy(recorded, 'tool', said);
     await sameOnNative(recorded);
   });
 
@@ -525,11 +522,7 @@ describe('openAIModerationMiddleware on tool results', () => {
     const said = String(result.messages.at(-1)!.content);
     const { counters } = await recorded.finish();
     expectNothingLost(counters);
-    expect(sessionEnd(recorded)).toMatchObject({
-      completed: true,
-      turn_exit_reason: 'guardrail_tripped',
-      guardrails: [{ kind: 'input', name: 'OpenAIModerationMiddleware', tripwire_triggered: true, output_info: { message: said } }],
-    });
+    expectEndedBy(recorded, 'input', said);
     await sameOnNative(recorded);
   });
 });
