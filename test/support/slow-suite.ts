@@ -13,6 +13,3 @@ export const inSlowSuite = process.env.NRH_TEST_SUITE === 'slow';
 export function generatedCount(count: number): number {
   return inSlowSuite ? count : Math.ceil(count / 4);
 }
-
-/** `n` as the titles write counts (1,000). */
-export const countText = (n: number): string => n.toLocaleString('en-US');

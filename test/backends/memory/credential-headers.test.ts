@@ -23,7 +23,8 @@ import { normalize, normalizeText, UuidLabels } from '../../differential/normali
 import { normalizeSpans, SDK_RESOURCE_KEYS } from '../../support/otlp-normalize.ts';
 import { runComponents, type ComponentRunResult, type Script } from '../../support/component-run.ts';
 import { seededRandom } from '../../support/seeded-random.ts';
-import { countText, generatedCount } from '../../support/slow-suite.ts';
+import { formatCount } from '../../../src/cli/io.ts';
+import { generatedCount } from '../../support/slow-suite.ts';
 import { valueWithHeaders } from '../../support/header-values.ts';
 import { tempDir } from '../../contract/backends.ts';
 
@@ -43,7 +44,7 @@ const END_RULES: EndRule[] = ['merge', 'llm', 'llm-error', 'tool-error', 'manage
 
 describe('the memory relay drops credential headers in its own walks exactly as the walk before them', () => {
   const values = generatedCount(4000);
-  it(`payload text, payload copy and metadata (entries and JSON, every end rule) on ${countText(values)} generated values`, () => {
+  it(`payload text, payload copy and metadata (entries and JSON, every end rule) on ${formatCount(values)} generated values`, () => {
     const next = seededRandom(21);
     let changed = 0;
     for (let i = 0; i < values; i++) {

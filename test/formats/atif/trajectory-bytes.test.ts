@@ -20,7 +20,8 @@ import { ExporterBytesCache, serializeTrajectory } from '../../../src/formats/at
 import { hasNoSteps } from '../../../src/formats/atif/no-steps.ts';
 import type { AtifTrajectory } from '../../../src/formats/atif/types.ts';
 import { seededRandom } from '../../support/seeded-random.ts';
-import { countText, generatedCount } from '../../support/slow-suite.ts';
+import { formatCount } from '../../../src/cli/io.ts';
+import { generatedCount } from '../../support/slow-suite.ts';
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -163,7 +164,7 @@ function reference(value: Json | undefined, types: FieldTypes | NumberFieldType 
 
 describe('the JSON walker', () => {
   const trajectories = generatedCount(1000);
-  it(`is the UTF-8 of serializeTrajectory on ${countText(trajectories)} generated trajectories, build after build`, () => {
+  it(`is the UTF-8 of serializeTrajectory on ${formatCount(trajectories)} generated trajectories, build after build`, () => {
     for (let seed = 1; seed <= trajectories; seed++) {
       const next = seededRandom(seed);
       const plain = new Set<object>();
