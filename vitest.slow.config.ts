@@ -8,7 +8,7 @@ import { detectRuntime } from './src/shared/js-runtime.ts';
 // hostile payloads into native, validate streaming a 30,000-event file,
 // remote outputs and delivery against receivers that hang, dribble and
 // drop: those wait out real timeouts by design).
-// .ci/run runs both, these on Node, Bun and Deno.
+// .ci/run runs both; the slow suite on Node, Bun and Deno.
 //
 // Some of npm test's files run here again (test/support/slow-suite.ts): the
 // generated-input checks at their full counts, and the MCP files whose agent
@@ -16,25 +16,38 @@ import { detectRuntime } from './src/shared/js-runtime.ts';
 // suite's own process on Node only (backends()), and in the children of every
 // runtime in the two files that name their backends.
 const NATIVE_IN_CHILDREN = ['test/adapters/mcp/docs.test.ts', 'test/adapters/mcp/sampling.test.ts'];
-const AGAIN = [
-  'test/backends/memory/credential-headers.test.ts',
-  'test/formats/atif/trajectory-bytes.test.ts',
+const GENERATED_IN_FULL = ['test/backends/memory/credential-headers.test.ts', 'test/formats/atif/trajectory-bytes.test.ts'];
+
+// What Bun and Deno run: the slow files that ran on every runtime before they
+// left npm test's suite, the Claude adapter on its CLI, and the files above
+// that every runtime runs again. The rest (the browser, the million-line and
+// gigabyte files, the native MCP halves) answer the same on each runtime and
+// run on Node alone.
+const EVERY_RUNTIME = [
+  'test/slow/claude-agent-sdk*.test.ts',
+  'test/slow/ai-sdk-bounds.test.ts',
+  'test/slow/langchain-bounded.test.ts',
+  'test/slow/native-hostile.test.ts',
+  'test/slow/validate-streaming.test.ts',
+  'test/slow/remote-outputs.test.ts',
+  'test/slow/delivery-faults.test.ts',
+  'test/slow/native-atif-uploads.test.ts',
+  'test/slow/random-wire-*.test.ts',
   ...NATIVE_IN_CHILDREN,
-  ...(detectRuntime() === 'node'
-    ? [
-        'test/adapters/mcp/agents-is-error.test.ts',
-        'test/adapters/mcp/asks-back.test.ts',
-        'test/adapters/mcp/asks-back-langchain.test.ts',
-        'test/adapters/mcp/random-cross-process.test.ts',
-        'test/adapters/mcp/rerun-same-folder.test.ts',
-        'test/adapters/mcp/timing.test.ts',
-      ]
-    : []),
+  ...GENERATED_IN_FULL,
+];
+const NODE_ONLY_AGAIN = [
+  'test/adapters/mcp/agents-is-error.test.ts',
+  'test/adapters/mcp/asks-back.test.ts',
+  'test/adapters/mcp/asks-back-langchain.test.ts',
+  'test/adapters/mcp/random-cross-process.test.ts',
+  'test/adapters/mcp/rerun-same-folder.test.ts',
+  'test/adapters/mcp/timing.test.ts',
 ];
 
 export default defineConfig({
   test: {
-    include: ['test/slow/**/*.test.ts', ...AGAIN],
+    include: detectRuntime() === 'node' ? ['test/slow/**/*.test.ts', ...NATIVE_IN_CHILDREN, ...GENERATED_IN_FULL, ...NODE_ONLY_AGAIN] : EVERY_RUNTIME,
     env: { NRH_TEST_SUITE: 'slow' },
     globalSetup: ['test/support/build-dist.ts', 'test/support/temp-root.ts', 'test/support/default-outputs.ts'],
     setupFiles: ['test/support/atif-builder-loaded.ts'],
