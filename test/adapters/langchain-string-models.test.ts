@@ -23,7 +23,7 @@ import { validateAtif } from '../../src/formats/atif/validate.ts';
 import { repoRoot, runSnippet, SNIPPET_RUNTIMES, tsSnippets, userEnv } from '../support/doc-snippets.ts';
 import { providersOnLoopback } from '../support/provider-loopback.ts';
 import { anthropicMessage, anthropicStream, chatCompletion, openAiError, openAiResponse, openAiResponseEither } from '../support/provider-wire.ts';
-import { expectRetriedFirstCall, finishedRun, recordedPlugin, viewLines, type AtifDoc, type Recorded } from './support.ts';
+import { expectRetriedFirstCall, finishedRun, recordedPlugin, rowWithoutDuration, viewLines, type AtifDoc, type Recorded } from './support.ts';
 import { sameOnNative } from './same-on-native.ts';
 
 const GPT = 'gpt-4.1-2025-04-14';
@@ -60,7 +60,7 @@ const apiCalls = (recorded: Recorded): unknown[][] =>
 /** The requests the providers received: [path, model]. */
 const wire = (requests: ReturnType<typeof serve>['requests']): Array<[string, string]> => requests.map((r) => [new URL(r.url).pathname, r.body.model]);
 /** `view`'s LLM rows of a file: what a reader sees of each call. */
-const llmRows = async (recorded: Recorded, of: 'atif' | 'atof'): Promise<string[]> => (await viewLines(recorded, of)).filter((line) => /─ (✗ )?LLM /.test(line)).map((line) => line.replace(/^.*─ /, '').replace(/\s+[\d.]+ms/, ''));
+const llmRows = async (recorded: Recorded, of: 'atif' | 'atof'): Promise<string[]> => (await viewLines(recorded, of)).filter((line) => /─ (✗ )?LLM /.test(line)).map(rowWithoutDuration);
 
 describe('docs/adapters/langchain.md, "Models named by a string"', () => {
   const snippet = tsSnippets(readFileSync(path.join(repoRoot, 'docs/adapters/langchain.md'), 'utf8')).find((code) => code.includes("summarizationMiddleware({ model: 'openai:gpt-4.1-mini'"));

@@ -277,15 +277,16 @@ export async function viewLines(recorded: Recorded, of: 'atif' | 'atof'): Promis
 
 /** `view`'s LLM and tool rows, from their kind on, without their durations (`37.0ms`, `<1ms`, `785µs`), which vary. */
 export async function viewRows(recorded: Recorded, of: 'atif' | 'atof'): Promise<string[]> {
-  return (await viewLines(recorded, of))
-    .filter((line) => /─ (LLM|tool) /.test(line))
-    .map((line) =>
-      line
-        .replace(/^.*─ /, '')
-        .split('  ')
-        .filter((part) => !/^<?\d+(\.\d+)?(µs|ms|s)$/.test(part))
-        .join('  '),
-    );
+  return (await viewLines(recorded, of)).filter((line) => /─ (LLM|tool) /.test(line)).map(rowWithoutDuration);
+}
+
+/** A `view` row from its kind on (`LLM …`, `✗ LLM …`), without its duration in whatever unit it is shown. */
+export function rowWithoutDuration(line: string): string {
+  return line
+    .replace(/^.*─ /, '')
+    .split('  ')
+    .filter((part) => !/^<?\d+(\.\d+)?(µs|ms|s)$/.test(part))
+    .join('  ');
 }
 
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
