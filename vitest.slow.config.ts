@@ -21,8 +21,8 @@ const GENERATED_IN_FULL = ['test/backends/memory/credential-headers.test.ts', 't
 // What Bun and Deno run: the slow files that ran on every runtime before they
 // left npm test's suite, the Claude adapter on its CLI, and the files above
 // that every runtime runs again. The rest (the browser, the million-line and
-// gigabyte files, the native MCP halves) answer the same on each runtime and
-// run on Node alone.
+// gigabyte files, the native MCP halves) run on Node alone, as CI has always
+// run them; name a file on the command line to narrow either list.
 const EVERY_RUNTIME = [
   'test/slow/claude-agent-sdk*.test.ts',
   'test/slow/ai-sdk-bounds.test.ts',
