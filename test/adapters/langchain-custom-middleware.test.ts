@@ -12,7 +12,7 @@ import { bedrockPromptCachingMiddleware, createAgent, createMiddleware, dynamicS
 import * as z from 'zod';
 import { NemoRelayCallbackHandler } from '../../src/adapters/langchain/index.ts';
 import { validateAtif } from '../../src/formats/atif/validate.ts';
-import { chatCompletion, openAiResponse, scriptedFetch, wireResponse, type SeenRequest, type WireReply } from '../support/provider-wire.ts';
+import { chatCompletion, moderationReply, openAiResponse, scriptedFetch, wireResponse, type SeenRequest, type WireReply } from '../support/provider-wire.ts';
 import { expectNothingLost, recordedPlugin, type AtifDoc, type Recorded } from './support.ts';
 import { sameOnNative } from './same-on-native.ts';
 import { checkBedrockRun, INFERENCE_PROFILE, PROMPT } from './bedrock-checks.ts';
@@ -311,18 +311,6 @@ describe('dynamicSystemPromptMiddleware', () => {
   });
 });
 
-/** OpenAI's moderation endpoint's reply (`POST /v1/moderations`), flagged or not. */
-const moderation = (flagged: boolean): WireReply => {
-  const names = ['harassment', 'hate', 'illicit', 'self_harm', 'sexual', 'violence'];
-  return {
-    json: {
-      id: `modr-${flagged ? 'flagged' : 'clean'}`,
-      model: 'omni-moderation-latest',
-      results: [{ flagged, categories: Object.fromEntries(names.map((name) => [name, flagged && name === 'violence'])), category_scores: Object.fromEntries(names.map((name) => [name, flagged && name === 'violence' ? 0.93 : 0.001])) }],
-    },
-  };
-};
-
 /** The turn's end: completed, and ended by the middleware's verdict of `kind`, whose message (the turn's answer) is `said`. */
 function expectEndedBy(recorded: Recorded, kind: 'input' | 'output' | 'tool', said: string): void {
   expect(sessionEnd(recorded)).toMatchObject({
@@ -335,7 +323,7 @@ function expectEndedBy(recorded: Recorded, kind: 'input' | 'output' | 'tool', sa
 
 describe('openAIModerationMiddleware', () => {
   it('a clean input and output: the moderation requests are not recorded (no LangChain run); the model’s call is, with its tokens', async () => {
-    const replies = [moderation(false), answer('chatcmpl-1', 'It is sunny in Paris.', { prompt_tokens: 30, completion_tokens: 7 }), moderation(false)];
+    const replies = [moderationReply(false), answer('chatcmpl-1', 'It is sunny in Paris.', { prompt_tokens: 30, completion_tokens: 7 }), moderationReply(false)];
     const { fetch, requests } = scriptedFetch(replies);
     const recorded = recordedPlugin('lc-moderation-clean');
     const model = openai(fetch);
@@ -358,7 +346,7 @@ describe('openAIModerationMiddleware', () => {
   });
 
   it('a flagged input (exitBehavior "end"): no model call; the turn completes with the violation message, which is its answer, ended by the guardrail', async () => {
-    const { fetch, requests } = scriptedFetch([moderation(true)]);
+    const { fetch, requests } = scriptedFetch([moderationReply(true)]);
     const recorded = recordedPlugin('lc-moderation-input');
     const model = openai(fetch);
     const agent = createAgent({ model, tools: [], middleware: [openAIModerationMiddleware({ model })] });
@@ -378,7 +366,7 @@ describe('openAIModerationMiddleware', () => {
   });
 
   it('a flagged output (exitBehavior "end", the default): the model’s answer is its step, with its tokens; the program got the violation message, the turn’s answer, ended by the guardrail', async () => {
-    const replies = [moderation(false), answer('chatcmpl-1', 'Here is how to hurt someone.', { prompt_tokens: 30, completion_tokens: 8 }), moderation(true)];
+    const replies = [moderationReply(false), answer('chatcmpl-1', 'Here is how to hurt someone.', { prompt_tokens: 30, completion_tokens: 8 }), moderationReply(true)];
     const { fetch } = scriptedFetch(replies);
     const recorded = recordedPlugin('lc-moderation-output-end');
     const model = openai(fetch);
@@ -398,7 +386,7 @@ describe('openAIModerationMiddleware', () => {
   });
 
   it('a flagged input (exitBehavior "replace"): the model is sent the violation message in place of yours, and answers it; the verdict is on the turn’s end', async () => {
-    const replies = [moderation(true), answer('chatcmpl-1', 'I understand. Can I help with something else?', { prompt_tokens: 40, completion_tokens: 10 }), moderation(false)];
+    const replies = [moderationReply(true), answer('chatcmpl-1', 'I understand. Can I help with something else?', { prompt_tokens: 40, completion_tokens: 10 }), moderationReply(false)];
     const { fetch, requests } = scriptedFetch(replies);
     const recorded = recordedPlugin('lc-moderation-input-replace');
     const model = openai(fetch);
@@ -424,7 +412,7 @@ describe('openAIModerationMiddleware', () => {
   });
 
   it('a flagged output (exitBehavior "error"): the billed call is a completed step with its tokens; the run fails with OpenAIModerationError, as the program caught it', async () => {
-    const replies = [moderation(false), answer('chatcmpl-1', 'Here is how to hurt someone.', { prompt_tokens: 30, completion_tokens: 8 }), moderation(true)];
+    const replies = [moderationReply(false), answer('chatcmpl-1', 'Here is how to hurt someone.', { prompt_tokens: 30, completion_tokens: 8 }), moderationReply(true)];
     const { fetch } = scriptedFetch(replies);
     const recorded = recordedPlugin('lc-moderation-output');
     const model = openai(fetch);
@@ -480,7 +468,7 @@ describe('openAIModerationMiddleware on tool results', () => {
   });
 
   it('a flagged tool result (checkToolResults, exitBehavior "end"): the tool ran, its result is the call’s; the turn completes with the violation message, ended by a verdict of kind tool', async () => {
-    const replies: WireReply[] = [moderation(false), weatherCall('call_paris', 'Paris', { prompt_tokens: 70, completion_tokens: 15 }), moderation(true)];
+    const replies: WireReply[] = [moderationReply(false), weatherCall('call_paris', 'Paris', { prompt_tokens: 70, completion_tokens: 15 }), moderationReply(true)];
     const { fetch, requests } = scriptedFetch(replies);
     const recorded = recordedPlugin('lc-moderation-tool-end');
     const model = openai(fetch);
@@ -504,7 +492,7 @@ describe('openAIModerationMiddleware on tool results', () => {
   });
 
   it('a flagged message after a conversation that ran tools (checkToolResults, exitBehavior "end"): the verdict is of kind input', async () => {
-    const { fetch, requests } = scriptedFetch([moderation(true)]);
+    const { fetch, requests } = scriptedFetch([moderationReply(true)]);
     const recorded = recordedPlugin('lc-moderation-input-after-tools');
     const model = openai(fetch);
     const { getWeather } = weatherTool();

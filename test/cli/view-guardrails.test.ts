@@ -16,7 +16,7 @@ import { NemoRelayCallbackHandler } from '../../src/adapters/langchain/index.ts'
 import { expectNothingLost, recordedPlugin } from '../adapters/support.ts';
 import { useTracing } from '../adapters/openai-agents/support.ts';
 import { FakeOpenAI } from '../adapters/openai-agents/wire.ts';
-import { chatCompletion, scriptedFetch } from '../support/provider-wire.ts';
+import { chatCompletion, moderationReply, scriptedFetch } from '../support/provider-wire.ts';
 import { cliInProcess } from './support.ts';
 import { all, filesOf, viewed } from './view-json.ts';
 
@@ -26,15 +26,12 @@ afterEach(() => {
   uninstall = undefined;
 });
 
-/** OpenAI's moderation endpoint's reply, flagged for violence or clean. */
-const moderation = (flagged: boolean) => ({ json: { id: `modr-${flagged}`, model: 'omni-moderation-latest', results: [{ flagged, categories: { violence: flagged }, category_scores: { violence: flagged ? 0.9 : 0.01 } }] } });
-
 describe('view: a turn a guardrail stopped', () => {
   it("LangChain openAIModerationMiddleware flags a tool's result: the turn's row says which guardrail tripped, on what", async () => {
     const { fetch } = scriptedFetch([
-      moderation(false),
+      moderationReply(false),
       chatCompletion({ id: 'chatcmpl-1', model: 'gpt-4.1', content: null, toolCalls: [{ id: 'call_news', name: 'news', args: { city: 'Oslo' } }], usage: { prompt_tokens: 60, completion_tokens: 15 } }),
-      moderation(true),
+      moderationReply(true),
     ]);
     const recorded = recordedPlugin('view-guardrail-langchain');
     const model = new ChatOpenAI({ model: 'gpt-4.1', apiKey: 'sk-test', maxRetries: 0, configuration: { fetch } });

@@ -391,6 +391,18 @@ export function chatCompletion(options: { id: string; model: string; content: st
   };
 }
 
+/** OpenAI's moderation endpoint's reply (`POST /v1/moderations`), flagged for violence or clean in every category. */
+export function moderationReply(flagged: boolean): WireReply {
+  const names = ['harassment', 'hate', 'illicit', 'self_harm', 'sexual', 'violence'];
+  return {
+    json: {
+      id: `modr-${flagged ? 'flagged' : 'clean'}`,
+      model: 'omni-moderation-latest',
+      results: [{ flagged, categories: Object.fromEntries(names.map((name) => [name, flagged && name === 'violence'])), category_scores: Object.fromEntries(names.map((name) => [name, flagged && name === 'violence' ? 0.93 : 0.001])) }],
+    },
+  };
+}
+
 /** A completion the client may ask for either way: JSON, or streamed when the request says `"stream": true`. */
 export function chatCompletionEither(options: { id: string; model: string; content: string | null; toolCalls?: ChatToolCall[]; usage: ChatUsage }): WireReply {
   return { json: chatCompletion(options).json, sse: chatCompletionStream(options).sse };
