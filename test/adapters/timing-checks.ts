@@ -24,8 +24,8 @@ import type { DecodedSpan } from '../support/otlp-receiver.ts';
 import { expectNothingLost, type AtifDoc, type AtofEvent, type Recorded } from './support.ts';
 
 /** How long the provider holds each answer, and the tool runs (ms): the defaults of `answerMs` and `toolMs`. */
-export const HOLD_MS = 300;
-export const TOOL_MS = 200;
+export const HOLD_MS = 150;
+export const TOOL_MS = 100;
 
 /** A span must last at least this share of what it covers (timers fire late, never early, but rounding is loose). */
 const SHARE = 0.8;

@@ -17,8 +17,8 @@ import { checkTimes, timedTool, type ProgramTimes } from '../timing-checks.ts';
 import { onlyTrajectory, instrumentEachTest, TRACING, useTracing, weatherTool } from './support.ts';
 import { FakeOpenAI } from './wire.ts';
 
-const JSON_PACE: Pace = { lastByteMs: 300 };
-const STREAM_PACE: Pace = { firstByteMs: 200, lastByteMs: 500 };
+const JSON_PACE: Pace = { lastByteMs: 150 };
+const STREAM_PACE: Pace = { firstByteMs: 100, lastByteMs: 250 };
 
 const api = new FakeOpenAI();
 const toolRuns: Array<ProgramTimes['tool']> = [];
