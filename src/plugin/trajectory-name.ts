@@ -30,6 +30,7 @@
  */
 
 import { isJsonObject } from '../shared/json.ts';
+import { nonEmptyString } from '../shared/text.ts';
 
 /** The name of a session whose id a redaction governs and left no text for. */
 export const REDACTED_SESSION_NAME = '[REDACTED]';
@@ -61,7 +62,7 @@ export function trajectoryNamer(steps: readonly (SessionIdStep | null)[]): Traje
     let start: SessionStart = { name: scopeName, data: { session_id: sessionId }, metadata: { session_id: sessionId, trajectory_id: sessionId } };
     for (const step of configured) start = step(start);
     const redacted = isJsonObject(start.data) ? start.data.session_id : undefined;
-    return typeof redacted === 'string' && redacted !== '' ? redacted : REDACTED_SESSION_NAME;
+    return nonEmptyString(redacted) ?? REDACTED_SESSION_NAME;
   };
 }
 

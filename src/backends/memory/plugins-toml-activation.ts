@@ -43,6 +43,7 @@ import { EventTrajectory } from '../session-trajectories.ts';
 import { safeLog } from '../../shared/logger.ts';
 import { AtofFileWriter, defaultAtofFilename } from './atof-batcher.ts';
 import { errorMessage } from '../../shared/error-text.ts';
+import { nonEmptyString } from '../../shared/text.ts';
 import { TrajectoryFiles } from '../trajectory-files.ts';
 import { isConfinedRelativePath, resolveContained, UnsafePathError } from '../../shared/safe-path.ts';
 import { renderFilename } from '../../formats/plugins-toml/atif-template.ts';
@@ -225,7 +226,7 @@ function priceLlmCall(prices: PriceBook): LlmCallPricer {
 
 function profileModel(event: AtofScopeEvent): string | undefined {
   const model = event.category_profile?.model_name;
-  return typeof model === 'string' && model !== '' ? model : undefined;
+  return nonEmptyString(model);
 }
 
 /**

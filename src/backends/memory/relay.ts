@@ -63,6 +63,7 @@ import type { Logger, LoggerLike } from '../../shared/logger.ts';
 import { adaptLogger } from '../../shared/logger.ts';
 import { MemoryRelayCore } from './core.ts';
 import { safeClock } from '../../shared/clock.ts';
+import { nonEmptyString } from '../../shared/text.ts';
 import { executeLlm, executeTool } from './managed.ts';
 import { AtofFileWriter, defaultAtofFilename } from './atof-batcher.ts';
 import { createAtifExporter } from './atif-exporter.ts';
@@ -307,7 +308,7 @@ class MemoryRelayBackend implements MemoryRelay {
       this.core.counters.misuse(`registerAtofExporter: mode must be 'append' or 'overwrite', got ${String(mode)}; using 'append'`);
       mode = 'append';
     }
-    const filename = typeof o.filename === 'string' && o.filename !== '' ? o.filename : defaultAtofFilename();
+    const filename = nonEmptyString(o.filename) ?? defaultAtofFilename();
     // A separator or a dot name would put the file outside its folder; native refuses it too.
     if (!isPlainFileName(filename)) throw new AtofExporterError(`ATOF filename must be a plain file name, got ${JSON.stringify(filename)}`);
     const directory = typeof o.outputDirectory === 'string' ? o.outputDirectory : '';

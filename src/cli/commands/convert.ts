@@ -52,7 +52,7 @@ import { compareInstants, parseInstant, type Instant } from '../../formats/insta
 import { formatCount, formatDuration, type CliIo } from '../io.ts';
 import { addTrajectory, emptyTotals } from '../trajectory-stats.ts';
 import { parseJson, whyNotJson } from '../../shared/json.ts';
-import { quotedValue } from '../../shared/text.ts';
+import { nonEmptyString, quotedValue } from '../../shared/text.ts';
 
 export const convertSpec: CommandSpec = {
   name: 'convert',
@@ -307,7 +307,7 @@ function openSession(root: AtofEvent, args: ParsedArgs, profile: Profile): OpenS
     };
   }
   const style = stringFlag(args, 'style', 'exporter') as AtifBuilderStyle;
-  const model = typeof metadata.model === 'string' && metadata.model !== '' ? metadata.model : fromPlugin ? 'unknown' : undefined;
+  const model = nonEmptyString(metadata.model) ?? (fromPlugin ? 'unknown' : undefined);
   const builder = new AtifBuilder({
     // plugin-host files are keyed by the root uuid, like native's plugin writes them.
     sessionId: style === 'plugin-host' ? root.uuid : (logical ?? root.uuid),

@@ -135,7 +135,7 @@ function placeOfMedium(part: Record<string, unknown>): string | undefined {
     if (typeof candidate === 'string' && /^[a-z][a-z0-9+.-]*:\/\//i.test(candidate)) return candidate;
   }
   const name = part.filename ?? inner(part.file, 'filename');
-  return typeof name === 'string' && name !== '' ? name : undefined;
+  return nonEmptyString(name);
 }
 
 /**
@@ -159,7 +159,7 @@ function partsOfText(text: string): unknown {
 export function turnEndLabel(status: unknown, errorType: unknown): string | undefined {
   if (status === 'interrupted') return 'interrupted';
   if (status !== 'failed') return undefined;
-  return `failed: ${typeof errorType === 'string' && errorType !== '' ? errorType : 'error'}`;
+  return `failed: ${nonEmptyString(errorType) ?? 'error'}`;
 }
 
 /**

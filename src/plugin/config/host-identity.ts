@@ -14,6 +14,7 @@
 
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { nonEmptyString } from '../../shared/text.ts';
 
 /** The host's name (as written, for `agent.name`), a file-name-safe form of it, and its version. */
 export interface HostIdentity {
@@ -84,7 +85,7 @@ function packageIdentity(start: string): HostIdentity | null {
       }
       // A package.json without a name (a workspace root, a folder marking "type": "module") names nobody.
       if (typeof manifest.name !== 'string' || fileStem(manifest.name) === '') return null;
-      return { name: manifest.name, fileStem: fileStem(manifest.name), version: typeof manifest.version === 'string' && manifest.version !== '' ? manifest.version : 'unknown' };
+      return { name: manifest.name, fileStem: fileStem(manifest.name), version: nonEmptyString(manifest.version) ?? 'unknown' };
     }
     const parent = path.dirname(folder);
     if (parent === folder) break;

@@ -19,6 +19,7 @@
  */
 
 import type { Json, JsonObject } from '../../../shared/json.ts';
+import { nonEmptyString } from '../../../shared/text.ts';
 import type { AtofEvent } from '../../atof/types.ts';
 import { type Instant, compareInstants, parseInstant, readStamp } from '../../instant.ts';
 import { asObject } from '../payload/index.ts';
@@ -51,7 +52,6 @@ export interface AtifTurnEnd {
 
 const STAMP: { instant: Instant | undefined; text: string } = { instant: undefined, text: '' };
 
-const text = (value: Json | undefined): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
 const resumes = (message: Json | undefined): boolean => message === '' || (Array.isArray(message) && message.length === 0);
 
 /**
@@ -80,8 +80,8 @@ export function readTurnEnds(events: readonly AtofEvent[], from: number, to: num
     into.push({
       status,
       parent,
-      errorType: status === 'failed' ? text(data.error_type) : undefined,
-      errorMessage: status === 'failed' ? text(data.error_message) : undefined,
+      errorType: status === 'failed' ? nonEmptyString(data.error_type) : undefined,
+      errorMessage: status === 'failed' ? nonEmptyString(data.error_message) : undefined,
       instant,
       timestamp: STAMP.text,
       startedAt: starts.get(parent ?? ''),
