@@ -54,6 +54,7 @@ import { HeldToolFailures } from './tool-failures.ts';
 import { jsonEqual } from '../../shared/json.ts';
 import { consoleLogger } from '../../shared/logger.ts';
 import { addToEveryRun } from './global.ts';
+import { isRecord } from '../../shared/record.ts';
 
 export type { AdapterOptions, RunInfo, SessionScope } from '../core/options.ts';
 /** Options of `NemoRelayCallbackHandler`: the session id and scope, the platform name and the logger shared by every adapter. */
@@ -170,7 +171,6 @@ const MAX_UNCLAIMED_CALLS = 256;
 /** Top-level runs kept open at once; beyond it the oldest (a run that never ended) is ended as interrupted. */
 export const MAX_OPEN_RUNS = 1_000;
 
-const isRecord = (value: unknown): value is Loose => typeof value === 'object' && value !== null;
 /** A run stopped from outside (the consumer left a stream, an AbortSignal fired): interrupted, not failed. */
 const isAbort = (error: unknown): boolean => isRecord(error) && (error.name === 'AbortError' || (error.name === 'Error' && error.message === 'Abort'));
 /** A chain run of a compiled LangGraph graph (`CompiledStateGraph`, `Pregel`): an agent when it runs as a node. */

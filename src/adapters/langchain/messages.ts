@@ -26,10 +26,10 @@ import {
   type AnswerMedium,
 } from '../core/shapes.ts';
 import { nonEmptyString } from '../../shared/text.ts';
+import { isRecord } from '../../shared/record.ts';
 
 type Loose = Record<string, unknown>;
 
-const isRecord = (value: unknown): value is Loose => typeof value === 'object' && value !== null;
 
 const ROLE_BY_TYPE: Record<string, string> = { human: 'user', ai: 'assistant', system: 'system', tool: 'tool', developer: 'developer', function: 'function', generic: 'user' };
 
@@ -49,7 +49,7 @@ function typeOf(message: Loose): string | undefined {
 
 export function contentText(content: unknown): string {
   if (typeof content === 'string') return content;
-  if (Array.isArray(content)) return textOfParts(content.filter((part) => !isRecord(part) || part.type === 'text' || typeof part === 'string')) ?? '';
+  if (Array.isArray(content)) return textOfParts(content.filter((part) => typeof part !== 'object' || part === null || (isRecord(part) && part.type === 'text'))) ?? '';
   return content === undefined || content === null ? '' : recordedText(content);
 }
 

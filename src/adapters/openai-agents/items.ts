@@ -29,10 +29,10 @@ import {
   type ProviderApprovalAnswer,
 } from '../core/shapes.ts';
 import { nonEmptyString } from '../../shared/text.ts';
+import { isRecord } from '../../shared/record.ts';
 
 type Loose = Record<string, unknown>;
 
-const isRecord = (value: unknown): value is Loose => typeof value === 'object' && value !== null;
 
 function contentText(content: unknown): string {
   if (typeof content === 'string') return content;

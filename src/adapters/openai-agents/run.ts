@@ -57,10 +57,10 @@ import {
 import { currentToolFrame, type ToolFrame } from '../core/context.ts';
 import { bindCallSpan, onStreamEnd, reportsFailure, prepareAgent, sdkCurrentSpan, type AttemptObserver, type ModelInfo, type RunObserver, type ToolGuardrailVerdict } from './patch.ts';
 import { nonEmptyString } from '../../shared/text.ts';
+import { isRecord } from '../../shared/record.ts';
 
 type Loose = Record<string, unknown>;
 
-const isRecord = (value: unknown): value is Loose => typeof value === 'object' && value !== null;
 
 /**
  * What the SDK's default tool error function answers (`tool.ts`): with
