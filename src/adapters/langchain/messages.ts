@@ -30,7 +30,6 @@ import { isRecord } from '../../shared/record.ts';
 
 type Loose = Record<string, unknown>;
 
-
 const ROLE_BY_TYPE: Record<string, string> = { human: 'user', ai: 'assistant', system: 'system', tool: 'tool', developer: 'developer', function: 'function', generic: 'user' };
 
 /** A message's type: `getType()` on a BaseMessage, `role`/`type` on a plain message. */

@@ -33,7 +33,6 @@ import { isRecord } from '../../shared/record.ts';
 
 type Loose = Record<string, unknown>;
 
-
 function contentText(content: unknown): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';

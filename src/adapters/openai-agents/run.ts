@@ -61,7 +61,6 @@ import { isRecord } from '../../shared/record.ts';
 
 type Loose = Record<string, unknown>;
 
-
 /**
  * What the SDK's default tool error function answers (`tool.ts`): with
  * tracing off it is the only sign a tool threw.
