@@ -65,35 +65,74 @@ interface StartChannel {
   unbindStore?(store: AsyncLocalStorage<Span>): boolean;
 }
 
+/** The start channel's name (`tracingChannel(CHANNEL).start`'s): one map lookup, where a tracing channel makes five. */
+const START_CHANNEL = `tracing:${CHANNEL}:start`;
+
 let binds = 0;
-let bound: StartChannel | undefined;
+/**
+ * The start channel the store is bound to, kept for the life of the process once found, bound or not. Bun's
+ * `node:diagnostics_channel` holds channels weakly by name, and when a channel nobody holds is collected its finalizer
+ * deletes the name, even after a new channel took it. A channel bound here, let go at an uninstall and collected,
+ * could so take the next install's channel out of the registry: the SDK's next lookup made one without the store, and
+ * a run started in a step (a model call in `prepareStep`) became a session of its own. Held, the channel is never
+ * collected, so every install binds the same one.
+ */
+let held: StartChannel | undefined;
+let bound = false;
+
+function startChannel(): StartChannel | undefined {
+  return (diagnostics as { tracingChannel?: (name: string) => { start?: StartChannel } }).tracingChannel?.(CHANNEL).start;
+}
+
+function bind(): void {
+  try {
+    const start = startChannel();
+    start?.bindStore(spans, spanOf);
+    held = start;
+    bound = start !== undefined;
+  } catch {
+    // A runtime without tracing channels: runs inside another run's step stay sessions of their own.
+    bound = false;
+  }
+}
+
+function unbind(): void {
+  try {
+    held?.unbindStore?.(spans);
+  } catch {
+    // Nothing to undo.
+  }
+  bound = false;
+}
+
+/**
+ * Binds again when the registry no longer gives the held channel for the name: a channel of that name collected
+ * before the first install can still have its finalizer pending then, and take the name from the held one once. The
+ * run starting now is read as it was bound; the runs after it are followed again.
+ */
+function stayBound(): void {
+  if (!bound) return;
+  let current: unknown;
+  try {
+    current = (diagnostics as { channel?: (name: string) => unknown }).channel?.(START_CHANNEL);
+  } catch {
+    return;
+  }
+  if (current === held) return;
+  unbind();
+  bind();
+}
 
 /** Starts following the SDK's spans; the returned function stops (the last one unbinds). */
 export function trackSteps(): () => void {
-  if (binds === 0) {
-    try {
-      const start = (diagnostics as { tracingChannel?: (name: string) => { start?: StartChannel } }).tracingChannel?.(CHANNEL).start;
-      start?.bindStore(spans, spanOf);
-      bound = start;
-    } catch {
-      // A runtime without tracing channels: runs inside another run's step stay sessions of their own.
-      bound = undefined;
-    }
-  }
+  if (binds === 0) bind();
   binds += 1;
   let stopped = false;
   return () => {
     if (stopped) return;
     stopped = true;
     binds -= 1;
-    if (binds === 0) {
-      try {
-        bound?.unbindStore?.(spans);
-      } catch {
-        // Nothing to undo.
-      }
-      bound = undefined;
-    }
+    if (binds === 0) unbind();
   };
 }
 
@@ -103,6 +142,7 @@ export function trackSteps(): () => void {
  * (`generateText` reports its start inside its own span, `streamText` before it opens one).
  */
 export function enclosingStep(callId: string): RunStep | undefined {
+  stayBound();
   let span = spans.getStore();
   while (span !== undefined && span.callId === callId) span = span.outer;
   // streamText's step parses the model's stream (and repairs its tool calls) as the stream is read, in the model

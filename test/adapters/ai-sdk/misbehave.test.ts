@@ -460,3 +460,54 @@ describe('AI SDK: prepareStep', () => {
     await sameOnNative(recorded);
   });
 });
+
+describe('AI SDK: instrumented again after an uninstall, once the runtime collected what the first install bound', () => {
+  // Bun's node:diagnostics_channel holds channels weakly, and a collected channel's finalizer deletes its name even
+  // after a new channel took it: the step channel the first install bound, let go at its uninstall and collected, took
+  // the second install's channel out of the registry once its finalizer ran, and a model call in prepareStep became a
+  // session of its own (the slow random-wire file's seed 6 on Bun, one run in two). Bun, and Node with --expose-gc,
+  // collect here; elsewhere the program runs in the same order without the collection.
+  const collectNow = (): void => {
+    (globalThis as { Bun?: { gc(force: boolean): void } }).Bun?.gc(true);
+    (globalThis as { gc?: () => void }).gc?.();
+  };
+  /** Collects, then lets the finalizers run (tasks of their own). */
+  const collect = async (): Promise<void> => {
+    for (let i = 0; i < 3; i++) {
+      collectNow();
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  };
+
+  it("generateText: prepareStep's model call is still the sub-agent of the step it ran in", async () => {
+    const fake = new FakeProvider();
+    fake.reply('chat', { id: 'chatcmpl-plan', model: GPT, text: 'Use the weather tool.', usage: { input: 12, output: 5 } });
+    fake.reply('chat', { id: 'chatcmpl-1', model: MINI, toolCalls: [{ id: 'call_1', name: 'weather', args: { city: 'Paris' } }], usage: { input: 100, output: 20 } });
+    fake.reply('chat', { id: 'chatcmpl-2', model: MINI, text: 'Sunny in Paris.', usage: { input: 240, output: 6 } });
+    const recorded = recordedPlugin('ai-reinstall');
+    instrumentAiSdk(recordedPlugin('ai-reinstall-first').hooks)();
+    // The first install's channel is collected before the second install binds; its finalizer runs after.
+    collectNow();
+    uninstall = instrumentAiSdk(recorded.hooks);
+    await collect();
+    const result = await generateText({
+      model: chat(fake),
+      prompt: 'Weather in Paris?',
+      tools,
+      stopWhen: stepCountIs(5),
+      prepareStep: async ({ stepNumber }) => {
+        if (stepNumber > 0) return undefined;
+        const plan = await generateText({ model: chat(fake, 'gpt-4.1'), prompt: 'Plan the first step.' });
+        return { instructions: plan.text };
+      },
+    });
+    expect(result.text).toBe('Sunny in Paris.');
+
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    expect(atif, 'one session: the planning call inside it').toHaveLength(1);
+    const subagents = (atif[0]!.subagent_trajectories ?? []) as AtifDoc[];
+    expect(subagents.map((doc) => answered(doc).map((step) => [step.message, step.metrics.prompt_tokens, step.metrics.completion_tokens]))).toEqual([[['Use the weather tool.', 12, 5]]]);
+    expect(hooksOf(recorded, 'subagent_start').map((p) => p.child_role)).toEqual(['generateText in step 1']);
+  });
+});

@@ -1,0 +1,66 @@
+// The channel the AI SDK adapter follows a run's steps on (src/adapters/ai-sdk/step-context.ts) stays the SDK's
+// after the runtime collects an earlier channel of the same name. Bun's node:diagnostics_channel holds channels weakly
+// and a collected channel's finalizer deletes its name even after a new channel took it; misbehave.test.ts checks an
+// uninstall and a second install; here, in a fresh process, a program that looked the SDK's channel up before it
+// instrumented (as the SDK does when it traces a run) and let it go. The program's prepareStep asks a model: that call
+// must be the sub-agent of the step it ran in. Bun collects on demand (`Bun.gc`); Node and Deno run the same order.
+import { describe, expect, it } from 'vitest';
+import { dist, runChild } from '../../support/child.ts';
+import { repoRoot } from '../../support/doc-snippets.ts';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+const module = (file: string): string => JSON.stringify(pathToFileURL(path.join(repoRoot, 'node_modules', file)).href);
+
+const program = `
+import * as dc from 'node:diagnostics_channel';
+import { HookRegistry } from ${dist('src/index.js')};
+import { instrumentAiSdk } from ${dist('src/adapters/ai-sdk/index.js')};
+const { generateText, jsonSchema, stepCountIs, tool } = await import(${module('ai/dist/index.js')});
+const { MockLanguageModelV4 } = await import(${module('ai/dist/test/index.js')});
+
+const collect = () => globalThis.Bun?.gc(true);
+// A lookup of the SDK's channel before the install, let go: collected now, finalized after the install binds.
+dc.tracingChannel('ai:telemetry');
+collect();
+const hooks = new HookRegistry();
+const sessions = new Set();
+const roles = [];
+hooks.on('on_session_start', (p) => sessions.add(p.session_id));
+hooks.on('subagent_start', (p) => roles.push(p.child_role));
+const uninstall = instrumentAiSdk(hooks);
+for (let i = 0; i < 3; i++) {
+  collect();
+  await new Promise((resolve) => setTimeout(resolve, 5));
+}
+
+const usage = { inputTokens: { total: 10, noCache: 10, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 5, text: 5, reasoning: 0 } };
+const answer = (content, finish) => ({ content, finishReason: { unified: finish, raw: finish }, usage, warnings: [] });
+let calls = 0;
+const model = new MockLanguageModelV4({
+  doGenerate: async () => (++calls === 1 ? answer([{ type: 'tool-call', toolCallId: 'call_1', toolName: 'weather', input: '{"city":"Paris"}' }], 'tool-calls') : answer([{ type: 'text', text: 'Sunny in Paris.' }], 'stop')),
+});
+const planner = new MockLanguageModelV4({ doGenerate: async () => answer([{ type: 'text', text: 'Use the weather tool.' }], 'stop') });
+const result = await generateText({
+  model,
+  prompt: 'Weather in Paris?',
+  tools: { weather: tool({ inputSchema: jsonSchema({ type: 'object', properties: { city: { type: 'string' } } }), execute: async ({ city }) => 'sunny in ' + city }) },
+  stopWhen: stepCountIs(5),
+  prepareStep: async ({ stepNumber }) => {
+    if (stepNumber > 0) return undefined;
+    const plan = await generateText({ model: planner, prompt: 'Plan the first step.' });
+    return { instructions: plan.text };
+  },
+});
+uninstall();
+console.log(JSON.stringify({ text: result.text, sessions: sessions.size, roles }));
+`;
+
+describe('AI SDK: the step channel after an earlier channel of its name was collected', () => {
+  it("a model call in prepareStep is the sub-agent of the step it ran in, in the run's one session", () => {
+    const child = runChild(program);
+    expect(child.stderr).toBe('');
+    expect(child.status).toBe(0);
+    expect(JSON.parse(child.stdout.trim().split('\n').at(-1)!)).toEqual({ text: 'Sunny in Paris.', sessions: 1, roles: ['generateText in step 1'] });
+  });
+});
