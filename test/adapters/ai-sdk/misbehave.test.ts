@@ -38,6 +38,15 @@ const tools = {
   }),
 } satisfies ToolSet;
 
+/** A `prepareStep` as the SDK's docs write one: before the first step, a model plans it, and its answer is the step's instructions. */
+const planFirstStep =
+  (fake: FakeProvider) =>
+  async ({ stepNumber }: { stepNumber: number }): Promise<{ instructions: string } | undefined> => {
+    if (stepNumber > 0) return undefined;
+    const plan = await generateText({ model: chat(fake, 'gpt-4.1'), prompt: 'Plan the first step.' });
+    return { instructions: plan.text };
+  };
+
 type Step = Record<string, any>;
 const stepsOf = (doc: AtifDoc): Step[] => doc.steps as Step[];
 const answered = (doc: AtifDoc): Step[] => stepsOf(doc).filter((step) => step.source === 'agent' && step.metrics !== undefined);
@@ -271,11 +280,7 @@ describe('AI SDK: a streamed repair and a prepareStep that asks a model', () => 
       prompt: 'Weather in Paris?',
       tools,
       stopWhen: stepCountIs(5),
-      prepareStep: async ({ stepNumber }) => {
-        if (stepNumber > 0) return undefined;
-        const plan = await generateText({ model: chat(fake, 'gpt-4.1'), prompt: 'Plan the first step.' });
-        return { instructions: plan.text };
-      },
+      prepareStep: planFirstStep(fake),
       experimental_repairToolCall: async ({ toolCall }) => {
         const repaired = streamText({ model: chat(fake, 'gpt-4.1'), prompt: `Fix the inputs of ${toolCall.toolName}: ${toolCall.input}` });
         return { ...toolCall, input: await repaired.text };
@@ -495,11 +500,7 @@ describe('AI SDK: instrumented again after an uninstall, once the runtime collec
       prompt: 'Weather in Paris?',
       tools,
       stopWhen: stepCountIs(5),
-      prepareStep: async ({ stepNumber }) => {
-        if (stepNumber > 0) return undefined;
-        const plan = await generateText({ model: chat(fake, 'gpt-4.1'), prompt: 'Plan the first step.' });
-        return { instructions: plan.text };
-      },
+      prepareStep: planFirstStep(fake),
     });
     expect(result.text).toBe('Sunny in Paris.');
 
