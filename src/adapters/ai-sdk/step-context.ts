@@ -70,14 +70,16 @@ const START_CHANNEL = `tracing:${CHANNEL}:start`;
 
 let binds = 0;
 /**
- * The start channel the store is bound to, kept for the life of the process once found, bound or not. Bun's
- * `node:diagnostics_channel` holds channels weakly by name, and when a channel nobody holds is collected its finalizer
- * deletes the name, even after a new channel took it. A channel bound here, let go at an uninstall and collected,
- * could so take the next install's channel out of the registry: the SDK's next lookup made one without the store, and
- * a run started in a step (a model call in `prepareStep`) became a session of its own. Held, the channel is never
- * collected, so every install binds the same one.
+ * The start channel the store is bound to. Bun's `node:diagnostics_channel` holds channels weakly by name, and when a
+ * channel nobody holds is collected its finalizer deletes the name, even after a new channel took it. A channel bound
+ * here, let go at an uninstall and collected, could so take the next install's channel out of the registry: the SDK's
+ * next lookup made one without the store, and a run started in a step (a model call in `prepareStep`) became a session
+ * of its own. So every channel the store is ever bound to stays in `kept` for the life of the process, bound or not:
+ * none of them is ever finalized, every install binds the same one, and a rebind (`stayBound`) does not free the
+ * channel it leaves, whose finalizer would take the name from the new one.
  */
 let held: StartChannel | undefined;
+const kept: StartChannel[] = [];
 let bound = false;
 
 function startChannel(): StartChannel | undefined {
@@ -88,6 +90,7 @@ function bind(): void {
   try {
     const start = startChannel();
     start?.bindStore(spans, spanOf);
+    if (start !== undefined && !kept.includes(start)) kept.push(start);
     held = start;
     bound = start !== undefined;
   } catch {
