@@ -283,6 +283,8 @@ export class Recorder {
     const metadata = metadataOf(payload);
     const failed = toolFailed(payload);
     if (failed) metadata['error.type'] = truthy(payload.error_type) ? stringOf(payload.error_type) : stringOf(payload.status ?? 'error');
+    // Not the seed's: why the call failed, which the result (what the model was told) often does not say.
+    if (failed && truthy(payload.error_message)) metadata['error.message'] = stringOf(payload.error_message);
     // The tool that ran when an alias routed the call elsewhere: the span keeps the name the model called.
     if (truthy(payload.routed_to)) metadata.routed_to = stringOf(payload.routed_to);
     const remote = state.remoteTrajectories?.get(key);

@@ -145,7 +145,9 @@ describe.each(backends())('a host that emits the hooks as the docs say (%s)', (b
       ['call_rm', 'rm is not allowed', 'blocked'],
       ['call_delegate', 'Two text files.', null],
     ]);
-    expect(results[1]!.extra.metadata['otel.status_code']).toBe('ERROR');
+    // The blocked call says why it failed, beside the result the model was told.
+    expect(results[1]!.extra.metadata).toMatchObject({ 'otel.status_code': 'ERROR', 'error.type': 'ExecutionBlocked', 'error.message': 'rm is not allowed' });
+    expect(results[0]!.extra.metadata['error.message']).toBeUndefined();
     expect(results[2]!.subagent_trajectory_ref).toEqual([expect.objectContaining({ session_id: 'child-1' })]);
     const [sub] = doc.subagent_trajectories as AtifDoc[];
     expect(sub!.trajectory_id).toBe(results[2]!.subagent_trajectory_ref[0].trajectory_id);
