@@ -739,6 +739,32 @@ describe('wrapClaudeAgentSdk: the real SDK and CLI against a loopback Anthropic 
   }
   }
 
+  it('records every result a resumed query sent of an earlier reply that called two tools at once', async () => {
+    // The CLI writes each of the two results as the child of the block that called it: only the last is on the chain back from the prompt.
+    const recorded = recordedPlugin('claude-resume-parallel');
+    let files: string[] = [];
+    const mock = await startAnthropicMock((request) =>
+      request.assistantTurns === 0
+        ? { blocks: [{ type: 'text', text: 'Reading both.' }, ...files.map((file, i) => ({ type: 'tool_use' as const, id: `toolu_notes_${i + 1}`, name: 'Read', input: { file_path: file } }))], usage: { input: 4, output: 3 }, model: MAIN_MODEL }
+        : { blocks: [{ type: 'text', text: `answer ${request.assistantTurns}` }], usage: { input: 5, output: 2 }, model: MAIN_MODEL },
+    );
+    const offline = offlineClaudeEnv(mock.url);
+    cleanups.push(() => mock.close(), () => rmSync(offline.home, { recursive: true, force: true }));
+    files = ['paris.txt', 'lyon.txt'].map((name) => path.join(offline.home, name));
+    for (const file of files) writeFileSync(file, `${path.basename(file, '.txt')} notes\n`);
+    const options = { model: 'claude-main', cwd: offline.home, env: offline.env, settingSources: [], allowedTools: ['Read'] };
+    let sessionId = '';
+    for await (const message of sdk.query({ prompt: 'first question', options })) if (message.type === 'system' && message.subtype === 'init') sessionId = message.session_id;
+    const claude = wrapClaudeAgentSdk(sdk, recorded.hooks);
+    for await (const message of claude.query({ prompt: 'second question', options: { ...options, resume: sessionId } })) void message;
+    await recorded.finish();
+    const sent = sentConversation(mock.requests.at(-1)!.body.messages);
+    // (In the order the reads ended, which is either.)
+    expect(sent.filter((line) => line.startsWith('tool:')).map((line) => line.split(':')[1]).sort(), 'the CLI sent both results').toEqual(['toolu_notes_1', 'toolu_notes_2']);
+    const requests = recorded.log.filter((e) => e.hook === 'pre_api_request').map((e) => recordedConversation((e.payload.request as any).body.messages));
+    expect(requests).toEqual([sent]);
+  }, 120_000);
+
   it('records the conversation a forked session (resume + forkSession) sent, up to resumeSessionAt', async () => {
     const recorded = recordedPlugin('claude-fork');
     const mock = await startAnthropicMock((request) => ({ blocks: [{ type: 'text', text: `answer ${request.assistantTurns}` }], usage: { input: 5, output: 2 }, model: MAIN_MODEL }));

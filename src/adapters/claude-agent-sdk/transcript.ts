@@ -142,9 +142,10 @@ export function guessedTranscriptPath(sessionTranscript: string, agentId: string
  * else the last one) among those written before the query started
  * (`before`, epoch ms; a fork copies them with their own times). A
  * compaction's boundary has no parent: the summary after it is what is
- * sent. Messages the CLI added itself (`isMeta`) and sub-agent chains are
- * left out, as the stream leaves them out of later requests. Empty when the
- * file cannot be read.
+ * sent. A reply's blocks and tool results off that chain are put back
+ * (withParallelBranches). Messages the CLI added itself (`isMeta`) and
+ * sub-agent chains are left out, as the stream leaves them out of later
+ * requests. Empty when the file cannot be read.
  */
 export function priorConversation(path: string, from: { promptId: string | undefined; prompt: unknown; before: number; resumeAt: string | undefined }): ChatMessage[] {
   const byUuid = new Map<string, Loose>();
@@ -181,7 +182,7 @@ export function priorConversation(path: string, from: { promptId: string | undef
     if (assistant !== undefined) messages.push(assistant.blocks.chatMessage());
     assistant = undefined;
   };
-  for (const record of chain) {
+  for (const record of withParallelBranches(byUuid, chain)) {
     if ((record.type !== 'user' && record.type !== 'assistant') || record.isMeta === true || !isRecord(record.message)) continue;
     const message = record.message;
     if (record.type === 'assistant') {
@@ -205,6 +206,137 @@ export function priorConversation(path: string, from: { promptId: string | undef
   }
   flush();
   return messages;
+}
+
+/**
+ * The chain with what the CLI puts back into it when it rebuilds a conversation. A reply that called several tools at
+ * once is written one record per block, each the child of the one before, and each tool's result as the child of the
+ * block that called it (also named by `sourceToolAssistantUUID`, and by the result's `tool_use_id`): the chain runs
+ * through the last result only, and the others branch off it. The CLI takes, for each reply on the chain, the reply's
+ * records and the results hanging off them that are not on the chain, and puts them after the reply's last record on
+ * it: blocks first, then results, each in the order of their timestamps. A result that hangs elsewhere but answers one
+ * of the reply's calls no result on the chain answers comes too, once per call.
+ */
+function withParallelBranches(records: ReadonlyMap<string, Loose>, chain: readonly Loose[]): readonly Loose[] {
+  const onChain = new Set(chain.map((record) => record.uuid as string));
+  const { blocksOf, callerOf, results } = repliesAndResults(records);
+  const resultsOf = resultsByRecord(records, callerOf, results);
+  const answered = new Set(chain.flatMap((record) => blockIds(record, 'tool_result', 'tool_use_id')));
+  const order = new Map([...records.keys()].map((uuid, index) => [uuid, index]));
+  const lastOnChain = new Map<string, Loose>();
+  for (const record of chain) {
+    const id = messageId(record);
+    if (id !== undefined) lastOnChain.set(id, record);
+  }
+  const after = new Map<string, Loose[]>();
+  for (const [id, last] of lastOnChain) {
+    const blocks = blocksOf.get(id) ?? [last];
+    const own = new Set(blocks.map((record) => record.uuid as string));
+    const offBlocks = blocks.filter((record) => !onChain.has(record.uuid as string));
+    const direct: Loose[] = [];
+    const elsewhere: Loose[] = [];
+    const taken = new Set<string>();
+    for (const block of blocks) {
+      for (const result of resultsOf.get(block.uuid as string) ?? []) {
+        const uuid = result.uuid as string;
+        if (onChain.has(uuid) || taken.has(uuid)) continue;
+        taken.add(uuid);
+        (own.has(result.parentUuid as string) ? direct : elsewhere).push(result);
+      }
+    }
+    const offResults = [...direct, ...answeringCalls(elsewhere, direct, answered, own, callerOf, order)];
+    if (offBlocks.length === 0 && offResults.length === 0) continue;
+    const added = [...offBlocks.sort(byTimestamp), ...offResults.sort(byTimestamp)];
+    for (const record of added) onChain.add(record.uuid as string);
+    after.set(last.uuid as string, added);
+  }
+  if (after.size === 0) return chain;
+  return chain.flatMap((record) => [record, ...(after.get(record.uuid as string) ?? [])]);
+}
+
+/** The records of each reply (by its API message id), which record made each tool call, and the records of tool results. */
+function repliesAndResults(records: ReadonlyMap<string, Loose>): { blocksOf: Map<string, Loose[]>; callerOf: Map<string, Loose | null>; results: Loose[] } {
+  const blocksOf = new Map<string, Loose[]>();
+  // A call id two replies claim is nobody's (null).
+  const callerOf = new Map<string, Loose | null>();
+  const results: Loose[] = [];
+  for (const record of records.values()) {
+    const id = messageId(record);
+    if (id === undefined) {
+      if (record.type === 'user' && nonEmptyString(record.parentUuid) !== undefined && blockIds(record, 'tool_result', 'tool_use_id').length > 0) results.push(record);
+      continue;
+    }
+    const blocks = blocksOf.get(id);
+    if (blocks === undefined) blocksOf.set(id, [record]);
+    else blocks.push(record);
+    for (const call of blockIds(record, 'tool_use', 'id')) {
+      const caller = callerOf.get(call);
+      callerOf.set(call, caller === undefined || (caller !== null && messageId(caller) === id) ? record : null);
+    }
+  }
+  return { blocksOf, callerOf, results };
+}
+
+/** Each record's tool results: the results that are its children, that name it as the block that called them, or that answer a call it made. */
+function resultsByRecord(records: ReadonlyMap<string, Loose>, callerOf: ReadonlyMap<string, Loose | null>, results: readonly Loose[]): Map<string, Loose[]> {
+  const resultsOf = new Map<string, Loose[]>();
+  const add = (uuid: string, result: Loose): void => {
+    const list = resultsOf.get(uuid);
+    if (list === undefined) resultsOf.set(uuid, [result]);
+    else if (!list.includes(result)) list.push(result);
+  };
+  for (const result of results) {
+    add(result.parentUuid as string, result);
+    const source = typeof result.sourceToolAssistantUUID === 'string' && result.sourceToolAssistantUUID !== result.parentUuid ? records.get(result.sourceToolAssistantUUID) : undefined;
+    if (source !== undefined) add(source.uuid as string, result);
+    for (const call of blockIds(result, 'tool_result', 'tool_use_id')) {
+      const caller = callerOf.get(call);
+      if (caller) add(caller.uuid as string, result);
+    }
+  }
+  return resultsOf;
+}
+
+/** Of a reply's results that hang off another record, in the order written: each that answers a call of the reply no result taken yet answers. */
+function answeringCalls(elsewhere: readonly Loose[], direct: readonly Loose[], answered: ReadonlySet<string>, own: ReadonlySet<string>, callerOf: ReadonlyMap<string, Loose | null>, order: ReadonlyMap<string, number>): Loose[] {
+  if (elsewhere.length === 0) return [];
+  const covered = new Set([...answered, ...direct.flatMap((result) => blockIds(result, 'tool_result', 'tool_use_id'))]);
+  const position = (record: Loose): number => order.get(record.uuid as string) ?? Number.MAX_SAFE_INTEGER;
+  const ownCall = (call: string): boolean => {
+    const caller = callerOf.get(call);
+    return caller !== undefined && caller !== null && own.has(caller.uuid as string);
+  };
+  const taken: Loose[] = [];
+  for (const result of [...elsewhere].sort((a, b) => position(a) - position(b))) {
+    const calls = blockIds(result, 'tool_result', 'tool_use_id');
+    if (!calls.some((call) => !covered.has(call) && ownCall(call))) continue;
+    for (const call of calls) covered.add(call);
+    taken.push(result);
+  }
+  return taken;
+}
+
+/** The API message id of an assistant record (the CLI writes one record per block of a message). */
+function messageId(record: Loose): string | undefined {
+  return record.type === 'assistant' && isRecord(record.message) && typeof record.message.id === 'string' ? record.message.id : undefined;
+}
+
+/** The `key` of each block of `type` in a record's message content. */
+function blockIds(record: Loose, type: string, key: string): string[] {
+  const content = isRecord(record.message) ? record.message.content : undefined;
+  if (!Array.isArray(content)) return [];
+  const ids: string[] = [];
+  for (const block of content) {
+    const id = isRecord(block) && block.type === type ? block[key] : undefined;
+    if (typeof id === 'string') ids.push(id);
+  }
+  return ids;
+}
+
+/** The CLI's order for what it puts back: by timestamp, as text (ISO times sort so). */
+function byTimestamp(a: Loose, b: Loose): number {
+  const at = (record: Loose): string => (typeof record.timestamp === 'string' ? record.timestamp : '');
+  return at(a).localeCompare(at(b));
 }
 
 /**
@@ -237,7 +369,7 @@ function chainRecord(line: string): Loose | undefined {
     return undefined;
   }
   if (!isRecord(value) || typeof value.uuid !== 'string') return undefined;
-  const kept: Loose = { uuid: value.uuid, parentUuid: value.parentUuid, type: value.type, timestamp: value.timestamp, isSidechain: value.isSidechain, isMeta: value.isMeta, promptId: value.promptId };
+  const kept: Loose = { uuid: value.uuid, parentUuid: value.parentUuid, type: value.type, timestamp: value.timestamp, isSidechain: value.isSidechain, isMeta: value.isMeta, promptId: value.promptId, sourceToolAssistantUUID: value.sourceToolAssistantUUID };
   if (value.type === 'user' || value.type === 'assistant') kept.message = value.message;
   return kept;
 }

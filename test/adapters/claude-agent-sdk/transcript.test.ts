@@ -81,6 +81,38 @@ describe('priorConversation', () => {
     expect(priorConversation(file, { promptId: undefined, prompt: undefined, before: T0 + 50_000, resumeAt: 'm4' })).toHaveLength(6);
   });
 
+  it('takes every result of a reply that called tools at once, and its blocks, though only the last result is on the chain', () => {
+    // As the CLI 2.1.337 wrote a reply with two calls: each block a record chained to the one before, each result a child of
+    // the block that called it (sourceToolAssistantUUID), so the chain back from the prompt runs through the last result only.
+    const result = (uuid: string, caller: string, seconds: number, toolUseId: string, text: string) => user(uuid, caller, seconds, [{ type: 'tool_result', tool_use_id: toolUseId, content: text }], { sourceToolAssistantUUID: caller });
+    const call = (id: string, city: string) => ({ type: 'tool_use', id, name: 'mcp__weather__get_weather', input: { city } });
+    const lines = [
+      user('u1', null, 1, 'Paris and Lyon?'),
+      assistant('m1a', 'u1', 2, 'msg_1', { type: 'text', text: 'Looking up both.' }),
+      assistant('m1b', 'm1a', 2.1, 'msg_1', call('toolu_paris', 'Paris')),
+      assistant('m1c', 'm1b', 2.2, 'msg_1', call('toolu_lyon', 'Lyon')),
+      result('r1', 'm1b', 3, 'toolu_paris', 'Paris: sunny'),
+      result('r2', 'm1c', 3.1, 'toolu_lyon', 'Lyon: rain'),
+      assistant('m2', 'r2', 4, 'msg_2', { type: 'text', text: 'Sunny and rain.' }),
+      user('u2', 'm2', 100, 'And Oslo?', { promptId: 'prompt-2' }),
+    ];
+    const expected = [
+      { role: 'user', content: 'Paris and Lyon?' },
+      { role: 'assistant', content: 'Looking up both.', tool_calls: [{ id: 'toolu_paris', type: 'function', function: { name: 'mcp__weather__get_weather', arguments: '{"city":"Paris"}' } }, { id: 'toolu_lyon', type: 'function', function: { name: 'mcp__weather__get_weather', arguments: '{"city":"Lyon"}' } }] },
+      // In the order the CLI sends them, one user message with both results.
+      { role: 'tool', tool_call_id: 'toolu_paris', content: 'Paris: sunny' },
+      { role: 'tool', tool_call_id: 'toolu_lyon', content: 'Lyon: rain' },
+      { role: 'assistant', content: 'Sunny and rain.' },
+    ];
+    expect(priorConversation(transcript(lines), { promptId: 'prompt-2', prompt: 'And Oslo?', before: T0 + 50_000, resumeAt: undefined })).toEqual(expected);
+    // The chain may run through the first result instead: the call block after it and its result come back, after the reply's last block on the chain.
+    const first = lines.map((line) => (line.uuid === 'm2' ? { ...line, parentUuid: 'r1' } : line));
+    expect(priorConversation(transcript(first), { promptId: 'prompt-2', prompt: 'And Oslo?', before: T0 + 50_000, resumeAt: undefined }).map((m) => m.tool_call_id ?? m.content)).toEqual(['Paris and Lyon?', 'Looking up both.', 'toolu_lyon', 'toolu_paris', 'Sunny and rain.']);
+    // A result that hangs off another record comes back when it answers a call nothing else answers, once.
+    const elsewhere = [...lines.filter((line) => line.uuid !== 'r1'), attachment('h1', 'm1b', 2.5), { ...result('r1', 'h1', 3, 'toolu_paris', 'Paris: sunny'), sourceToolAssistantUUID: 'm1b' }, { ...result('r9', 'h1', 3.5, 'toolu_paris', 'again'), sourceToolAssistantUUID: 'm1b' }];
+    expect(priorConversation(transcript(elsewhere), { promptId: 'prompt-2', prompt: 'And Oslo?', before: T0 + 50_000, resumeAt: undefined })).toEqual(expected);
+  });
+
   it('starts at a compaction: the boundary has no parent, the summary after it is sent, the CLI\'s own notes are not', () => {
     const file = transcript([
       user('u1', null, 1, 'compacted away'),
