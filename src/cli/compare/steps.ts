@@ -296,8 +296,9 @@ function callFacts(tool: ViewNode, asked?: ReadonlyMap<string, unknown>): ToolCa
   let result: unknown;
   let input: unknown;
   let failureUnrecorded = false;
-  if (isRecord(source.call)) {
-    args = source.call.arguments;
+  // A trajectory's call, or a run no step of it asked for (an MCP server's call): its result alone.
+  if (isRecord(source.call) || isRecord(source.result)) {
+    args = isRecord(source.call) ? source.call.arguments : undefined;
     result = isRecord(source.result) ? source.result.content : undefined;
     failureUnrecorded = isRecord(source.result) && keepsSubagentLinkAsEnd(source.result);
   } else {

@@ -11,8 +11,9 @@
  * events of the sessions still open, not the file.
  *
  * Sessions are grouped by the rule `treesFromAtof` nests events by (a
- * scope's parent, in file order), so a session's tree from its own lines is
- * the tree the whole file gives it.
+ * scope's parent, in file order; a remote session whose parent scope is
+ * written later joins that scope's session when it is), so a session's tree
+ * from its own lines is the tree the whole file gives it.
  *
  * @module
  */
@@ -24,7 +25,7 @@ import type { AtofEvent } from '../../formats/atof/types.ts';
 import { parseAtofLine, type AtofLineError } from '../../formats/atof/validate.ts';
 import { isRecord } from '../../shared/record.ts';
 import { nonEmptyString } from '../../shared/text.ts';
-import { treesFromAtof } from './from-atof.ts';
+import { continuesCall, treesFromAtof } from './from-atof.ts';
 import type { ViewNode } from './model.ts';
 import { rollupOf, type Figures } from './rollup.ts';
 
@@ -54,7 +55,7 @@ export interface IndexedSession {
   readonly session: string;
   readonly rootUuid: string;
   /** Start and end byte offsets of its lines, in file order (flat pairs). */
-  readonly lines: number[];
+  lines: number[];
   /** Its events while held (from its first line on); null once let go. */
   events: AtofEvent[] | null;
   /** Whether its agent scope has ended. */
@@ -79,8 +80,12 @@ export class AtofIndex {
   private held = 0;
   /** How many sessions so far had each id (for `~2`, `~3`). */
   private readonly seenIds = new Map<string, number>();
-  /** The session each scope seen so far belongs to (the `scopes` map of `treesFromAtof`). */
+  /** The session each scope seen so far belongs to (the `scopes` map of `treesFromAtof`); see `ownerOf`. */
   private readonly owner = new Map<string, IndexedSession>();
+  /** Sessions that joined another (a remote session whose parent came later), and the one each joined. */
+  private readonly joined = new Map<IndexedSession, IndexedSession>();
+  /** Remote sessions waiting for their parent scope (`continuesCall`), by its uuid, with the id each was counted under. */
+  private readonly awaiting = new Map<string, { session: IndexedSession; id: string; seen: number }[]>();
   private readonly stale = new Set<IndexedSession>();
   /** The part of the file last read back for a session's lines. */
   private window: { from: number; length: number; bytes: Buffer } | undefined;
@@ -178,12 +183,12 @@ export class AtofIndex {
     if (!isRecord(event)) return;
     const major = atofMajor(event.atof_version);
     if (this.unknownMajor === undefined && major !== undefined && major !== 0) this.unknownMajor = major;
-    const parent = typeof event.parent_uuid === 'string' ? this.owner.get(event.parent_uuid) : undefined;
+    const parent = typeof event.parent_uuid === 'string' ? this.ownerOf(event.parent_uuid) : undefined;
     let target: IndexedSession | undefined;
     if (event.kind === 'mark') {
       target = parent;
     } else if (event.scope_category === 'end') {
-      target = this.owner.get(event.uuid);
+      target = this.ownerOf(event.uuid);
     } else if (event.category === 'agent' && parent === undefined) {
       const metadata = isRecord(event.metadata) ? event.metadata : {};
       const id = nonEmptyString(metadata.session_id) ?? event.uuid;
@@ -192,6 +197,7 @@ export class AtofIndex {
       target = { session: seen === 1 ? id : `${id}~${seen}`, rootUuid: event.uuid, lines: [], events: [], ended: false, summary: undefined, summarizedAt: 0 };
       this.sessions.push(target);
       this.owner.set(event.uuid, target);
+      if (continuesCall(event)) this.awaiting.set(event.parent_uuid, [...(this.awaiting.get(event.parent_uuid) ?? []), { session: target, id, seen }]);
     } else if (parent !== undefined) {
       target = parent;
       this.owner.set(event.uuid, parent);
@@ -203,12 +209,59 @@ export class AtofIndex {
       target.events.push(event);
       this.held += 1;
     }
+    if (event.kind !== 'mark' && event.scope_category !== 'end') this.adopt(event.uuid, target);
     if (event.kind !== 'mark' && event.scope_category === 'end' && event.uuid === target.rootUuid) {
       target.ended = true;
       this.summarize(target);
     } else if (this.held > this.maxHeldEvents) {
       this.letGo();
     }
+  }
+
+  /** The session a scope belongs to, through the sessions that joined others since it was seen. */
+  private ownerOf(uuid: string): IndexedSession | undefined {
+    let session = this.owner.get(uuid);
+    for (let next = session && this.joined.get(session); next !== undefined; next = this.joined.get(next)) session = next;
+    return session;
+  }
+
+  /**
+   * The remote sessions waiting for the scope `uuid`, which just started in `target`, join `target` (as
+   * `treesFromAtof` puts them under that scope), unless the scope is inside one of them.
+   */
+  private adopt(uuid: string, target: IndexedSession): void {
+    const waiting = this.awaiting.get(uuid);
+    if (waiting === undefined) return;
+    this.awaiting.delete(uuid);
+    for (const { session, id, seen } of waiting) {
+      if (session === target) continue;
+      this.join(session, target);
+      // Its id is no session's now: the next session under it is numbered as if it had never been one.
+      if (this.seenIds.get(id) === seen) this.seenIds.set(id, seen - 1);
+    }
+  }
+
+  /** Moves `from`'s lines (and events, while both hold theirs) into `into`, in file order. */
+  private join(from: IndexedSession, into: IndexedSession): void {
+    const lines: number[] = [];
+    const events: AtofEvent[] | null = from.events !== null && into.events !== null ? [] : null;
+    let i = 0;
+    let j = 0;
+    while (i < into.lines.length || j < from.lines.length) {
+      const fromInto = j >= from.lines.length || (i < into.lines.length && into.lines[i]! < from.lines[j]!);
+      const [source, at] = fromInto ? [into, i] : [from, j];
+      lines.push(source.lines[at]!, source.lines[at + 1]!);
+      events?.push(source.events![at / 2]!);
+      if (fromInto) i += 2;
+      else j += 2;
+    }
+    if (events === null) this.held -= (from.events?.length ?? 0) + (into.events?.length ?? 0);
+    into.lines = lines;
+    into.events = events;
+    this.joined.set(from, into);
+    this.sessions.splice(this.sessions.indexOf(from), 1);
+    this.stale.delete(from);
+    this.stale.add(into);
   }
 
   /** Works out a session's figures and lets its events go: its tree is read back from the file when it is opened. */

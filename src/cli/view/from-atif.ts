@@ -2,8 +2,9 @@
  * The view tree of an ATIF trajectory. A user step opens a turn (a retry
  * that repeats the same user message stays in its turn), each agent step is
  * an LLM call with its tool calls under it, and an embedded subagent
- * trajectory hangs under the tool call whose observation refers to it.
- * Durations come from Relay's `step.extra.invocation` and
+ * trajectory hangs under the tool call whose observation refers to it. A
+ * tool's run no step asked for (an MCP server's call) is a tool call of its
+ * own, from the system step that holds its result. Durations come from Relay's `step.extra.invocation` and
  * `extra.tool_invocations` (epoch seconds); a trajectory from another
  * writer has only step timestamps, so an agent step lasts from the step
  * before it to its own timestamp. Approvals come from the plugin-host
@@ -91,10 +92,8 @@ function trajectoryNode(doc: unknown, kind: 'session' | 'subagent'): ViewNode {
     }
     const parent = turn ?? root;
     if (step.source === 'system') {
-      const mark = node('mark', 'system', { ...noteOf(preview(step.message)), ...(at !== undefined ? { startUs: at } : {}), source: { step } });
-      addObservationsAsMarks(mark, step);
-      parent.children.push(mark);
-      ends.step(parent, step);
+      systemStep(step, at, parent, root, subagents, used);
+      ends.results(parent, step);
       continue;
     }
     const llm = llmStep(step, subagents, used, approvals, ran);
@@ -132,15 +131,21 @@ class TurnEnds {
 
   /** A step under `row`: it ended the turn, or a turn that had ended went on. */
   step(row: ViewNode, step: Obj): void {
+    if (!this.results(row, step)) this.#pending.delete(row);
+  }
+
+  /**
+   * A step of tool results only (a system step): it may end the turn, but a tool's result that comes after its turn
+   * ended is no run going on (an MCP server's call ends after the turn it ran inside it). Whether it ended the turn.
+   */
+  results(row: ViewNode, step: Obj): boolean {
     const ends = arr(isRecord(step.extra) ? step.extra.turn_ends : undefined).filter((end): end is Obj => isRecord(end) && (end.status === 'failed' || end.status === 'interrupted'));
     const end = ends.at(-1);
-    if (end === undefined) {
-      this.#pending.delete(row);
-      return;
-    }
+    if (end === undefined) return false;
     this.#pending.set(row, turnEndLabel(end.status, end.error_type)!);
     const endings = Array.isArray(row.source?.endings) ? (row.source.endings as string[]) : [];
     row.source = { ...row.source, endings: [...endings, ...ends.map((each) => each.status as string)] };
+    return true;
   }
 
   /** Writes each row's last end, once every step is read. */
@@ -203,7 +208,7 @@ function llmStep(step: Obj, subagents: Map<string, Obj>, used: Set<string>, appr
     // result is the last one's.
     const timing = invocations.findLast((candidate) => id !== undefined && candidate.invocation_id === id) ?? (byId ? undefined : invocations[index]) ?? {};
     const result = results.find((candidate) => id !== undefined && candidate.source_call_id === id);
-    const resultMeta = isRecord(result?.extra) && isRecord(result.extra.metadata) ? result.extra.metadata : {};
+    const resultMeta = metadataOfResult(result);
     const failed = resultMeta['otel.status_code'] === 'ERROR' || timing.status === 'error' || timing.status === 'failed';
     const tool = node('tool', `tool ${nonEmptyString(call.function_name) ?? '?'}`, {
       ...spanOf(timing),
@@ -226,17 +231,63 @@ function llmStep(step: Obj, subagents: Map<string, Obj>, used: Set<string>, appr
       tool.children.push(...asked);
       approvals.delete(id as string);
     }
-    for (const ref of arr(result?.subagent_trajectory_ref).filter(isRecord)) {
-      const key = nonEmptyString(ref.trajectory_id) ?? nonEmptyString(ref.session_id) ?? '';
-      const child = subagents.get(key);
-      if (child && !used.has(key)) {
-        used.add(key);
-        tool.children.push(trajectoryNode(child, 'subagent'));
-      }
-    }
+    addReferencedSubagents(tool, result, subagents, used);
     llm.children.push(tool);
   });
   return llm;
+}
+
+/** The embedded trajectories a tool call's result refers to, under the call (each once). */
+function addReferencedSubagents(tool: ViewNode, result: Obj | undefined, subagents: Map<string, Obj>, used: Set<string>): void {
+  for (const ref of arr(result?.subagent_trajectory_ref).filter(isRecord)) {
+    const key = nonEmptyString(ref.trajectory_id) ?? nonEmptyString(ref.session_id) ?? '';
+    const child = subagents.get(key);
+    if (child && !used.has(key)) {
+      used.add(key);
+      tool.children.push(trajectoryNode(child, 'subagent'));
+    }
+  }
+}
+
+/**
+ * A system step. A result a tool's run left (its `extra.event_name`: the converter writes one here when no agent
+ * step of the trajectory asked for the call, as for an MCP server's call, which the caller's model asked for) is a
+ * tool call, as the ATOF file shows it: the session's, or its turn's when its metadata names a turn; the trajectory
+ * keeps its result and when it ended, not when it started, so it is an instant. The step's message and any other
+ * result are a `system` row with its observations.
+ */
+function systemStep(step: Obj, at: number | undefined, turn: ViewNode, session: ViewNode, subagents: Map<string, Obj>, used: Set<string>): void {
+  const results = arr(isRecord(step.observation) ? step.observation.results : undefined).filter(isRecord);
+  const runs = results.filter(isToolRun);
+  for (const result of runs) {
+    const tool = standaloneTool(result, at);
+    addReferencedSubagents(tool, result, subagents, used);
+    (nonEmptyString(metadataOfResult(result).turn_id) !== undefined ? turn : session).children.push(tool);
+  }
+  const others = results.filter((result) => !isToolRun(result));
+  if (runs.length > 0 && others.length === 0 && preview(step.message) === undefined) return;
+  const mark = node('mark', 'system', { ...noteOf(preview(step.message)), ...(at !== undefined ? { startUs: at } : {}), source: { step } });
+  for (const result of others) mark.children.push(node('mark', 'observation', { ...noteOf(preview(result.content)), source: { result } }));
+  turn.children.push(mark);
+}
+
+/** Whether an observation result is a tool run's that no tool call of the trajectory asked for (no `source_call_id`). */
+const isToolRun = (result: Obj): boolean => result.source_call_id === undefined && isRecord(result.extra) && nonEmptyString(result.extra.event_name) !== undefined;
+
+const metadataOfResult = (result: Obj | undefined): Obj => (isRecord(result?.extra) && isRecord(result.extra.metadata) ? result.extra.metadata : {});
+
+/** The tool call of a run no step asked for: what it returned, failed as its end says, at the moment it ended. */
+function standaloneTool(result: Obj, at: number | undefined): ViewNode {
+  const metadata = metadataOfResult(result);
+  const tool = node('tool', `tool ${nonEmptyString((result.extra as Obj).event_name)}`, {
+    ...(at !== undefined ? { startUs: at } : {}),
+    source: { result, ...(nonEmptyString(metadata.tool_call_id) !== undefined ? { tool_call_id: metadata.tool_call_id } : {}) },
+    ...noteOf(preview(result.content, 60)),
+    ...(metadata['otel.status_code'] === 'ERROR' ? { error: failedToolText(metadata['error.type'], result.content) } : {}),
+  });
+  const retried = failedAttemptsNote(metadata);
+  if (retried !== undefined) noteOnce(tool, retried);
+  return tool;
 }
 
 /** The embedded trajectory an observation result refers to, when it is one not shown yet. */
@@ -247,11 +298,6 @@ function subagentOf(result: Obj | undefined, subagents: Map<string, Obj>, used: 
 }
 
 const subagentKey = (child: Obj): string => nonEmptyString(child.trajectory_id) ?? nonEmptyString(child.session_id) ?? '';
-
-function addObservationsAsMarks(target: ViewNode, step: Obj): void {
-  const results = arr(isRecord(step.observation) ? step.observation.results : undefined).filter(isRecord);
-  for (const result of results) target.children.push(node('mark', 'observation', { ...noteOf(preview(result.content)), source: { result } }));
-}
 
 function spanOf(invocation: Obj): Partial<ViewNode> {
   const start = invocation.start_timestamp;

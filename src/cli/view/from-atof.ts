@@ -22,7 +22,7 @@ import type { Json } from '../../relay/contract.ts';
 import type { AtofEvent } from '../../formats/atof/types.ts';
 import { extractMetrics, extractToolCalls } from '../../formats/atif/payload/index.ts';
 import { approvalNote, denialFailed, denialText, failedToolText, providerApprovalNote, providerRanNote, recordedErrorText, withServedBy } from './from-atif.ts';
-import { costOf, failedAttemptsNote, guardrailsNote, node, noteOnce, preview, spanFromChildren, tokensOf, turnEndLabel, type ViewNode } from './model.ts';
+import { asRemoteSession, containsNode, costOf, failedAttemptsNote, guardrailsNote, node, noteOnce, preview, spanFromChildren, tokensOf, turnEndLabel, type ViewNode } from './model.ts';
 import { nonEmptyString, quotedValue } from '../../shared/text.ts';
 import { isRecord } from '../../shared/record.ts';
 
@@ -37,6 +37,8 @@ interface Placed {
 
 interface AgentState {
   node: ViewNode;
+  /** The session id its title shows. */
+  sessionId: string;
   turns: Map<string, ViewNode>;
   /** Tool calls started and not yet ended, newest last. */
   openTools: { uuid: string; node: ViewNode; toolCallId?: string }[];
@@ -85,6 +87,36 @@ export function treesFromAtof(events: readonly AtofEvent[]): ViewNode[] {
     return turnId ? turnOf(parent.agent, turnId, at) : parent.node;
   };
 
+  /** An agent under the scope it names as its parent: the tool call that started it, else its parent's turn. */
+  const placeAgent = (child: AgentState, parent: Placed, metadata: Obj, time: number | undefined): void => {
+    // The call that started it: its parent scope when that is the call (a remote session's), else by id (a handoff's
+    // transfer call has ended by now), else the tool call still open.
+    const startedBy = nonEmptyString(metadata.parent_tool_call_id);
+    const delegating = (parent.node.kind === 'tool' ? parent.node : undefined) ?? (startedBy !== undefined ? parent.agent.toolsByCallId.get(startedBy) : undefined) ?? parent.agent.openTools.at(-1)?.node;
+    const parentTurn = nonEmptyString(metadata.parent_turn_id);
+    const container = delegating ?? (parentTurn ? turnOf(parent.agent, parentTurn, time) : containerFor(parent, metadata, time));
+    if (child.node.kind === 'session') asRemoteSession(child.node);
+    container.children.push(child.node);
+    parent.agent.subagentsBySession.set(child.sessionId, child.node);
+  };
+
+  /**
+   * Sessions whose parent scope had not started when they did, by that scope's uuid: an MCP server's session in the
+   * one file its process and its caller's both append to, written before the caller's lines when the server flushed
+   * first. Each goes under its parent when that starts, unless the parent is inside it.
+   */
+  const awaiting = new Map<string, { state: AgentState; metadata: Obj; time: number | undefined }[]>();
+  const adopt = (uuid: string, parent: Placed): void => {
+    const waiting = awaiting.get(uuid);
+    if (waiting === undefined) return;
+    awaiting.delete(uuid);
+    for (const { state, metadata, time } of waiting) {
+      if (containsNode(state.node, parent.node)) continue;
+      roots.splice(roots.indexOf(state.node), 1);
+      placeAgent(state, parent, metadata, time);
+    }
+  };
+
   for (const event of events) {
     if (!isRecord(event)) continue;
     const at = parseTimestamp(event.timestamp);
@@ -106,27 +138,27 @@ export function treesFromAtof(events: readonly AtofEvent[]): ViewNode[] {
     const category = event.category;
     if (category === 'agent') {
       const sessionId = nonEmptyString(metadata.session_id) ?? event.uuid;
+      // A session of its own under a scope of the file continues another process's call (an MCP server's): it is
+      // shown as a remote session, as a trajectory another file references is.
+      const subagent = parent !== undefined && metadata.nemo_relay_scope_role !== 'session';
       // A subagent's name is its role (`child_role`), as the ATIF file names it in `agent.name`.
-      const about = [parent ? nonEmptyString(metadata.child_role) : undefined, nonEmptyString(metadata.model)].filter(Boolean).join(', ');
-      const agentNode = node(parent ? 'subagent' : 'session', `${parent ? 'subagent' : 'session'} ${sessionId}`, {
+      const about = [subagent ? nonEmptyString(metadata.child_role) : undefined, nonEmptyString(metadata.model)].filter(Boolean).join(', ');
+      const agentNode = node(subagent ? 'subagent' : 'session', `${subagent ? 'subagent' : 'session'} ${sessionId}`, {
         ...(time !== undefined ? { startUs: time } : {}),
-        ...(about ? { note: about } : parent ? {} : { note: sessionNote(event.name, nonEmptyString(metadata.session_id)) }),
+        ...(about ? { note: about } : subagent ? {} : { note: sessionNote(event.name, nonEmptyString(metadata.session_id)) }),
         source: { start: event },
       });
-      const state: AgentState = { node: agentNode, turns: new Map(), openTools: [], llmByRequest: new Map(), llmByToolCall: new Map(), toolsByCallId: new Map(), toolWithoutId: false, subagentsBySession: new Map(), denialsByCallId: new Map(), approvalsByCallId: new Map() };
+      const state: AgentState = { node: agentNode, sessionId, turns: new Map(), openTools: [], llmByRequest: new Map(), llmByToolCall: new Map(), toolsByCallId: new Map(), toolWithoutId: false, subagentsBySession: new Map(), denialsByCallId: new Map(), approvalsByCallId: new Map() };
       agents.set(event.uuid, state);
       scopes.set(event.uuid, { node: agentNode, agent: state });
-      if (!parent) {
-        roots.push(agentNode);
+      if (parent) {
+        placeAgent(state, parent, metadata, time);
       } else {
-        // The call that started it, by id (a handoff's transfer call has ended by now), else the tool call still open.
-        const startedBy = nonEmptyString(metadata.parent_tool_call_id);
-        const delegating = (startedBy !== undefined ? parent.agent.toolsByCallId.get(startedBy) : undefined) ?? parent.agent.openTools.at(-1)?.node;
-        const parentTurn = nonEmptyString(metadata.parent_turn_id);
-        const container = delegating ?? (parentTurn ? turnOf(parent.agent, parentTurn, time) : containerFor(parent, metadata, time));
-        container.children.push(agentNode);
-        parent.agent.subagentsBySession.set(sessionId, agentNode);
+        roots.push(agentNode);
+        // A remote session's parent may come later: two processes appending to one file write in the order they flush.
+        if (continuesCall(event)) awaiting.set(event.parent_uuid, [...(awaiting.get(event.parent_uuid) ?? []), { state, metadata, time }]);
       }
+      adopt(event.uuid, { node: agentNode, agent: state });
       continue;
     }
     if (!parent) continue;
@@ -155,6 +187,7 @@ export function treesFromAtof(events: readonly AtofEvent[]): ViewNode[] {
     (requester ?? containerFor(parent, metadata, time)).children.push(created);
     if (category === 'llm' && requestId) parent.agent.llmByRequest.set(requestId, created);
     scopes.set(event.uuid, { node: created, agent: parent.agent });
+    adopt(event.uuid, { node: created, agent: parent.agent });
   }
   // A run resumed from its state reopens the agent that asked (a new scope): its calls may start there.
   const started = new Set([...agents.values()].flatMap((agent) => [...agent.toolsByCallId.keys()]));
@@ -162,6 +195,15 @@ export function treesFromAtof(events: readonly AtofEvent[]): ViewNode[] {
   for (const agent of agents.values()) showCallsNeverRun(agent, started, anyWithoutId);
   for (const root of roots) spanFromChildren(root);
   return roots;
+}
+
+/**
+ * Whether an agent scope is a session of its own that names a parent scope: one that continues another process's
+ * call (an MCP server's session under its caller's tool call), whose parent may be written after it. `AtofIndex`
+ * groups a file's lines into sessions by the same rule.
+ */
+export function continuesCall(event: AtofEvent): event is AtofEvent & { parent_uuid: string } {
+  return event.category === 'agent' && typeof event.parent_uuid === 'string' && isRecord(event.metadata) && event.metadata.nemo_relay_scope_role === 'session';
 }
 
 /** The marks, out of the rows they were put in. */

@@ -10,7 +10,7 @@
 
 import { isRecord } from '../../shared/record.ts';
 import { nonEmptyString } from '../../shared/text.ts';
-import type { ViewNode } from './model.ts';
+import { asRemoteSession, containsNode, type ViewNode } from './model.ts';
 
 /** The roots of each input, in input order; moved roots leave their input. */
 export interface LinkedSource {
@@ -56,11 +56,10 @@ export function linkRemoteTrajectories(sources: LinkedSource[]): MovedRoot[] {
         for (const ref of refs) {
           const key = nonEmptyString(ref.session_id) ?? nonEmptyString(ref.trajectory_id);
           const target = key === undefined ? undefined : byId.get(key);
-          if (target === undefined || target.root === root || taken.has(target.root) || contains(target.root, tool)) continue;
+          if (target === undefined || target.root === root || taken.has(target.root) || containsNode(target.root, tool)) continue;
           taken.add(target.root);
           target.source.roots = target.source.roots.filter((candidate) => candidate !== target.root);
-          target.root.kind = 'subagent';
-          target.root.title = target.root.title.replace(/^session /, 'remote session ');
+          asRemoteSession(target.root);
           tool.children.push(target.root);
           const call = isRecord(tool.source) && isRecord(tool.source.call) ? nonEmptyString(tool.source.call.tool_call_id) : undefined;
           moved.push({ from: target.source.file, session: key!, into: source.file, toolCall: call ?? tool.title });
@@ -76,8 +75,4 @@ function visitTools(node: ViewNode, visit: (tool: ViewNode) => void): void {
     if (child.kind === 'tool') visit(child);
     visitTools(child, visit);
   }
-}
-
-function contains(tree: ViewNode, target: ViewNode): boolean {
-  return tree === target || tree.children.some((child) => contains(child, target));
 }

@@ -83,6 +83,20 @@ export function sessionIdOf(root: ViewNode): string {
   return root.title.replace(/^(session|subagent) /, '');
 }
 
+/**
+ * A session shown under the tool call whose process it continues (an MCP server's, from its trajectory or its ATOF
+ * lines): a subagent row, titled `remote session <id>`.
+ */
+export function asRemoteSession(root: ViewNode): void {
+  root.kind = 'subagent';
+  root.title = root.title.replace(/^session /, 'remote session ');
+}
+
+/** Whether `target` is `tree` or under it. */
+export function containsNode(tree: ViewNode, target: ViewNode): boolean {
+  return tree === target || tree.children.some((child) => containsNode(child, target));
+}
+
 export function node(kind: ViewKind, title: string, extra: Partial<ViewNode> = {}): ViewNode {
   return { kind, title, children: [], ...extra };
 }

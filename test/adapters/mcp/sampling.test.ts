@@ -140,14 +140,14 @@ function checkTrip(backend: 'memory' | 'native', answer: Answer): Promise<void> 
     expectServerCall(server, agentFile, told);
 
     // `view` of both files: the sampling under the tool call beside the server's session, its tokens in the
-    // session's totals once.
+    // session's totals once (the server's record of the call is its session's tool call).
     const folder = path.join(run.cwd, 'trajectories');
     const viewed = spawnSync(process.execPath.includes('node') ? process.execPath : 'node', [path.join(repoRoot, 'dist/src/cli/main.js'), 'view', '--json', path.join(folder, serverFile), path.join(folder, agentFile)], { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });
     expect(viewed.status, viewed.stderr).toBe(0);
     const report = JSON.parse(viewed.stdout) as { files: { sessions: Doc[] }[] };
     expect(report.files.map((file) => file.sessions.length)).toEqual([0, 1]);
     const session = report.files[1]!.sessions[0]!;
-    expect(session.totals).toMatchObject({ llmCalls: 3, toolCalls: 1, errors: 0, promptTokens: 250, completionTokens: 31 });
+    expect(session.totals).toMatchObject({ llmCalls: 3, toolCalls: 2, errors: 0, promptTokens: 250, completionTokens: 31 });
     expect(session.own).toMatchObject({ llmCalls: 2, toolCalls: 1, promptTokens: 220, completionTokens: 27 });
     const toolNode = findNode(session, (node) => node.kind === 'tool' && node.title === 'tool plan_trip')!;
     expect(toolNode.children.map((child: Doc) => [child.kind, child.title])).toEqual([

@@ -1,0 +1,154 @@
+// `view` of an MCP server's call as docs/adapters/mcp.md's programs record it (agent.mjs and weather-server.mjs as
+// written, two processes over stdio, the model served on loopback), the server's own model call refused (HTTP 400),
+// so generateText throws inside the tool and the server answers `isError`. The server's trajectory alone, the two
+// trajectories together and the two processes' ATOF lines in one file must tell one story: the server's failed tool
+// call and its failed turn, under the agent's tool call. Two processes that share one ATOF file (the same host name)
+// append to it in the order they flush, the server's session (which ends first) often before the agent's session
+// start; here each names its own file, and `cat` of the two in either order is that file: one tree either way, read
+// at once, as a stream, or as it grows (`view --serve`).
+import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AtofIndex } from '../../src/cli/view/atof-index.ts';
+import { sessionsOf } from '../../src/cli/view/load.ts';
+import type { ViewNode } from '../../src/cli/view/model.ts';
+import { rollupOf } from '../../src/cli/view/rollup.ts';
+import { runtime } from '../support/child.ts';
+import { loopbackApi, userEnv } from '../support/doc-snippets.ts';
+import { FakeProvider } from '../adapters/ai-sdk/wire.ts';
+import { mcpPrograms, runAgent } from '../adapters/mcp/two-processes.ts';
+import { cliInProcess, tempDir } from './support.ts';
+import { all, viewed, type JsonNode } from './view-json.ts';
+
+let cwd: string;
+let serverAtif: string;
+let agentAtif: string;
+let serverId: string;
+/** Each process's ATOF file. */
+let atof: { server: string; agent: string };
+
+beforeAll(async () => {
+  const api = new FakeProvider();
+  api.reply('responses', { id: 'resp_1', model: 'gpt-4o-2024-08-06', text: '', toolCalls: [{ id: 'call_oslo', name: 'forecast', args: { city: 'Oslo' } }], usage: { input: 90, output: 15 } });
+  api.fail('responses', 400, 'Invalid model for this key');
+  api.reply('responses', { id: 'resp_2', model: 'gpt-4o-2024-08-06', text: 'No forecast for Oslo today.', usage: { input: 130, output: 12 } });
+  const provider = await loopbackApi((url, init) => api.fetch(url, init));
+  try {
+    const programs = mcpPrograms();
+    const env = userEnv({ OPENAI_API_KEY: 'sk-test-not-a-key', OPENAI_BASE_URL: `${provider.url}/v1`, AI_SDK_LOG_WARNINGS: 'false', NO_COLOR: '1' });
+    const run = await runAgent({ 'weather-server.mjs': programs.get('weather-server.mjs')!, 'agent.mjs': programs.get('agent.mjs')! }, 'agent.mjs', runtime, env);
+    cwd = run.cwd;
+    expect(run.status, `${run.stdout}\n${run.stderr}`).toBe(0);
+    expect(run.stdout).toContain('No forecast for Oslo today.');
+  } finally {
+    await provider.close();
+  }
+  const folder = path.join(cwd, 'trajectories');
+  const files = readdirSync(folder);
+  expect(files).toHaveLength(2);
+  const server = files.find((name) => name.includes('mcp-weather-server-'))!;
+  serverAtif = path.join(folder, server);
+  agentAtif = path.join(folder, files.find((name) => name !== server)!);
+  serverId = JSON.parse(readFileSync(serverAtif, 'utf8')).session_id;
+  // Each process writes the default ATOF file, named after its program, in the folder they both run in.
+  const outputs = path.join(cwd, 'nemo-relay-output');
+  const texts = readdirSync(outputs).map((name) => readFileSync(path.join(outputs, name), 'utf8'));
+  expect(texts).toHaveLength(2);
+  const sessionOf = (text: string) => JSON.parse(text.slice(0, text.indexOf('\n'))).metadata.session_id;
+  atof = { server: texts.find((text) => sessionOf(text) === serverId)!, agent: texts.find((text) => sessionOf(text) === 'user-42')! };
+  expect(atof.server).toBeDefined();
+  expect(atof.agent).toBeDefined();
+}, 130_000);
+
+afterAll(() => {
+  if (cwd !== undefined) rmSync(cwd, { recursive: true, force: true });
+});
+
+/** The two processes' lines in one file, as they append to a shared one when `first` flushed first. */
+function flushedFirst(first: 'server' | 'agent'): string {
+  const file = path.join(tempDir('nrh-view-mcp-'), `${first}-first.jsonl`);
+  writeFileSync(file, first === 'server' ? atof.server + atof.agent : atof.agent + atof.server);
+  return file;
+}
+
+/** A tree as `view --json` prints it, or as the viewer builds it (its rollups worked out on demand). */
+type Tree = (JsonNode | ViewNode) & { children: Tree[] };
+const everyNode = (root: Tree): Tree[] => all(root as JsonNode) as Tree[];
+const totalsOf = (root: Tree) => ('totals' in root && root.totals !== undefined ? root.totals : rollupOf(root as ViewNode).totals);
+
+/** The server's session under the agent's tool call `tool`, the only row there. */
+function remoteUnder(session: Tree, tool: string): Tree {
+  const call = everyNode(session).find((node) => node.kind === 'tool' && node.title === `tool ${tool}` && node.children.some((child) => child.kind === 'subagent'))!;
+  expect(call, 'the agent’s tool call holds the server’s session').toBeDefined();
+  const [remote, ...others] = call.children;
+  expect(others).toEqual([]);
+  expect([remote!.kind, remote!.title]).toEqual(['subagent', `remote session ${serverId}`]);
+  return remote!;
+}
+
+/** What the server's session says, from whichever file: its counts, its failed tool call and how its turn ended. */
+function serverStory(session: Tree): unknown {
+  const nodes = everyNode(session);
+  const { llmCalls, toolCalls, errors } = totalsOf(session);
+  return {
+    totals: { llmCalls, toolCalls, errors },
+    failedTool: nodes.filter((node) => node.kind === 'tool').map((node) => [node.title, node.error]),
+    failedLlm: nodes.filter((node) => node.kind === 'llm').map((node) => node.error),
+    turnEnd: nodes.filter((node) => node.kind === 'turn').map((node) => node.note?.replace(/^.* · /, '')),
+  };
+}
+
+const SERVER_STORY = {
+  totals: { llmCalls: 1, toolCalls: 1, errors: 2 },
+  failedTool: [['tool forecast', 'tool_error: Invalid model for this key']],
+  failedLlm: ['AI_APICallError: Invalid model for this key'],
+  turnEnd: ['failed: AI_APICallError'],
+};
+
+describe('view: an MCP server call whose tool failed, recorded by the two processes of docs/adapters/mcp.md', () => {
+  it("the server's trajectory alone shows its failed tool call and failed turn, as its ATOF lines do", async () => {
+    expect(serverStory(await viewed(serverAtif))).toEqual(SERVER_STORY);
+    expect(serverStory(remoteUnder(await viewed(flushedFirst('agent')), 'forecast'))).toEqual(SERVER_STORY);
+    const text = (await cliInProcess(['view', serverAtif])).stdout;
+    expect(text).toMatch(/1 LLM call, 1 tool call {2}2 errors\n/);
+    expect(text).toMatch(/✗ tool forecast {2}ERROR tool_error: Invalid model for this key\n/);
+    expect(text).toMatch(/turn 1 .*· failed: AI_APICallError\n/);
+    expect(text).not.toMatch(/system|observation/);
+  });
+
+  it("given both trajectories, the server's session under the agent's tool call carries its errors", async () => {
+    const result = await cliInProcess(['view', '--json', serverAtif, agentAtif]);
+    expect(result.code, result.stderr).toBe(0);
+    const [moved, agent] = JSON.parse(result.stdout).files as { sessions: JsonNode[] }[];
+    expect(moved!.sessions).toEqual([]);
+    const session = agent!.sessions[0]!;
+    expect(serverStory(remoteUnder(session, 'forecast'))).toEqual(SERVER_STORY);
+    expect(session.totals).toMatchObject({ llmCalls: 3, toolCalls: 2, errors: 2 });
+  });
+
+  it.each(['server', 'agent'] as const)("the one ATOF file, the %s's lines first: one session, the server's under the agent's tool call", async (first) => {
+    const file = flushedFirst(first);
+    // Streamed (a file on disk) and read whole (standard input) alike.
+    const streamed = await viewed(file);
+    const whole = sessionsOf('stdin', readFileSync(file, 'utf8'), 'stdin.jsonl').roots;
+    expect(whole.map((root) => root.title)).toEqual(['session user-42']);
+    for (const session of [streamed, whole[0]!] as Tree[]) {
+      expect(session.title).toBe('session user-42');
+      expect(serverStory(remoteUnder(session, 'forecast'))).toEqual(SERVER_STORY);
+    }
+    const text = (await cliInProcess(['view', file])).stdout;
+    expect(text.match(/^ {10}session /gm)).toHaveLength(1);
+    expect(text).toMatch(/tool forecast [^\n]*\n[^\n]*└─ remote session mcp-weather-server-[^\n]*Σ 2 errors/);
+  });
+
+  it("as the file grows (view --serve), the server's session is listed until the agent's tool call that started it comes, then joins it", () => {
+    const file = flushedFirst('server');
+    const index = new AtofIndex(file);
+    index.readOn(Buffer.byteLength(atof.server));
+    expect(index.sessions.map((session) => session.session)).toEqual([serverId]);
+    index.readOn(statSync(file).size);
+    expect(index.sessions.map((session) => session.session)).toEqual(['user-42']);
+    expect(index.summary(index.sessions[0]!)).toMatchObject({ llmCalls: 3, toolCalls: 2, errors: 2 });
+    expect(serverStory(remoteUnder(index.tree(index.sessions[0]!) as Tree, 'forecast'))).toEqual(SERVER_STORY);
+  });
+});
