@@ -205,6 +205,28 @@ describe('nemo-relay-hooks convert', () => {
       expect(readFileSync(path.join(converted, name), 'utf8'), name).toBe(readFileSync(path.join(replayed, 'atif', name), 'utf8'));
     }
   });
+
+  it('names the model a session learned only from its answer, as the plugin did (a framework adapter\'s session names none at its start)', async () => {
+    const dir = tempDir();
+    const hooks = path.join(dir, 'framework.hooks.jsonl');
+    const line = (hook: string, payload: Record<string, unknown>) => JSON.stringify({ hook, payload: { session_id: 'thread-1', ...payload } });
+    const response = { model: 'gpt-4.1-2025-04-14', choices: [{ message: { role: 'assistant', content: 'yo' }, finish_reason: 'stop' }] };
+    writeFileSync(hooks, [
+      line('on_session_start', { platform: 'langchain' }),
+      line('pre_llm_call', { turn_id: 't', user_message: 'hi' }),
+      line('pre_api_request', { turn_id: 't', api_request_id: 't:api:1', provider: 'openai', request: { body: { messages: [{ role: 'user', content: 'hi' }] } } }),
+      line('post_api_request', { turn_id: 't', api_request_id: 't:api:1', response, response_model: response.model }),
+      line('post_llm_call', { turn_id: 't', assistant_response: 'yo' }),
+      line('on_session_finalize', {}),
+    ].join('\n') + '\n');
+    const replayed = path.join(dir, 'replayed');
+    expect((await cliInProcess(['replay', hooks, '--out', replayed, '--quiet'])).code).toBe(0);
+    const converted = path.join(dir, 'converted');
+    expect((await cliInProcess(['convert', path.join(replayed, 'atof', 'framework-atof.jsonl'), '--out', converted, '--template', 'framework-atif-{session_id}.json'])).code).toBe(0);
+    const ours = readFileSync(path.join(converted, 'framework-atif-thread-1.json'), 'utf8');
+    expect(JSON.parse(ours).agent.model_name).toBe('gpt-4.1-2025-04-14');
+    expect(ours).toBe(readFileSync(path.join(replayed, 'atif', 'framework-atif-thread-1.json'), 'utf8'));
+  });
 });
 
 describe('convert of bytes that are not UTF-8', () => {

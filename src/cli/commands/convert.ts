@@ -307,13 +307,16 @@ function openSession(root: AtofEvent, args: ParsedArgs, profile: Profile): OpenS
     };
   }
   const style = stringFlag(args, 'style', 'exporter') as AtifBuilderStyle;
-  const model = nonEmptyString(metadata.model) ?? (fromPlugin ? 'unknown' : undefined);
+  // As the plugin names it: the session's model, else (outside Hermes' names) the model the first answer reports, as
+  // when a framework learns it only from the provider; "unknown" when neither says.
+  const model = nonEmptyString(metadata.model) ?? (plugin?.form === 'hermes' ? 'unknown' : undefined);
+  const fallback = fromPlugin && model === undefined ? { fallbackModelName: 'unknown' } : {};
   const builder = new AtifBuilder({
     // plugin-host files are keyed by the root uuid, like native's plugin writes them.
     sessionId: style === 'plugin-host' ? root.uuid : (logical ?? root.uuid),
     agentName,
     agentVersion: stringFlag(args, 'agent-version', 'unknown'),
-    ...(model !== undefined ? { modelName: model } : {}),
+    ...(model !== undefined ? { modelName: model } : fallback),
     // The plugin's own files name each sub-agent after itself; so does their conversion.
     ...(fromPlugin ? { subagentAgents: 'own' as const, turnEnds: true } : {}),
     style,
