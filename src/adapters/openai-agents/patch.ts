@@ -376,27 +376,67 @@ function frameOfCurrentSpan(): ToolFrame | undefined {
 
 let removeFinder: (() => void) | undefined;
 
+/** What to call as a streamed run ends, each before the caller's loop over its stream resumes. */
+export interface StreamEnd {
+  /** The runner finished the run. */
+  done(): void;
+  /** The runner failed it. */
+  failed(error: unknown): void;
+  /** Its stream was cancelled: the caller's loop broke out of it, or the run's signal aborted. */
+  cancelled(): void;
+}
+
 /**
- * Calls `done` or `failed` as a streamed run's result ends, before the SDK
- * ends its stream and settles `completed`: the runner ends it by calling
- * the result's `_done()` or `_raiseError(error)`, wrapped here on that one
- * result. A result without them is left as it is.
+ * Calls `end.done` or `end.failed` as a streamed run's result ends, before
+ * the SDK ends its stream and settles `completed`: the runner ends it by
+ * calling the result's `_done()` or `_raiseError(error)`, wrapped here on
+ * that one result. Calls `end.cancelled` as its stream is cancelled: the SDK
+ * closes the stream at once, so the caller's loop is over, but calls
+ * `_done()` only once the run has wound down, after a program that shuts
+ * down right after its loop has done so. A result without these is left as
+ * it is.
  */
-export function onStreamEnd(result: object, done: () => void, failed: (error: unknown) => void): void {
+export function onStreamEnd(result: object, end: StreamEnd): void {
   const record = result as Loose;
   const finish = record._done;
   const raise = record._raiseError;
   if (typeof finish !== 'function' || typeof raise !== 'function') return;
+  const stopWatching = watchCancel(record, end.cancelled);
   defineMethod(result, '_done', function done_(this: unknown, ...args: unknown[]): unknown {
-    quietly(done);
+    stopWatching();
+    quietly(() => end.done());
     return finish.apply(this, args);
   });
   defineMethod(result, '_raiseError', function raiseError_(this: unknown, error: unknown, ...rest: unknown[]): unknown {
-    quietly(() => failed(error));
+    stopWatching();
+    quietly(() => end.failed(error));
     return raise.call(this, error, ...rest);
   });
 }
 
+/**
+ * Calls `cancelled` when the result's stream is cancelled, and returns what
+ * stops watching. A `break` out of the caller's loop cancels the stream,
+ * which aborts the result's own signal (`_getAbortSignal()`) in the same
+ * call, before the loop exits; the caller's signal aborts it too. The SDK's
+ * listener on it runs first and marks the result `cancelled`. The listener
+ * is removed as the run ends, as the SDK removes its own: a caller's
+ * long-lived signal must not keep the run.
+ */
+function watchCancel(result: Loose, cancelled: () => void): () => void {
+  const signal = quietly(() => (typeof result._getAbortSignal === 'function' ? (result._getAbortSignal() as unknown) : undefined));
+  if (!isRecord(signal) || typeof signal.addEventListener !== 'function' || typeof signal.removeEventListener !== 'function') return () => {};
+  const target = signal as unknown as AbortSignal;
+  const onAbort = (): void => {
+    if (result.cancelled === true) quietly(cancelled);
+  };
+  if (target.aborted) {
+    onAbort();
+    return () => {};
+  }
+  target.addEventListener('abort', onAbort, { once: true });
+  return () => target.removeEventListener('abort', onAbort);
+}
 
 /** Puts `value` in place of the method, keeping whether it was enumerable: a spread copy of a tool must keep its `invoke`. */
 function defineMethod(target: object, key: string, value: AnyFunction): boolean {

@@ -649,15 +649,16 @@ export class RunRecord implements RunObserver {
       this.#finish(result);
       return;
     }
-    // Ended when the stream ends, before the caller's loop over it resumes:
-    // a program that shuts the plugin down right after its loop (without
-    // awaiting `completed`) would otherwise lose the turn's end. `completed`
-    // stays the fallback; whichever comes first settles the run.
-    onStreamEnd(
-      result,
-      () => this.#finish(result),
-      (error) => this.failed(error),
-    );
+    // Ended when the stream ends, before the caller's loop over it resumes
+    // (a cancelled one: as it is cancelled): a program that shuts the plugin
+    // down right after its loop (without awaiting `completed`) would
+    // otherwise lose the turn's end. `completed` stays the fallback;
+    // whichever comes first settles the run.
+    onStreamEnd(result, {
+      done: () => this.#finish(result),
+      failed: (error) => this.failed(error),
+      cancelled: () => this.#cancelled(result),
+    });
     (result.completed as Promise<unknown>).then(
       () => this.#finish(result),
       (error: unknown) => this.failed(error),
@@ -665,10 +666,7 @@ export class RunRecord implements RunObserver {
   }
 
   failed(error: unknown): void {
-    if (this.#settled) return;
-    const run = this.#turn(isRecord(error) ? error.state : undefined);
-    this.#settled = true;
-    this.#adapter.settled(this);
+    const run = this.#settle(isRecord(error) ? error.state : undefined);
     if (run === undefined) return;
     const state = isRecord(error) ? error.state : undefined;
     const guardrails = guardrailsOf(state, isRecord(error) ? error.result : undefined);
@@ -692,11 +690,17 @@ export class RunRecord implements RunObserver {
     run.end(status, undefined, error, { turnEnd: guardrailTurnEnd(guardrails) });
   }
 
+  /**
+   * The stream was cancelled: the caller's loop broke out of it (the SDK cancels the run), or the run's signal aborted.
+   * The SDK has closed the stream, so the caller's loop is over, and winds the run down later: the turn ends now.
+   */
+  #cancelled(result: Loose): void {
+    const run = this.#settle(result.state);
+    if (run !== undefined) this.#endCancelled(run, guardrailsOf(result.state, undefined));
+  }
+
   #finish(result: unknown): void {
-    if (this.#settled) return;
-    const run = this.#turn(isRecord(result) ? result.state : undefined);
-    this.#settled = true;
-    this.#adapter.settled(this);
+    const run = this.#settle(isRecord(result) ? result.state : undefined);
     if (run === undefined) return;
     const record = isRecord(result) ? result : {};
     const state = record.state;
@@ -722,12 +726,7 @@ export class RunRecord implements RunObserver {
       if (hold) this.#adapter.hold(state as object, run.sessionId, chain);
       return;
     }
-    if (record.cancelled === true) {
-      this.#closeOpen(Object.assign(new Error('the stream was cancelled'), { name: 'AbortError' }));
-      endHandedTo(this.box.handedTo, 0, 'interrupted');
-      run.end('interrupted', undefined, undefined, { turnEnd: guardrailTurnEnd(guardrails) });
-      return;
-    }
+    if (record.cancelled === true) return this.#endCancelled(run, guardrails);
     this.#closeOpen(undefined);
     const last = run.ownsSession ? safeLastResponseId(record) : undefined;
     if (last !== undefined) this.#adapter.answeredIn(last, run.sessionId);
@@ -736,6 +735,22 @@ export class RunRecord implements RunObserver {
     const text = finalText(output);
     endHandedTo(this.box.handedTo, 0, 'completed', text);
     run.end('completed', text, undefined, { turnEnd: guardrailTurnEnd(guardrails) });
+  }
+
+  /** Settles the run, once: its turn to end, if it has one (opened now for a run that ends before its first event). */
+  #settle(state: unknown): AgentRun | undefined {
+    if (this.#settled) return undefined;
+    const run = this.#turn(state);
+    this.#settled = true;
+    this.#adapter.settled(this);
+    return run;
+  }
+
+  /** A cancelled stream's turn: interrupted, with what it left open failed with the abort. */
+  #endCancelled(run: AgentRun, guardrails: readonly GuardrailRecord[]): void {
+    this.#closeOpen(this.#callerCancelled() ?? Object.assign(new Error('the stream was cancelled'), { name: 'AbortError' }));
+    endHandedTo(this.box.handedTo, 0, 'interrupted');
+    run.end('interrupted', undefined, undefined, { turnEnd: guardrailTurnEnd(guardrails) });
   }
 
   /**

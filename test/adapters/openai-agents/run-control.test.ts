@@ -1,7 +1,8 @@
 // Agents SDK programs that use the run controls its docs describe: tool
 // timeouts (`timeoutMs`, as a result or as an exception), a caller's
-// AbortSignal (mid-stream, mid-request, mid-tool), a stream read to its end
-// or stopped by a guardrail with nothing awaited after it, `toolUseBehavior`,
+// AbortSignal (mid-stream, mid-request, mid-tool), a stream read to its end,
+// stopped by a guardrail or broken out of with nothing awaited after it,
+// `toolUseBehavior`,
 // conversation memory (`session: new MemorySession()`), and a paused run
 // resumed elsewhere from `state.toString()` (a new Runner, adapter and
 // plugin writing the same folder, as a second process would). Each
@@ -11,12 +12,12 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
-import { Agent, InputGuardrailTripwireTriggered, MemorySession, OpenAIResponsesModel, RunState, Runner, ToolTimeoutError, run, setDefaultOpenAIClient, tool, type InputGuardrail } from '@openai/agents';
+import { Agent, InputGuardrailTripwireTriggered, MemorySession, OpenAIResponsesModel, RunState, Runner, ToolTimeoutError, run, setDefaultOpenAIClient, tool, type InputGuardrail, type RunStreamEvent } from '@openai/agents';
 import * as z from 'zod';
 import { instrumentOpenAIAgents } from '../../../src/adapters/openai-agents/index.ts';
-import { backends, expectNothingLost, recordedPlugin, type AtifDoc } from '../support.ts';
-import { agentSteps, expectRunsClosed, hooks, observation, onlyTrajectory, sdkTotals, stepsOf, toolCallIds, tokenTotals, TRACING, useTracing } from './support.ts';
-import { FakeOpenAI } from './wire.ts';
+import { backends, expectNothingLost, expectTurnEndInAtif, recordedPlugin, type AtifDoc } from '../support.ts';
+import { agentSteps, expectRunsClosed, hooks, observation, onlyTrajectory, sdkTotals, stepsOf, toolCallIds, tokenTotals, TRACING, useTracing, weatherTool } from './support.ts';
+import { FakeOpenAI, type Reply } from './wire.ts';
 
 const api = new FakeOpenAI();
 setDefaultOpenAIClient(api.client());
@@ -39,6 +40,20 @@ const stuck = (extra: Record<string, unknown>) =>
   });
 const quick = tool({ name: 'quick_lookup', description: 'A lookup that answers', parameters: z.object({}), execute: async () => 'found it' });
 const TIMEOUT_MESSAGE = "Tool 'slow_lookup' timed out after 20ms.";
+
+/** Where a program's loop over a streamed run breaks out, and what the model was answering then. */
+const BREAK_POINTS: ReadonlyArray<{ where: string; reply: Reply; stops: (event: RunStreamEvent) => boolean }> = [
+  {
+    where: 'at the tool call',
+    reply: { calls: [{ id: 'call_lima', name: 'get_weather', args: { city: 'Lima' } }], usage: { input: 30, output: 8 } },
+    stops: (event) => event.type === 'run_item_stream_event' && event.name === 'tool_called',
+  },
+  {
+    where: 'mid-answer',
+    reply: { text: 'Sunny in Lima, with a light breeze from the sea all afternoon.', usage: { input: 30, output: 14 } },
+    stops: (event) => event.type === 'raw_model_stream_event' && event.data.type === 'output_text_delta',
+  },
+];
 
 /** What the model was told of a call: the function_call_output the next request carried. */
 function toldTheModel(callId: string): unknown {
@@ -226,6 +241,8 @@ describe('Agents SDK run controls', () => {
         events += 1;
         if (events === 3) controller.abort();
       }
+      // The abort closed the stream: when the loop has ended, the turn has too.
+      expect(hooks(recorded, 'on_session_end')).toMatchObject([{ interrupted: true, failed: false }]);
       await result.completed;
       expect(result.cancelled).toBe(true);
       expect(hooks(recorded, 'api_request_error')).toMatchObject([{ error: { type: 'AbortError' } }]);
@@ -286,6 +303,43 @@ describe('Agents SDK run controls', () => {
   }, 30_000);
 
   for (const backend of backends()) {
+    for (const tracing of TRACING) {
+      for (const { where, reply, stops } of BREAK_POINTS) {
+        it(`a streamed run whose loop breaks out ${where}, the plugin shut down right after the loop (completed not awaited): the turn ends interrupted (${backend}, ${tracing})`, async () => {
+          useTracing(tracing);
+          api.load({ 'gpt-4.1': [reply] });
+          const recorded = recordedPlugin('agents-stream-break', backend);
+          uninstall = instrumentOpenAIAgents(recorded.hooks);
+          const agent = new Agent({ name: 'Weather Agent', instructions: 'You are a helpful weather assistant.', model: 'gpt-4.1', tools: [weatherTool()] });
+          const result = await run(agent, 'What is the weather in Lima?', { stream: true });
+          for await (const event of result) {
+            // Breaking out cancels the run: the SDK settles `completed` only later.
+            if (stops(event)) break;
+          }
+          expect(result.cancelled).toBe(true);
+          // When the loop has exited, the turn has already ended.
+          expect(hooks(recorded, 'on_session_end')).toMatchObject([{ interrupted: true, failed: false, turn_exit_reason: 'interrupted' }]);
+          // A request still streaming is cut off with the run.
+          expect(hooks(recorded, 'api_request_error')).toMatchObject(where === 'mid-answer' ? [{ error: { type: 'AbortError' } }] : []);
+          const { atif, atof, counters } = await recorded.finish();
+          expectNothingLost(counters);
+          expectRunsClosed(recorded);
+          // The turn's end in ATOF: `hermes.session.end` (`hermes.turn.end` is a completed turn's answer).
+          const marks = (name: string) => atof.filter((event) => event.kind === 'mark' && event.name === name).map((event) => event.data);
+          expect(marks('hermes.session.end')).toMatchObject([{ interrupted: true, failed: false, turn_exit_reason: 'interrupted' }]);
+          expect(marks('hermes.turn.end')).toEqual([]);
+          // The session closed by the run, not by the shutdown.
+          const sessionEnds = atof.filter((event) => event.kind === 'scope' && event.scope_category === 'end' && event.metadata?.nemo_relay_scope_role === 'session');
+          expect(sessionEnds.map((event) => event.data?.reason)).toEqual(['run_interrupted']);
+          await expectTurnEndInAtif(recorded, onlyTrajectory(atif), { status: 'interrupted' });
+          // The SDK winds the cancelled run down after the plugin closed: nothing more is emitted.
+          const emitted = recorded.log.length;
+          await result.completed;
+          expect(recorded.log).toHaveLength(emitted);
+        }, 30_000);
+      }
+    }
+
     it(`a paused run resumed elsewhere from state.toString() (new Runner, adapter and plugin, same folder) keeps both trajectories (${backend})`, async () => {
       useTracing('tracing on');
       api.load({
