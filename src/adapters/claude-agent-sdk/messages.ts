@@ -65,6 +65,14 @@ export interface ToolResultBlock {
   readonly isError: boolean;
 }
 
+/** The ids of a content's `tool_use` blocks: the calls a reply made. */
+export function toolUseIds(content: unknown): string[] {
+  if (!Array.isArray(content)) return [];
+  const ids: string[] = [];
+  for (const block of content) if (isRecord(block) && block.type === 'tool_use' && typeof block.id === 'string') ids.push(block.id);
+  return ids;
+}
+
 /** The `tool_result` blocks of a user message's content. */
 export function toolResults(content: unknown): ToolResultBlock[] {
   if (!Array.isArray(content)) return [];

@@ -35,7 +35,7 @@
 
 import type { AdapterCore, AgentRun, ApiCall, RequestParts, RunStatus } from '../core/run.ts';
 import type { ChatMessage } from '../core/shapes.ts';
-import { ApiAttemptError, AssistantBlocks, contentText, PROVIDER, toolResults, anthropicUsage, rejectedByUser, resultOutcome, type Loose } from './messages.ts';
+import { ApiAttemptError, AssistantBlocks, contentText, PROVIDER, toolResults, toolUseIds, anthropicUsage, rejectedByUser, resultOutcome, type Loose } from './messages.ts';
 import { isRecord } from '../../shared/record.ts';
 import { tokenCount, tokenUsage } from '../../formats/usage.ts';
 import { nonEmptyString } from '../../shared/text.ts';
@@ -62,8 +62,7 @@ interface Report {
 function toolIds(message: Loose): string[] {
   const content = isRecord(message.message) ? message.message.content : undefined;
   if (!Array.isArray(content)) return [];
-  const calls = content.flatMap((block) => (isRecord(block) && block.type === 'tool_use' && typeof block.id === 'string' ? [block.id] : []));
-  return [...calls, ...toolResults(content).map((result) => `result:${result.toolUseId}`)];
+  return [...toolUseIds(content), ...toolResults(content).map((result) => `result:${result.toolUseId}`)];
 }
 
 export class SubAgent {

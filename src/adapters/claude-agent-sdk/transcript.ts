@@ -14,7 +14,7 @@
 
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import type { ChatMessage } from '../core/shapes.ts';
-import { AssistantBlocks, promptText, toolResults, type Loose } from './messages.ts';
+import { AssistantBlocks, promptText, toolResults, toolUseIds, type Loose } from './messages.ts';
 import { isRecord } from '../../shared/record.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 
@@ -221,7 +221,7 @@ function withParallelBranches(records: ReadonlyMap<string, Loose>, chain: readon
   const onChain = new Set(chain.map((record) => record.uuid as string));
   const { blocksOf, callerOf, results } = repliesAndResults(records);
   const resultsOf = resultsByRecord(records, callerOf, results);
-  const answered = new Set(chain.flatMap((record) => blockIds(record, 'tool_result', 'tool_use_id')));
+  const answered = new Set(chain.flatMap((record) => resultIds(record)));
   const order = new Map([...records.keys()].map((uuid, index) => [uuid, index]));
   const lastOnChain = new Map<string, Loose>();
   for (const record of chain) {
@@ -263,13 +263,13 @@ function repliesAndResults(records: ReadonlyMap<string, Loose>): { blocksOf: Map
   for (const record of records.values()) {
     const id = messageId(record);
     if (id === undefined) {
-      if (record.type === 'user' && nonEmptyString(record.parentUuid) !== undefined && blockIds(record, 'tool_result', 'tool_use_id').length > 0) results.push(record);
+      if (record.type === 'user' && nonEmptyString(record.parentUuid) !== undefined && resultIds(record).length > 0) results.push(record);
       continue;
     }
     const blocks = blocksOf.get(id);
     if (blocks === undefined) blocksOf.set(id, [record]);
     else blocks.push(record);
-    for (const call of blockIds(record, 'tool_use', 'id')) {
+    for (const call of callIds(record)) {
       const caller = callerOf.get(call);
       callerOf.set(call, caller === undefined || (caller !== null && messageId(caller) === id) ? record : null);
     }
@@ -289,7 +289,7 @@ function resultsByRecord(records: ReadonlyMap<string, Loose>, callerOf: Readonly
     add(result.parentUuid as string, result);
     const source = typeof result.sourceToolAssistantUUID === 'string' && result.sourceToolAssistantUUID !== result.parentUuid ? records.get(result.sourceToolAssistantUUID) : undefined;
     if (source !== undefined) add(source.uuid as string, result);
-    for (const call of blockIds(result, 'tool_result', 'tool_use_id')) {
+    for (const call of resultIds(result)) {
       const caller = callerOf.get(call);
       if (caller) add(caller.uuid as string, result);
     }
@@ -300,7 +300,7 @@ function resultsByRecord(records: ReadonlyMap<string, Loose>, callerOf: Readonly
 /** Of a reply's results that hang off another record, in the order written: each that answers a call of the reply no result taken yet answers. */
 function answeringCalls(elsewhere: readonly Loose[], direct: readonly Loose[], answered: ReadonlySet<string>, own: ReadonlySet<string>, callerOf: ReadonlyMap<string, Loose | null>, order: ReadonlyMap<string, number>): Loose[] {
   if (elsewhere.length === 0) return [];
-  const covered = new Set([...answered, ...direct.flatMap((result) => blockIds(result, 'tool_result', 'tool_use_id'))]);
+  const covered = new Set([...answered, ...direct.flatMap((result) => resultIds(result))]);
   const position = (record: Loose): number => order.get(record.uuid as string) ?? Number.MAX_SAFE_INTEGER;
   const ownCall = (call: string): boolean => {
     const caller = callerOf.get(call);
@@ -308,7 +308,7 @@ function answeringCalls(elsewhere: readonly Loose[], direct: readonly Loose[], a
   };
   const taken: Loose[] = [];
   for (const result of [...elsewhere].sort((a, b) => position(a) - position(b))) {
-    const calls = blockIds(result, 'tool_result', 'tool_use_id');
+    const calls = resultIds(result);
     if (!calls.some((call) => !covered.has(call) && ownCall(call))) continue;
     for (const call of calls) covered.add(call);
     taken.push(result);
@@ -321,17 +321,11 @@ function messageId(record: Loose): string | undefined {
   return record.type === 'assistant' && isRecord(record.message) && typeof record.message.id === 'string' ? record.message.id : undefined;
 }
 
-/** The `key` of each block of `type` in a record's message content. */
-function blockIds(record: Loose, type: string, key: string): string[] {
-  const content = isRecord(record.message) ? record.message.content : undefined;
-  if (!Array.isArray(content)) return [];
-  const ids: string[] = [];
-  for (const block of content) {
-    const id = isRecord(block) && block.type === type ? block[key] : undefined;
-    if (typeof id === 'string') ids.push(id);
-  }
-  return ids;
-}
+/** The calls a record's message made (its `tool_use` ids). */
+const callIds = (record: Loose): string[] => toolUseIds(isRecord(record.message) ? record.message.content : undefined);
+
+/** The calls a record's tool results answer, read as `toolResults` reads them. */
+const resultIds = (record: Loose): string[] => toolResults(isRecord(record.message) ? record.message.content : undefined).map((result) => result.toolUseId);
 
 /** The CLI's order for what it puts back: by timestamp, as text (ISO times sort so). */
 function byTimestamp(a: Loose, b: Loose): number {
