@@ -278,8 +278,9 @@ export interface AtifExporterOptions {
   /**
    * A turn that failed or was interrupted (its `on_session_end` says so)
    * says so in the trajectory: `extra.turn_ends` on the turn's last step and
-   * a sentence in `notes`. Default false: native's `AtifExporter` writes no
-   * turn's end.
+   * a sentence in `notes`; and a tool call that failed says `failed` in its
+   * step's `extra.tool_invocations`. Default false: native's `AtifExporter`
+   * writes no turn's end, and `completed` for every tool call.
    */
   turnEnds?: boolean;
   /**

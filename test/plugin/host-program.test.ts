@@ -148,6 +148,12 @@ describe.each(backends())('a host that emits the hooks as the docs say (%s)', (b
     // The blocked call says why it failed, beside the result the model was told.
     expect(results[1]!.extra.metadata).toMatchObject({ 'otel.status_code': 'ERROR', 'error.type': 'ExecutionBlocked', 'error.message': 'rm is not allowed' });
     expect(results[0]!.extra.metadata['error.message']).toBeUndefined();
+    // Its invocation does not read as completed, as a failed LLM attempt's does not (native says completed for both).
+    expect(steps[2]!.extra.tool_invocations.map((invocation: AtifDoc) => [invocation.invocation_id, invocation.status])).toEqual([
+      ['call_ls', 'completed'],
+      ['call_rm', 'failed'],
+      ['call_delegate', 'completed'],
+    ]);
     expect(results[2]!.subagent_trajectory_ref).toEqual([expect.objectContaining({ session_id: 'child-1' })]);
     const [sub] = doc.subagent_trajectories as AtifDoc[];
     expect(sub!.trajectory_id).toBe(results[2]!.subagent_trajectory_ref[0].trajectory_id);

@@ -25,6 +25,7 @@ import type { AtofEvent } from '../atof/types.ts';
 import { sortJson } from '../native-text.ts';
 import { ExporterBytesCache, pluginHostTextInSlices, type AtifBuilderStyle } from './serialize.ts';
 import { finishSlices, SLICE_UNITS, type Slices } from '../../shared/slices.ts';
+import { markFailedTools, readFailedTools } from './convert/failed-tools.ts';
 import { placeTurnEnds, readTurnEnds, type TurnEnd } from './convert/turn-ends.ts';
 import type { Instant } from '../instant.ts';
 
@@ -66,7 +67,10 @@ export interface AtifBuilderOptions {
   fallbackModelName?: string;
   /** `exporter` style: `own` gives each sub-agent its own `agent` block (see `AtifExporterOptions.subagentAgents`). */
   subagentAgents?: 'own' | 'parent';
-  /** `exporter` style: a turn that failed or was interrupted says so (`AtifExporterOptions.turnEnds`, `convert/turn-ends.ts`). */
+  /**
+   * `exporter` style: a turn that failed or was interrupted says so, and so does a tool call that failed
+   * (`AtifExporterOptions.turnEnds`, `convert/turn-ends.ts`, `convert/failed-tools.ts`).
+   */
   turnEnds?: boolean;
   /**
    * `exporter` = native manual `AtifExporter` (struct field order, no root extra);
@@ -111,6 +115,8 @@ export class AtifBuilder {
   #turnEnds: TurnEnd[] = [];
   #endsRead = 0;
   #turnStarts = new Map<string, Instant>();
+  /** The tool scopes that ended failed, read with the turn ends (`convert/failed-tools.ts`). */
+  #failedTools = new Set<string>();
 
   /** Starts an empty trajectory. */
   constructor(options: AtifBuilderOptions) {
@@ -139,6 +145,7 @@ export class AtifBuilder {
     this.#turnEnds = [];
     this.#endsRead = 0;
     this.#turnStarts = new Map();
+    this.#failedTools = new Set();
   }
 
   /**
@@ -188,9 +195,13 @@ export class AtifBuilder {
       // Up to the events this build converted: an end recorded while it ran may end steps not in it.
       if (options.turnEnds === true && converted > this.#endsRead) {
         readTurnEnds(this.#events, this.#endsRead, converted, this.#turnEnds, this.#turnStarts);
+        readFailedTools(this.#events, this.#endsRead, converted, this.#failedTools);
         this.#endsRead = converted;
       }
-      if (options.turnEnds === true) placeTurnEnds(trajectory, this.#turnEnds);
+      if (options.turnEnds === true) {
+        placeTurnEnds(trajectory, this.#turnEnds);
+        markFailedTools(trajectory, this.#failedTools);
+      }
       return { trajectory };
     }
     return { trajectory, extra: { nemo_relay: relayCorrelation(root, sessionId) } };
