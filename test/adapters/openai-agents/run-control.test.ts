@@ -140,7 +140,7 @@ describe('Agents SDK run controls', () => {
       }, 30_000);
     }
 
-    it(`conversation memory (session: new MemorySession()): every run of the session is recorded under its id (${tracing})`, async () => {
+    for (const stream of [false, true]) it(`conversation memory (session: new MemorySession()): every run of the session is recorded under its id, with the history it sent (${stream ? 'streamed, ' : ''}${tracing})`, async () => {
       useTracing(tracing);
       api.load({
         'gpt-4.1': [
@@ -152,8 +152,15 @@ describe('Agents SDK run controls', () => {
       uninstall = instrumentOpenAIAgents(recorded.hooks);
       const agent = new Agent({ name: 'Assistant', instructions: 'Reply very concisely.', model: 'gpt-4.1' });
       const session = new MemorySession();
-      const first = await run(agent, 'What city is the Golden Gate Bridge in?', { session });
-      const second = await run(agent, 'What state is it in?', { session });
+      const ask = async (question: string) => {
+        if (!stream) return run(agent, question, { session });
+        const result = await run(agent, question, { session, stream: true });
+        for await (const _event of result) void _event;
+        await result.completed;
+        return result;
+      };
+      const first = await ask('What city is the Golden Gate Bridge in?');
+      const second = await ask('What state is it in?');
       expect(second.finalOutput).toBe('California');
       const sessionId = await session.getSessionId();
 
@@ -164,6 +171,17 @@ describe('Agents SDK run controls', () => {
         { role: 'user', content: 'What city is the Golden Gate Bridge in?' },
         { role: 'assistant', content: 'San Francisco' },
         { role: 'user', content: 'What state is it in?' },
+      ]);
+      // The turn says so too: the second one's conversation before its question is the session's, as sent.
+      expect(hooks(recorded, 'pre_llm_call').map((payload) => [payload.user_message, payload.conversation_history])).toEqual([
+        ['What city is the Golden Gate Bridge in?', []],
+        [
+          'What state is it in?',
+          [
+            { role: 'user', content: 'What city is the Golden Gate Bridge in?' },
+            { role: 'assistant', content: 'San Francisco' },
+          ],
+        ],
       ]);
       const { atif, counters } = await recorded.finish();
       expectNothingLost(counters);
