@@ -194,6 +194,35 @@ describe('Agents SDK run controls', () => {
       expect(tokenTotals(byQuestion.get('What state is it in?')!)).toEqual(sdkTotals(second.state.usage));
     }, 30_000);
 
+    it(`the host's own session (sessionScope: 'host'): each run is a turn of it, and only the first is its first turn (${tracing})`, async () => {
+      useTracing(tracing);
+      api.load({
+        'gpt-4.1': [
+          { text: 'San Francisco', usage: { input: 20, output: 3 } },
+          { text: 'California', usage: { input: 35, output: 2 } },
+        ],
+      });
+      const recorded = recordedPlugin('agents-host-session');
+      uninstall = instrumentOpenAIAgents(recorded.hooks, { sessionScope: 'host', sessionId: 'host-chat-7' });
+      const agent = new Agent({ name: 'Assistant', instructions: 'Reply very concisely.', model: 'gpt-4.1' });
+      const session = new MemorySession();
+      recorded.hooks.emit('on_session_start', { session_id: 'host-chat-7', platform: 'my-host' });
+      await run(agent, 'What city is the Golden Gate Bridge in?', { session });
+      await run(agent, 'What state is it in?', { session });
+      recorded.hooks.emit('on_session_finalize', { session_id: 'host-chat-7', reason: 'user_left' });
+
+      expect(hooks(recorded, 'pre_llm_call').map((payload) => [payload.session_id, payload.user_message, payload.is_first_turn])).toEqual([
+        ['host-chat-7', 'What city is the Golden Gate Bridge in?', true],
+        ['host-chat-7', 'What state is it in?', false],
+      ]);
+      const { atif, counters } = await recorded.finish();
+      expectNothingLost(counters);
+      // One session, the host's: one trajectory holding both turns.
+      const doc = onlyTrajectory(atif);
+      expect(stepsOf(doc).filter((step) => step.source === 'user').map((step) => step.message)).toEqual(['What city is the Golden Gate Bridge in?', 'What state is it in?']);
+      expect(agentSteps(doc).map((step) => step.message)).toEqual(['San Francisco', 'California']);
+    }, 30_000);
+
     it(`a streamed run read to its end, the plugin shut down right after the loop (completed not awaited): nothing is dropped (${tracing})`, async () => {
       useTracing(tracing);
       api.load({ 'gpt-4.1': [{ text: 'Streamed to the end.', usage: { input: 12, output: 5 } }] });
