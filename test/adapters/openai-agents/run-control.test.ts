@@ -194,6 +194,56 @@ describe('Agents SDK run controls', () => {
       expect(tokenTotals(byQuestion.get('What state is it in?')!)).toEqual(sdkTotals(second.state.usage));
     }, 30_000);
 
+    for (const where of ['agent', 'runner'] as const) {
+      it(`conversation memory with an input guardrail (on the ${where}) that runs an agent of its own: the turn's history is the session's, though the guardrail's run opens the turn (${tracing})`, async () => {
+        useTracing(tracing);
+        api.load({
+          'gpt-4.1-nano': [
+            { text: 'on topic', usage: { input: 10, output: 2 } },
+            { text: 'on topic', usage: { input: 12, output: 2 } },
+          ],
+          'gpt-4.1': [
+            { text: 'San Francisco', usage: { input: 20, output: 3 } },
+            { text: 'California', usage: { input: 35, output: 2 } },
+          ],
+        });
+        const recorded = recordedPlugin('agents-memory-guardrail');
+        uninstall = instrumentOpenAIAgents(recorded.hooks);
+        const checker = new Agent({ name: 'Topic check', instructions: 'Say whether the question is on topic.', model: 'gpt-4.1-nano' });
+        // As the SDK's docs write one: the guardrail runs its own agent on the input it is given.
+        const onTopic: InputGuardrail = {
+          name: 'On topic',
+          execute: async ({ input, context }) => {
+            const verdict = await run(checker, input, { context });
+            return { outputInfo: verdict.finalOutput, tripwireTriggered: false };
+          },
+        };
+        const agent = new Agent({ name: 'Assistant', instructions: 'Reply very concisely.', model: 'gpt-4.1', ...(where === 'agent' ? { inputGuardrails: [onTopic] } : {}) });
+        const runner = new Runner(where === 'runner' ? { inputGuardrails: [onTopic] } : {});
+        const session = new MemorySession();
+        await runner.run(agent, 'What city is the Golden Gate Bridge in?', { session });
+        const second = await runner.run(agent, 'What state is it in?', { session });
+        expect(second.finalOutput).toBe('California');
+
+        const turns = hooks(recorded, 'pre_llm_call').filter((payload) => payload.parent_session_id === undefined);
+        expect(turns.map((payload) => [payload.user_message, payload.conversation_history])).toEqual([
+          ['What city is the Golden Gate Bridge in?', []],
+          [
+            'What state is it in?',
+            [
+              { role: 'user', content: 'What city is the Golden Gate Bridge in?' },
+              { role: 'assistant', content: 'San Francisco' },
+            ],
+          ],
+        ]);
+        // The guardrail's agent ran inside the turn: its sub-agent.
+        expect(hooks(recorded, 'subagent_start').map((payload) => payload.child_role)).toEqual(['Topic check', 'Topic check']);
+        const { counters } = await recorded.finish();
+        expectNothingLost(counters);
+        expectRunsClosed(recorded);
+      }, 30_000);
+    }
+
     it(`the host's own session (sessionScope: 'host'): each run is a turn of it, and only the first is its first turn (${tracing})`, async () => {
       useTracing(tracing);
       api.load({
