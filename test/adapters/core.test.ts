@@ -6,6 +6,7 @@ import { HookRegistry } from '../../src/hooks/registry.ts';
 import { HOOK_NAMES } from '../../src/hooks/names.ts';
 import { AdapterCore } from '../../src/adapters/core/run.ts';
 import { PausedSubagents } from '../../src/adapters/core/holds.ts';
+import { MAX_HOST_SESSIONS } from '../../src/adapters/core/host-sessions.ts';
 import { sessionIdFor } from '../../src/adapters/core/options.ts';
 import { chatFinishReason } from '../../src/adapters/core/finish.ts';
 import { recordedValue } from '../../src/adapters/core/shapes.ts';
@@ -135,6 +136,42 @@ describe('AdapterCore', () => {
     core.startRun({ runId: 'r1', userMessage: () => 'one' })!.end('completed');
     core.startRun({ runId: 'r2', userMessage: () => 'two' })!.end('completed');
     expect(names()).toEqual(['pre_llm_call', 'post_llm_call', 'on_session_end', 'pre_llm_call', 'post_llm_call', 'on_session_end']);
+  });
+
+  it('with sessionScope "host", a run of a host session that already had a turn is not its first, whichever adapter instance on the hooks ran it', () => {
+    const { hooks, log } = recorder();
+    const options = { sessionScope: 'host' as const, sessionId: (run: { runId: string }) => run.runId.split('/')[0] };
+    const core = new AdapterCore(hooks, options, 'test');
+    core.startRun({ runId: 'conv/1', userMessage: () => 'one' })!.end('completed');
+    core.startRun({ runId: 'conv/2', userMessage: () => 'two' })!.end('completed');
+    // Another session: its own first turn.
+    core.startRun({ runId: 'other/1', userMessage: () => 'elsewhere' })!.end('completed');
+    // Another instance recording into the same hooks (a handler made per request): the same session.
+    new AdapterCore(hooks, options, 'test').startRun({ runId: 'conv/3', userMessage: () => 'three' })!.end('completed');
+    // Another host, another registry: nothing shared.
+    const { hooks: elsewhere, log: elsewhereLog } = recorder();
+    new AdapterCore(elsewhere, options, 'test').startRun({ runId: 'conv/1', userMessage: () => 'one' })!.end('completed');
+    const turns = (entries: typeof log) => entries.filter(([name]) => name === 'pre_llm_call').map(([, payload]) => [payload.session_id, payload.is_first_turn]);
+    expect(turns(log)).toEqual([
+      ['conv', true],
+      ['conv', false],
+      ['other', true],
+      ['conv', false],
+    ]);
+    expect(turns(elsewhereLog)).toEqual([['conv', true]]);
+  });
+
+  it('remembers the newest host sessions that had a turn, a bounded number', () => {
+    const { hooks, log } = recorder();
+    const core = new AdapterCore(hooks, { sessionScope: 'host', sessionId: (run) => run.runId.split('/')[0] }, 'test');
+    const turn = (runId: string) => core.startRun({ runId, userMessage: () => runId })!.end('completed');
+    turn('first/1');
+    for (let i = 0; i < MAX_HOST_SESSIONS; i++) turn(`s${i}/1`);
+    // `first` is forgotten (its next run reads as a first turn); the newest are remembered.
+    turn('first/2');
+    turn(`s${MAX_HOST_SESSIONS - 1}/2`);
+    const firstTurn = (runId: string) => log.find(([name, payload]) => name === 'pre_llm_call' && payload.user_message === runId)![1].is_first_turn;
+    expect([firstTurn('first/1'), firstTurn('first/2'), firstTurn(`s${MAX_HOST_SESSIONS - 1}/2`)]).toEqual([true, true, false]);
   });
 
   it('lets overlapping runs of one session share it: the last to end closes it', () => {

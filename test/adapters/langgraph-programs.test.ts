@@ -727,6 +727,26 @@ describe('LangGraph programs through the LangChain adapter', () => {
     await sameOnNative(recorded);
   }, 30_000);
 
+  it("a thread's runs in the host's own session (sessionScope: 'host'): the second run is not the session's first turn", async () => {
+    const { fetch } = scriptedFetch([
+      chatCompletion({ id: 'chatcmpl-h1', model: GPT, content: 'Hello Bob!', usage: { prompt_tokens: 12, completion_tokens: 3 } }),
+      chatCompletion({ id: 'chatcmpl-h2', model: GPT, content: 'Your name is Bob.', usage: { prompt_tokens: 25, completion_tokens: 5 } }),
+    ]);
+    const agent = createReactAgent({ llm: openai(fetch), tools: [], checkpointSaver: new MemorySaver() });
+    const recorded = recordedPlugin('lg-host-thread');
+    const handler = new NemoRelayCallbackHandler(recorded.hooks, { sessionScope: 'host' });
+    const config = { callbacks: [handler], configurable: { thread_id: 'chat-host' } };
+    recorded.hooks.emit('on_session_start', { session_id: 'chat-host', platform: 'my-host' });
+    await agent.invoke({ messages: [{ role: 'user', content: 'Hi, I am Bob.' }] }, config);
+    await agent.invoke({ messages: [{ role: 'user', content: 'What is my name?' }] }, config);
+    recorded.hooks.emit('on_session_finalize', { session_id: 'chat-host', reason: 'user_left' });
+    expect(recorded.log.filter((e) => e.hook === 'pre_llm_call').map((e) => [e.payload.session_id, e.payload.is_first_turn])).toEqual([['chat-host', true], ['chat-host', false]]);
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    expect(atif).toHaveLength(1);
+    expect((atif[0]!.steps as Step[]).filter((s) => s.source === 'user').map((s) => s.message)).toEqual(['Hi, I am Bob.', 'What is my name?']);
+  }, 30_000);
+
   it("a thread's runs on a checkpointer (one thread_id) are the turns of one session: one trajectory", async () => {
     const { fetch, requests } = scriptedFetch([
       chatCompletion({ id: 'chatcmpl-t1', model: GPT, content: 'Hello Bob!', usage: { prompt_tokens: 12, completion_tokens: 3 } }),

@@ -20,6 +20,7 @@ import { chatCompletionsUsage, readProviderUsage, type ProviderUsage } from '../
 import { toJson } from '../../shared/json.ts';
 import { chatFinishReason } from './finish.ts';
 import { Guard } from './guard.ts';
+import { hostSessionContinues } from './host-sessions.ts';
 import { sessionIdFor, type AdapterOptions } from './options.ts';
 import { settingsDifference, type SentRequest } from './sent-settings.ts';
 import {
@@ -379,6 +380,9 @@ export class AgentRun {
       if (core.openSession(this.sessionId)) core.emit('on_session_start', () => ({ session_id: this.sessionId, model: this.model, platform: core.platform, ...(this.agentName === undefined ? {} : { agent_name: this.agentName }) }));
       // Another run of the session is under way (two requests of one thread at once): its turn came first.
       else this.#continues = true;
+    } else if (parent === undefined && hostSessionContinues(core.hooks, this.sessionId)) {
+      // The host's session: an earlier run of it had its turn, whether or not it is still under way.
+      this.#continues = true;
     }
     if (this.#start.userMessage !== undefined) {
       const message = core.guard.run('reading the user message', this.#start.userMessage);

@@ -177,12 +177,28 @@ export function chatMessages(instructions: unknown, input: unknown, tools?: unkn
       assistant = undefined;
       continue;
     }
+    // A reasoning item sent back (the model's own, before its message or calls): that assistant message's reasoning,
+    // as the response that made it recorded it. One with no text to read (encrypted only) adds nothing.
+    if (item.type === 'reasoning') {
+      const reasoning = reasoningText([item]);
+      if (reasoning === undefined) continue;
+      if (assistant === undefined) {
+        assistant = { role: 'assistant', content: null };
+        out.push(assistant);
+      }
+      assistant.reasoning_content = typeof assistant.reasoning_content === 'string' ? `${assistant.reasoning_content}\n\n${reasoning}` : reasoning;
+      continue;
+    }
     const role = nonEmptyString(item.role);
-    // Reasoning items, hosted tool calls and the like are the model's own context, not messages.
+    // Hosted tool calls' leftovers and the like are the model's own context, not messages.
     if (role === undefined) continue;
     if (role === 'assistant') {
-      assistant = { role: 'assistant', content: contentText(item.content) };
-      out.push(assistant);
+      // The text of the message its reasoning began (one answer: reasoning, text, then calls).
+      if (assistant !== undefined && assistant.content === null && assistant.tool_calls === undefined) assistant.content = contentText(item.content);
+      else {
+        assistant = { role: 'assistant', content: contentText(item.content) };
+        out.push(assistant);
+      }
       continue;
     }
     assistant = undefined;

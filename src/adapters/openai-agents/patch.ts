@@ -40,6 +40,11 @@ export interface RunObserver {
   event(type: string, args: readonly unknown[]): void;
   /** One model attempt; returns what to call when it ends, or nothing. */
   attempt(request: Loose, model: ModelInfo): AttemptObserver | undefined;
+  /**
+   * An input guardrail is given the input the SDK prepared for the model (a `session`'s items before the run's own):
+   * a guardrail that runs an agent of its own opens the run's turn before any event carries that input.
+   */
+  guardrailInput(input: unknown): void;
   /** `run()` resolved (a `RunResult`, or a `StreamedRunResult` still running). */
   returned(result: unknown): void;
   /** `run()` rejected. */
@@ -106,6 +111,7 @@ const wrappedAgents = new WeakSet<object>();
 const wrappedServers = new WeakSet<object>();
 const wrappedGuardrails = new WeakSet<object>();
 const wrappedEditors = new WeakSet<object>();
+const wrappedInputGuardrails = new WeakSet<object>();
 /** The function tools the SDK made of MCP servers' tools (`agent.getMcpTools()`). */
 const mcpTools = new WeakSet<object>();
 const modelNames = new WeakMap<object, string>();
@@ -161,6 +167,9 @@ function patchedEmit(this: Runner, type: string, ...args: unknown[]): unknown {
 
 /** Wraps the runner's model provider (and its `Model` object default) once. */
 function prepareRunner(runner: Runner): void {
+  // The runner's own input guardrails: the SDK made their definitions when the runner was made.
+  const definitions = (runner as unknown as Loose).inputGuardrailDefs;
+  if (Array.isArray(definitions)) for (const definition of definitions) watchInputGuardrail(definition, 'run');
   const config = runner.config as unknown as Loose;
   const model = config.model;
   if (typeof model === 'object' && model !== null) wrapModel(model, undefined);
@@ -197,6 +206,9 @@ export function prepareAgent(agent: unknown): void {
   if (typeof model === 'object' && model !== null) wrapModel(model, undefined);
   const tools = (agent as Loose).tools;
   if (Array.isArray(tools)) for (const tool of tools) watchTool(tool);
+  // The SDK makes a definition of each one per turn, reading its `execute` then.
+  const guardrails = (agent as Loose).inputGuardrails;
+  if (Array.isArray(guardrails)) for (const guardrail of guardrails) watchInputGuardrail(guardrail, 'execute');
   const getMcpTools = (agent as Loose).getMcpTools;
   if (wrappedAgents.has(agent) || typeof getMcpTools !== 'function') return;
   const wrapped = async function getMcpTools_(this: unknown, ...args: unknown[]): Promise<unknown> {
@@ -307,6 +319,25 @@ function watchEditor(editor: unknown): void {
       return typeof record.output === 'string' && record.output !== '' ? record.output : `${key} failed`;
     });
   }
+}
+
+/**
+ * An input guardrail of an agent (its `execute`) or of a runner (its definition's `run`), wrapped in place to tell the
+ * run's observers the input it is given ({@link RunObserver.guardrailInput}). Called as it was, its answer returned
+ * as it is.
+ */
+function watchInputGuardrail(guardrail: unknown, key: 'execute' | 'run'): void {
+  if (typeof guardrail !== 'object' || guardrail === null || wrappedInputGuardrails.has(guardrail)) return;
+  const check = (guardrail as Loose)[key];
+  if (typeof check !== 'function') return;
+  wrappedInputGuardrails.add(guardrail);
+  defineMethod(guardrail, key, function inputGuardrail_(this: unknown, args: Loose | undefined, ...rest: unknown[]): unknown {
+    const frame = frames.getStore();
+    if (frame !== undefined && frame.size > 0 && typeof args === 'object' && args !== null) {
+      for (const observer of frame.values()) quietly(() => observer.guardrailInput(args.input));
+    }
+    return check.call(this, args, ...rest);
+  });
 }
 
 /**

@@ -200,6 +200,8 @@ export class RunRecord implements RunObserver {
    */
   #resumedOrder: string[] = [];
   readonly #heldEnds = new Map<string, () => void>();
+  /** The input the SDK prepared for the model, as an input guardrail was given it before the turn's first event. */
+  #guardrailInput: unknown;
   #nestedRuns = 0;
   #finalOutput: unknown;
   #settled = false;
@@ -231,11 +233,15 @@ export class RunRecord implements RunObserver {
    * error carries it, for a run that ends before its first event (its trace
    * names the session).
    */
-  #turn(state?: unknown): AgentRun | undefined {
+  #turn(state?: unknown, turnInput?: unknown): AgentRun | undefined {
     if (this.box.run !== undefined || this.#settled) return this.box.run;
     const adapter = this.#adapter;
     const input = this.#input;
+    // What the SDK sends with the input: a `session`'s items go before it (merged before the run's first sign of life,
+    // in the input `agent_start` carries, the one an input guardrail is given, and the state a run that ended before
+    // it holds). Read there, not from the session: a Conversations session would answer over the network.
     const resumed = isRunState(input);
+    const sent = resumed ? input : (turnInput ?? this.#guardrailInput ?? (isRunState(state) ? state._originalInput : undefined) ?? input);
     const config = isRecord(this.#runner.config) ? this.#runner.config : {};
     const agent = this.#ownAgent as Loose | undefined;
     const names = runNames(this.#runner, resumed ? input : isRunState(state) ? state : undefined, this.#options);
@@ -247,7 +253,7 @@ export class RunRecord implements RunObserver {
       model: modelNameOf(agent, config),
       parent: this.#parent,
       continuesSession: this.#heldSessionId !== undefined,
-      ...(resumed ? {} : { userMessage: () => userTurn(input).message, history: () => userTurn(input).history }),
+      ...(resumed ? {} : { userMessage: () => userTurn(input).message, history: () => userTurn(sent).history }),
     });
     this.box.run = run;
     // The resumed run took the paused run's place in the session.
@@ -359,7 +365,8 @@ export class RunRecord implements RunObserver {
   // ------------------------------------------------------------ lifecycle events
 
   event(type: string, args: readonly unknown[]): void {
-    if (this.#settled || this.#turn() === undefined) return;
+    // `agent_start`'s third argument: the input of the agent's turn, as the SDK prepared it for the model.
+    if (this.#settled || this.#turn(undefined, type === 'agent_start' ? args[2] : undefined) === undefined) return;
     const run = this.#current()!;
     switch (type) {
       case 'agent_start':
@@ -475,6 +482,11 @@ export class RunRecord implements RunObserver {
       run.toolEnd(call.id, { result: JSON.stringify({ assistant: target }) });
       this.#handTo(run, to, call.id);
     });
+  }
+
+  guardrailInput(input: unknown): void {
+    // The first turn's: a later one (input added to a running run) is no history of this turn's.
+    if (this.box.run === undefined && this.#guardrailInput === undefined) this.#guardrailInput = input;
   }
 
   toolFrame(callId: string): ToolFrame | undefined {

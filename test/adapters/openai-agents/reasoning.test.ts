@@ -5,6 +5,7 @@
 // (JSON and SSE). The step's reasoning is the summaries the model wrote, each
 // part a paragraph; its reasoning tokens are the API's, as the SDK counts
 // them; the encrypted reasoning, which nobody can read, is written nowhere.
+// The reasoning a later request sends back is in that request's messages.
 import { afterEach, describe, expect, it } from 'vitest';
 import { Agent, OpenAIResponsesModel, run } from '@openai/agents';
 import { sameOnNative } from '../same-on-native.ts';
@@ -56,6 +57,16 @@ describe('OpenAI Agents SDK: a reasoning model (effort, summary, store: false)',
         expect(JSON.stringify(api.requests[1]!.body.input)).toContain(ENCRYPTED);
 
         expect(hooks(recorded, 'pre_api_request')[0]!.request.body).toMatchObject({ reasoning_effort: 'high' });
+        // The second request sent the first answer's reasoning back: its recorded messages hold it, on the assistant
+        // message it came with, as the first response recorded that message.
+        const answered = hooks(recorded, 'post_api_request')[0]!.assistant_message;
+        expect(answered).toMatchObject({ reasoning_content: PLAN.join('\n\n') });
+        expect(hooks(recorded, 'pre_api_request')[1]!.request.body.messages).toEqual([
+          { role: 'system', content: 'Answer weather questions.' },
+          { role: 'user', content: 'Weather in Oslo?' },
+          answered,
+          { role: 'tool', tool_call_id: 'call_oslo', content: 'The weather in Oslo is sunny.' },
+        ]);
         const { atif, atof, counters } = await recorded.finish();
         expectNothingLost(counters);
         expectRunsClosed(recorded);

@@ -140,7 +140,7 @@ describe('Agents SDK run controls', () => {
       }, 30_000);
     }
 
-    it(`conversation memory (session: new MemorySession()): every run of the session is recorded under its id (${tracing})`, async () => {
+    for (const stream of [false, true]) it(`conversation memory (session: new MemorySession()): every run of the session is recorded under its id, with the history it sent (${stream ? 'streamed, ' : ''}${tracing})`, async () => {
       useTracing(tracing);
       api.load({
         'gpt-4.1': [
@@ -152,8 +152,15 @@ describe('Agents SDK run controls', () => {
       uninstall = instrumentOpenAIAgents(recorded.hooks);
       const agent = new Agent({ name: 'Assistant', instructions: 'Reply very concisely.', model: 'gpt-4.1' });
       const session = new MemorySession();
-      const first = await run(agent, 'What city is the Golden Gate Bridge in?', { session });
-      const second = await run(agent, 'What state is it in?', { session });
+      const ask = async (question: string) => {
+        if (!stream) return run(agent, question, { session });
+        const result = await run(agent, question, { session, stream: true });
+        for await (const _event of result) void _event;
+        await result.completed;
+        return result;
+      };
+      const first = await ask('What city is the Golden Gate Bridge in?');
+      const second = await ask('What state is it in?');
       expect(second.finalOutput).toBe('California');
       const sessionId = await session.getSessionId();
 
@@ -165,6 +172,17 @@ describe('Agents SDK run controls', () => {
         { role: 'assistant', content: 'San Francisco' },
         { role: 'user', content: 'What state is it in?' },
       ]);
+      // The turn says so too: the second one's conversation before its question is the session's, as sent.
+      expect(hooks(recorded, 'pre_llm_call').map((payload) => [payload.user_message, payload.conversation_history])).toEqual([
+        ['What city is the Golden Gate Bridge in?', []],
+        [
+          'What state is it in?',
+          [
+            { role: 'user', content: 'What city is the Golden Gate Bridge in?' },
+            { role: 'assistant', content: 'San Francisco' },
+          ],
+        ],
+      ]);
       const { atif, counters } = await recorded.finish();
       expectNothingLost(counters);
       expectRunsClosed(recorded);
@@ -174,6 +192,85 @@ describe('Agents SDK run controls', () => {
       expect(agentSteps(byQuestion.get('What state is it in?')!).map((step) => step.message)).toEqual(['California']);
       expect(tokenTotals(byQuestion.get('What city is the Golden Gate Bridge in?')!)).toEqual(sdkTotals(first.state.usage));
       expect(tokenTotals(byQuestion.get('What state is it in?')!)).toEqual(sdkTotals(second.state.usage));
+    }, 30_000);
+
+    for (const where of ['agent', 'runner'] as const) {
+      it(`conversation memory with an input guardrail (on the ${where}) that runs an agent of its own: the turn's history is the session's, though the guardrail's run opens the turn (${tracing})`, async () => {
+        useTracing(tracing);
+        api.load({
+          'gpt-4.1-nano': [
+            { text: 'on topic', usage: { input: 10, output: 2 } },
+            { text: 'on topic', usage: { input: 12, output: 2 } },
+          ],
+          'gpt-4.1': [
+            { text: 'San Francisco', usage: { input: 20, output: 3 } },
+            { text: 'California', usage: { input: 35, output: 2 } },
+          ],
+        });
+        const recorded = recordedPlugin('agents-memory-guardrail');
+        uninstall = instrumentOpenAIAgents(recorded.hooks);
+        const checker = new Agent({ name: 'Topic check', instructions: 'Say whether the question is on topic.', model: 'gpt-4.1-nano' });
+        // As the SDK's docs write one: the guardrail runs its own agent on the input it is given.
+        const onTopic: InputGuardrail = {
+          name: 'On topic',
+          execute: async ({ input, context }) => {
+            const verdict = await run(checker, input, { context });
+            return { outputInfo: verdict.finalOutput, tripwireTriggered: false };
+          },
+        };
+        const agent = new Agent({ name: 'Assistant', instructions: 'Reply very concisely.', model: 'gpt-4.1', ...(where === 'agent' ? { inputGuardrails: [onTopic] } : {}) });
+        const runner = new Runner(where === 'runner' ? { inputGuardrails: [onTopic] } : {});
+        const session = new MemorySession();
+        await runner.run(agent, 'What city is the Golden Gate Bridge in?', { session });
+        const second = await runner.run(agent, 'What state is it in?', { session });
+        expect(second.finalOutput).toBe('California');
+
+        const turns = hooks(recorded, 'pre_llm_call').filter((payload) => payload.parent_session_id === undefined);
+        expect(turns.map((payload) => [payload.user_message, payload.conversation_history])).toEqual([
+          ['What city is the Golden Gate Bridge in?', []],
+          [
+            'What state is it in?',
+            [
+              { role: 'user', content: 'What city is the Golden Gate Bridge in?' },
+              { role: 'assistant', content: 'San Francisco' },
+            ],
+          ],
+        ]);
+        // The guardrail's agent ran inside the turn: its sub-agent.
+        expect(hooks(recorded, 'subagent_start').map((payload) => payload.child_role)).toEqual(['Topic check', 'Topic check']);
+        const { counters } = await recorded.finish();
+        expectNothingLost(counters);
+        expectRunsClosed(recorded);
+      }, 30_000);
+    }
+
+    it(`the host's own session (sessionScope: 'host'): each run is a turn of it, and only the first is its first turn (${tracing})`, async () => {
+      useTracing(tracing);
+      api.load({
+        'gpt-4.1': [
+          { text: 'San Francisco', usage: { input: 20, output: 3 } },
+          { text: 'California', usage: { input: 35, output: 2 } },
+        ],
+      });
+      const recorded = recordedPlugin('agents-host-session');
+      uninstall = instrumentOpenAIAgents(recorded.hooks, { sessionScope: 'host', sessionId: 'host-chat-7' });
+      const agent = new Agent({ name: 'Assistant', instructions: 'Reply very concisely.', model: 'gpt-4.1' });
+      const session = new MemorySession();
+      recorded.hooks.emit('on_session_start', { session_id: 'host-chat-7', platform: 'my-host' });
+      await run(agent, 'What city is the Golden Gate Bridge in?', { session });
+      await run(agent, 'What state is it in?', { session });
+      recorded.hooks.emit('on_session_finalize', { session_id: 'host-chat-7', reason: 'user_left' });
+
+      expect(hooks(recorded, 'pre_llm_call').map((payload) => [payload.session_id, payload.user_message, payload.is_first_turn])).toEqual([
+        ['host-chat-7', 'What city is the Golden Gate Bridge in?', true],
+        ['host-chat-7', 'What state is it in?', false],
+      ]);
+      const { atif, counters } = await recorded.finish();
+      expectNothingLost(counters);
+      // One session, the host's: one trajectory holding both turns.
+      const doc = onlyTrajectory(atif);
+      expect(stepsOf(doc).filter((step) => step.source === 'user').map((step) => step.message)).toEqual(['What city is the Golden Gate Bridge in?', 'What state is it in?']);
+      expect(agentSteps(doc).map((step) => step.message)).toEqual(['San Francisco', 'California']);
     }, 30_000);
 
     it(`a streamed run read to its end, the plugin shut down right after the loop (completed not awaited): nothing is dropped (${tracing})`, async () => {
