@@ -141,6 +141,27 @@ describe('view: an MCP server call whose tool failed, recorded by the two proces
     expect(text).toMatch(/tool forecast [^\n]*\n[^\n]*└─ remote session mcp-weather-server-[^\n]*Σ 2 errors/);
   });
 
+  /** `view`'s text and `--html` page of the run, from the shared ATOF file in either flush order and from the two trajectories. */
+  async function eachReading(check: (kind: string, text: string, html: string) => void): Promise<void> {
+    const dir = tempDir('nrh-view-mcp-html-');
+    const inputs = { 'atof, server first': [flushedFirst('server')], 'atof, agent first': [flushedFirst('agent')], atif: [serverAtif, agentAtif] };
+    for (const [kind, files] of Object.entries(inputs)) {
+      const page = path.join(dir, `${kind}.html`);
+      expect((await cliInProcess(['view', ...files, '--html', page])).code).toBe(0);
+      check(kind, (await cliInProcess(['view', ...files])).stdout, readFileSync(page, 'utf8'));
+    }
+  }
+
+  it('from its ATOF lines or its trajectories, each LLM row names the model that answered and the one the request asked for', async () => {
+    await eachReading((kind, text, html) => {
+      // The ATOF row keeps the call's scope name (openai.responses) before its model; the model is the same.
+      const models = text.split('\n').flatMap((line) => /─ (?:✗ )?LLM (?:openai\.responses )?(.+?) {2}/.exec(line)?.[1] ?? []);
+      // The response named gpt-4o-2024-08-06 for the request's gpt-4o; the server's refused call has no answer.
+      expect(models, kind).toEqual(['gpt-4o-2024-08-06 (asked gpt-4o)', 'gpt-4o-mini', 'gpt-4o-2024-08-06 (asked gpt-4o)']);
+      expect(html.match(/gpt-4o-2024-08-06 \(asked gpt-4o\)/g)?.length, kind).toBeGreaterThanOrEqual(2);
+    });
+  });
+
   it("as the file grows (view --serve), the server's session is listed until the agent's tool call that started it comes, then joins it", () => {
     const file = flushedFirst('server');
     const index = new AtofIndex(file);

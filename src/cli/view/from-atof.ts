@@ -24,6 +24,7 @@ import { extractMetrics, extractToolCalls } from '../../formats/atif/payload/ind
 import { approvalNote, denialFailed, denialText, failedToolText, providerApprovalNote, providerRanNote, recordedErrorText, withServedBy } from './from-atif.ts';
 import { asRemoteSession, containsNode, costOf, failedAttemptsNote, guardrailsNote, node, noteOnce, preview, spanFromChildren, tokensOf, turnEndLabel, type ViewNode } from './model.ts';
 import { nonEmptyString, quotedValue } from '../../shared/text.ts';
+import { atofLlmModel } from './llm-model.ts';
 import { isRecord } from '../../shared/record.ts';
 
 type Obj = Record<string, unknown>;
@@ -251,11 +252,10 @@ function finishScope(target: ViewNode, event: AtofEvent, metadata: Obj, time: nu
   target.source = { ...target.source, end: event };
   const data = event.data as Json;
   if (target.kind === 'llm') {
-    // The request may not name its model (the OpenAI Agents SDK's hooks carry the messages only): the response does.
-    const answeredBy = isRecord(data) ? nonEmptyString(data.model) : undefined;
+    // Started, the row names the model its start names; ended, the model that answered (and the one asked where
+    // different), as the call's trajectory step does.
     const start = isRecord(target.source?.start) ? (target.source.start as Obj) : {};
-    const asked = isRecord(start.category_profile) ? nonEmptyString(start.category_profile.model_name) : undefined;
-    if (asked === undefined && answeredBy !== undefined) target.title = `${target.title} ${answeredBy}`;
+    target.title = ['LLM', start.name, atofLlmModel(start, event as unknown as Obj)].filter(Boolean).join(' ');
     target.title = isRecord(data) ? withServedBy(target.title, data.served_by, data.failed_upstreams) : target.title;
     const metrics = extractMetrics(data, event.name);
     const tokens = tokensOf(metrics);
