@@ -162,6 +162,14 @@ describe('view: an MCP server call whose tool failed, recorded by the two proces
     });
   });
 
+  it("from its ATOF lines (in either order) or its trajectories, the server's session that answered isError says it failed", async () => {
+    await eachReading((kind, text, html) => {
+      // The caller's stop mark of the session says so in ATOF; the server's own record of the call in its trajectory.
+      expect(text, kind).toMatch(new RegExp(`└─ remote session ${serverId} .*Σ 2 errors {2}weather-server.* · failed\n`));
+      expect(html, kind).toMatch(/weather-server[^"<]* · failed/);
+    });
+  });
+
   it("as the file grows (view --serve), the server's session is listed until the agent's tool call that started it comes, then joins it", () => {
     const file = flushedFirst('server');
     const index = new AtofIndex(file);
@@ -171,5 +179,6 @@ describe('view: an MCP server call whose tool failed, recorded by the two proces
     expect(index.sessions.map((session) => session.session)).toEqual(['user-42']);
     expect(index.summary(index.sessions[0]!)).toMatchObject({ llmCalls: 3, toolCalls: 2, errors: 2 });
     expect(serverStory(remoteUnder(index.tree(index.sessions[0]!) as Tree, 'forecast'))).toEqual(SERVER_STORY);
+    expect(remoteUnder(index.tree(index.sessions[0]!) as Tree, 'forecast').note).toBe('weather-server · failed');
   });
 });

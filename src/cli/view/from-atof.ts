@@ -56,6 +56,11 @@ interface AgentState {
   toolWithoutId: boolean;
   /** The subagents it started, by their session id, for the status their stop mark reports. */
   subagentsBySession: Map<string, ViewNode>;
+  /**
+   * Stop marks' statuses of sessions not seen yet, by session id: a remote session's lines, in the one file its
+   * process and its caller's append to, may come after the caller's stop mark of it (the caller flushed first).
+   */
+  stopsBySession: Map<string, string>;
   /** Denying approval responses by `tool_call_id`: the call they denied may start after them (the OpenAI Agents SDK's). */
   denialsByCallId: Map<string, ViewNode>;
   /**
@@ -99,6 +104,11 @@ export function treesFromAtof(events: readonly AtofEvent[]): ViewNode[] {
     if (child.node.kind === 'session') asRemoteSession(child.node);
     container.children.push(child.node);
     parent.agent.subagentsBySession.set(child.sessionId, child.node);
+    const stopped = parent.agent.stopsBySession.get(child.sessionId);
+    if (stopped !== undefined) {
+      parent.agent.stopsBySession.delete(child.sessionId);
+      showStopStatus(child.node, stopped);
+    }
   };
 
   /**
@@ -149,7 +159,7 @@ export function treesFromAtof(events: readonly AtofEvent[]): ViewNode[] {
         ...(about ? { note: about } : subagent ? {} : { note: sessionNote(event.name, nonEmptyString(metadata.session_id)) }),
         source: { start: event },
       });
-      const state: AgentState = { node: agentNode, sessionId, turns: new Map(), openTools: [], llmByRequest: new Map(), llmByToolCall: new Map(), toolsByCallId: new Map(), toolWithoutId: false, subagentsBySession: new Map(), denialsByCallId: new Map(), approvalsByCallId: new Map() };
+      const state: AgentState = { node: agentNode, sessionId, turns: new Map(), openTools: [], llmByRequest: new Map(), llmByToolCall: new Map(), toolsByCallId: new Map(), toolWithoutId: false, subagentsBySession: new Map(), stopsBySession: new Map(), denialsByCallId: new Map(), approvalsByCallId: new Map() };
       agents.set(event.uuid, state);
       scopes.set(event.uuid, { node: agentNode, agent: state });
       if (parent) {
@@ -287,6 +297,11 @@ function finishScope(target: ViewNode, event: AtofEvent, metadata: Obj, time: nu
   }
 }
 
+/** A subagent that did not complete (paused for an approval, failed) says so on its row; its failed calls are errors already. */
+function showStopStatus(child: ViewNode, status: string): void {
+  if (status !== 'completed') child.note = [child.note, status].filter(Boolean).join(' · ');
+}
+
 function placeMark(
   event: AtofEvent,
   metadata: Obj,
@@ -327,10 +342,12 @@ function placeMark(
       return;
     }
     case 'hermes.subagent.stop': {
-      // A subagent that did not complete (paused for an approval, failed) says so on its row; its failed calls are errors already.
       const status = nonEmptyString(data.child_status);
-      const child = parent.agent.subagentsBySession.get(nonEmptyString(data.child_session_id) ?? '');
-      if (child !== undefined && status !== undefined && status !== 'completed') child.note = [child.note, status].filter(Boolean).join(' · ');
+      const childId = nonEmptyString(data.child_session_id);
+      if (status === undefined || childId === undefined) return;
+      const child = parent.agent.subagentsBySession.get(childId);
+      if (child !== undefined) showStopStatus(child, status);
+      else parent.agent.stopsBySession.set(childId, status);
       return;
     }
     case 'hermes.subagent.start':
