@@ -200,12 +200,14 @@ for (const p of PROVIDERS) {
         expect(posts(recorded).map((post) => post.finish_reason)).toEqual(['tool_calls', 'stop']);
         expect(steps.map((step) => step.model_name)).toEqual([answered, answered]);
         expect(recorded.log.filter((e) => e.hook === 'pre_api_request').map((e) => e.payload.provider)).toEqual([p.provider, p.provider]);
+        // From either file, the model that answered, and the one the request asked for where they differ.
+        const shownModel = answered === p.model ? answered : `${answered} (asked ${p.model})`;
         for (const of of ['atof', 'atif'] as const) {
           expect(await viewRows(recorded, of)).toEqual([
-            `LLM ${of === 'atof' ? `${p.provider} ${p.model}` : answered}  182 in${hits === undefined ? '' : ` (${hits[0]} cached)`} / ${wire[0]![1]} out  → get_weather, get_weather`,
+            `LLM ${of === 'atof' ? `${p.provider} ` : ''}${shownModel}  182 in${hits === undefined ? '' : ` (${hits[0]} cached)`} / ${wire[0]![1]} out  → get_weather, get_weather`,
             'tool get_weather  {"city":"Paris"}',
             'tool get_weather  {"city":"Rome"}',
-            `LLM ${of === 'atof' ? `${p.provider} ${p.model}` : answered}  251 in${hits === undefined ? '' : ` (${hits[1]} cached)`} / ${wire[1]![1]} out  It is sunny in Paris and in Rome.`,
+            `LLM ${of === 'atof' ? `${p.provider} ` : ''}${shownModel}  251 in${hits === undefined ? '' : ` (${hits[1]} cached)`} / ${wire[1]![1]} out  It is sunny in Paris and in Rome.`,
           ]);
         }
         await sameOnNative(recorded);

@@ -126,9 +126,9 @@ describe('createAgent with a string model', () => {
     expect(recordedCounts(doc)).toEqual([[80, 15], [120, 11]]);
     expect(doc.final_metrics).toMatchObject({ total_prompt_tokens: 200, total_completion_tokens: 26, total_cached_tokens: 64 });
     expect(atof.filter((e) => e.kind === 'scope' && e.category === 'llm' && e.scope_category === 'start').map((e) => e.category_profile?.model_name)).toEqual(['gpt-4.1', 'gpt-4.1']);
-    // `view` of ATIF names the answer's model, of ATOF the one asked for (with its provider).
-    expect(await llmRows(recorded, 'atif')).toEqual([`LLM ${GPT}  80 in / 15 out  → get_weather`, `LLM ${GPT}  120 in (64 cached) / 11 out  It is sunny and 21C in Paris.`]);
-    expect(await llmRows(recorded, 'atof')).toEqual(['LLM openai gpt-4.1  80 in / 15 out  → get_weather', 'LLM openai gpt-4.1  120 in (64 cached) / 11 out  It is sunny and 21C in Paris.']);
+    // `view` of either file names the answer's model and the one asked for (ATOF with its provider).
+    expect(await llmRows(recorded, 'atif')).toEqual([`LLM ${GPT} (asked gpt-4.1)  80 in / 15 out  → get_weather`, `LLM ${GPT} (asked gpt-4.1)  120 in (64 cached) / 11 out  It is sunny and 21C in Paris.`]);
+    expect(await llmRows(recorded, 'atof')).toEqual([`LLM openai ${GPT} (asked gpt-4.1)  80 in / 15 out  → get_weather`, `LLM openai ${GPT} (asked gpt-4.1)  120 in (64 cached) / 11 out  It is sunny and 21C in Paris.`]);
     await sameOnNative(recorded);
   });
 
@@ -421,7 +421,7 @@ describe('middleware given a string model', () => {
       [CLAUDE, 'completed'],
     ]);
     expect(recordedCounts(doc)).toEqual(reported(result.messages));
-    expect(await llmRows(recorded, 'atof')).toEqual(['✗ LLM openai gpt-4.1  ERROR InternalServerError: 500 The server had an error while processing your request.', 'LLM anthropic claude-sonnet-4-5  95 in / 9 out  It is sunny in Paris.']);
+    expect(await llmRows(recorded, 'atof')).toEqual(['✗ LLM openai gpt-4.1  ERROR InternalServerError: 500 The server had an error while processing your request.', `LLM anthropic ${CLAUDE} (asked claude-sonnet-4-5)  95 in / 9 out  It is sunny in Paris.`]);
     await sameOnNative(recorded);
   });
 });

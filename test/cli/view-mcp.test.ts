@@ -141,6 +141,35 @@ describe('view: an MCP server call whose tool failed, recorded by the two proces
     expect(text).toMatch(/tool forecast [^\n]*\n[^\n]*└─ remote session mcp-weather-server-[^\n]*Σ 2 errors/);
   });
 
+  /** `view`'s text and `--html` page of the run, from the shared ATOF file in either flush order and from the two trajectories. */
+  async function eachReading(check: (kind: string, text: string, html: string) => void): Promise<void> {
+    const dir = tempDir('nrh-view-mcp-html-');
+    const inputs = { 'atof, server first': [flushedFirst('server')], 'atof, agent first': [flushedFirst('agent')], atif: [serverAtif, agentAtif] };
+    for (const [kind, files] of Object.entries(inputs)) {
+      const page = path.join(dir, `${kind}.html`);
+      expect((await cliInProcess(['view', ...files, '--html', page])).code).toBe(0);
+      check(kind, (await cliInProcess(['view', ...files])).stdout, readFileSync(page, 'utf8'));
+    }
+  }
+
+  it('from its ATOF lines or its trajectories, each LLM row names the model that answered and the one the request asked for', async () => {
+    await eachReading((kind, text, html) => {
+      // The ATOF row keeps the call's scope name (openai.responses) before its model; the model is the same.
+      const models = text.split('\n').flatMap((line) => /─ (?:✗ )?LLM (?:openai\.responses )?(.+?) {2}/.exec(line)?.[1] ?? []);
+      // The response named gpt-4o-2024-08-06 for the request's gpt-4o; the server's refused call has no answer.
+      expect(models, kind).toEqual(['gpt-4o-2024-08-06 (asked gpt-4o)', 'gpt-4o-mini', 'gpt-4o-2024-08-06 (asked gpt-4o)']);
+      expect(html.match(/gpt-4o-2024-08-06 \(asked gpt-4o\)/g)?.length, kind).toBeGreaterThanOrEqual(2);
+    });
+  });
+
+  it("from its ATOF lines (in either order) or its trajectories, the server's session that answered isError says it failed", async () => {
+    await eachReading((kind, text, html) => {
+      // The caller's stop mark of the session says so in ATOF; the server's own record of the call in its trajectory.
+      expect(text, kind).toMatch(new RegExp(`└─ remote session ${serverId} .*Σ 2 errors {2}weather-server.* · failed\n`));
+      expect(html, kind).toMatch(/weather-server[^"<]* · failed/);
+    });
+  });
+
   it("as the file grows (view --serve), the server's session is listed until the agent's tool call that started it comes, then joins it", () => {
     const file = flushedFirst('server');
     const index = new AtofIndex(file);
@@ -150,5 +179,6 @@ describe('view: an MCP server call whose tool failed, recorded by the two proces
     expect(index.sessions.map((session) => session.session)).toEqual(['user-42']);
     expect(index.summary(index.sessions[0]!)).toMatchObject({ llmCalls: 3, toolCalls: 2, errors: 2 });
     expect(serverStory(remoteUnder(index.tree(index.sessions[0]!) as Tree, 'forecast'))).toEqual(SERVER_STORY);
+    expect(remoteUnder(index.tree(index.sessions[0]!) as Tree, 'forecast').note).toBe('weather-server · failed');
   });
 });

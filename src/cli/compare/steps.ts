@@ -13,9 +13,10 @@
 
 import { isRecord } from '../../shared/record.ts';
 import { nonEmptyString } from '../../shared/text.ts';
-import { extractToolCalls, extractUserMessage, requestModel, requestTurnState, responseModel, unwrapLlmRequest } from '../../formats/atif/payload/index.ts';
+import { extractToolCalls, extractUserMessage, requestTurnState, unwrapLlmRequest } from '../../formats/atif/payload/index.ts';
 import type { Json } from '../../shared/json.ts';
 import { answerMessages } from '../view/detail.ts';
+import { answeringModel } from '../view/llm-model.ts';
 import type { ViewNode } from '../view/model.ts';
 import { parseJson } from '../../shared/json.ts';
 
@@ -333,10 +334,7 @@ function keepsSubagentLinkAsEnd(result: Obj): boolean {
 function modelOf(current: ViewNode): string | undefined {
   const source = sourceOf(current);
   if (isRecord(source.step)) return nonEmptyString(source.step.model_name);
-  const start = isRecord(source.start) ? source.start : {};
-  const end = isRecord(source.end) ? source.end : {};
-  const profileModel = (event: Obj) => (isRecord(event.category_profile) ? nonEmptyString(event.category_profile.model_name) : undefined);
-  return nonEmptyString(responseModel(end.data as Json | undefined)) ?? profileModel(end) ?? profileModel(start) ?? nonEmptyString(requestModel(start.data as Json | undefined));
+  return answeringModel(isRecord(source.start) ? source.start : {}, isRecord(source.end) ? source.end : {});
 }
 
 /** Whether a turn comes from an ATOF file's turn marks, which record how each turn ended. */

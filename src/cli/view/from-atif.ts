@@ -18,6 +18,7 @@ import { nonEmptyString } from '../../shared/text.ts';
 import { isRecord } from '../../shared/record.ts';
 import { parseTimestamp } from '../../shared/clock.ts';
 import { CHANGED_INPUT } from '../../adapters/core/shapes.ts';
+import { llmModelLabel } from './llm-model.ts';
 
 type Obj = Record<string, unknown>;
 
@@ -69,6 +70,7 @@ function trajectoryNode(doc: unknown, kind: 'session' | 'subagent'): ViewNode {
   const used = new Set<string>();
   const approvals = approvalsOf(trajectory);
   const ran = approvedAndRan(arr(trajectory.steps));
+  const requests = requestsByCall(arr(trajectory.steps));
   const ends = new TurnEnds();
   let turn: ViewNode | null = null;
   let turnMessage: string | undefined;
@@ -96,7 +98,7 @@ function trajectoryNode(doc: unknown, kind: 'session' | 'subagent'): ViewNode {
       ends.results(parent, step);
       continue;
     }
-    const llm = llmStep(step, subagents, used, approvals, ran);
+    const llm = llmStep(step, subagents, used, approvals, ran, requests);
     // No span from the writer: the step took from the step before it to its own timestamp. With no earlier
     // stamp (or the same one) it is an instant: a zero made up from one stamp is no measured duration.
     // A step that only starts sub-agents took no time of its own: it is an instant at its stamp (when they started).
@@ -165,7 +167,28 @@ export function withServedBy(title: string, servedBy: unknown, failedUpstreams?:
   return `${title} (served by ${upstream}${failed.length > 0 ? ` after ${failed.join(', ')} failed` : ''})`;
 }
 
-function llmStep(step: Obj, subagents: Map<string, Obj>, used: Set<string>, approvals: Map<string, ViewNode[]>, ran: ReadonlySet<string>): ViewNode {
+/**
+ * The requests a trajectory keeps (`extra.llm_request`), by the LLM call they were made for (`extra.ancestry.function_id`):
+ * the converter keeps the request of a call that opened a turn on the user step, not on the call's own step.
+ */
+function requestsByCall(steps: readonly unknown[]): Map<string, unknown> {
+  const requests = new Map<string, unknown>();
+  for (const step of steps) {
+    const extra = isRecord(step) && isRecord(step.extra) ? step.extra : {};
+    const call = isRecord(extra.ancestry) ? nonEmptyString(extra.ancestry.function_id) : undefined;
+    if (call !== undefined && extra.llm_request !== undefined && !requests.has(call)) requests.set(call, extra.llm_request);
+  }
+  return requests;
+}
+
+/** The request an agent step's LLM call made: its own `extra.llm_request`, else the one its call's user step keeps. */
+function requestOf(extra: Obj, requests: ReadonlyMap<string, unknown>): unknown {
+  if (extra.llm_request !== undefined) return extra.llm_request;
+  const call = (isRecord(extra.ancestry) ? nonEmptyString(extra.ancestry.function_id) : undefined) ?? (isRecord(extra.invocation) ? nonEmptyString(extra.invocation.invocation_id) : undefined);
+  return call === undefined ? undefined : requests.get(call);
+}
+
+function llmStep(step: Obj, subagents: Map<string, Obj>, used: Set<string>, approvals: Map<string, ViewNode[]>, ran: ReadonlySet<string>, requests: ReadonlyMap<string, unknown>): ViewNode {
   const extra = isRecord(step.extra) ? step.extra : {};
   const invocation = isRecord(extra.invocation) ? extra.invocation : {};
   const calls = arr(step.tool_calls).filter(isRecord);
@@ -173,7 +196,7 @@ function llmStep(step: Obj, subagents: Map<string, Obj>, used: Set<string>, appr
   const failure = response.error;
   const answer = preview(step.message);
   // llm_call_count 0: a deterministic agent step (e.g. dispatching a subagent), not an LLM call.
-  const title = step.llm_call_count === 0 ? 'agent step (no LLM call)' : withServedBy(`LLM ${nonEmptyString(step.model_name) ?? ''}`.trim(), response.served_by, response.failed_upstreams);
+  const title = step.llm_call_count === 0 ? 'agent step (no LLM call)' : withServedBy(`LLM ${llmModelLabel(nonEmptyString(step.model_name), requestOf(extra, requests)) ?? ''}`.trim(), response.served_by, response.failed_upstreams);
   const llm = node(step.llm_call_count === 0 ? 'scope' : 'llm', title, {
     ...spanOf(invocation),
     ...(tokensOf(step.metrics) ? { tokens: tokensOf(step.metrics)! } : {}),

@@ -24,6 +24,7 @@ import { extractMetrics, extractToolCalls } from '../../formats/atif/payload/ind
 import { approvalNote, denialFailed, denialText, failedToolText, providerApprovalNote, providerRanNote, recordedErrorText, withServedBy } from './from-atif.ts';
 import { asRemoteSession, containsNode, costOf, failedAttemptsNote, guardrailsNote, node, noteOnce, preview, spanFromChildren, tokensOf, turnEndLabel, type ViewNode } from './model.ts';
 import { nonEmptyString, quotedValue } from '../../shared/text.ts';
+import { atofLlmModel } from './llm-model.ts';
 import { isRecord } from '../../shared/record.ts';
 
 type Obj = Record<string, unknown>;
@@ -55,6 +56,11 @@ interface AgentState {
   toolWithoutId: boolean;
   /** The subagents it started, by their session id, for the status their stop mark reports. */
   subagentsBySession: Map<string, ViewNode>;
+  /**
+   * Stop marks' statuses of sessions not seen yet, by session id: a remote session's lines, in the one file its
+   * process and its caller's append to, may come after the caller's stop mark of it (the caller flushed first).
+   */
+  stopsBySession: Map<string, string>;
   /** Denying approval responses by `tool_call_id`: the call they denied may start after them (the OpenAI Agents SDK's). */
   denialsByCallId: Map<string, ViewNode>;
   /**
@@ -98,6 +104,11 @@ export function treesFromAtof(events: readonly AtofEvent[]): ViewNode[] {
     if (child.node.kind === 'session') asRemoteSession(child.node);
     container.children.push(child.node);
     parent.agent.subagentsBySession.set(child.sessionId, child.node);
+    const stopped = parent.agent.stopsBySession.get(child.sessionId);
+    if (stopped !== undefined) {
+      parent.agent.stopsBySession.delete(child.sessionId);
+      showStopStatus(child.node, stopped);
+    }
   };
 
   /**
@@ -148,7 +159,7 @@ export function treesFromAtof(events: readonly AtofEvent[]): ViewNode[] {
         ...(about ? { note: about } : subagent ? {} : { note: sessionNote(event.name, nonEmptyString(metadata.session_id)) }),
         source: { start: event },
       });
-      const state: AgentState = { node: agentNode, sessionId, turns: new Map(), openTools: [], llmByRequest: new Map(), llmByToolCall: new Map(), toolsByCallId: new Map(), toolWithoutId: false, subagentsBySession: new Map(), denialsByCallId: new Map(), approvalsByCallId: new Map() };
+      const state: AgentState = { node: agentNode, sessionId, turns: new Map(), openTools: [], llmByRequest: new Map(), llmByToolCall: new Map(), toolsByCallId: new Map(), toolWithoutId: false, subagentsBySession: new Map(), stopsBySession: new Map(), denialsByCallId: new Map(), approvalsByCallId: new Map() };
       agents.set(event.uuid, state);
       scopes.set(event.uuid, { node: agentNode, agent: state });
       if (parent) {
@@ -251,11 +262,10 @@ function finishScope(target: ViewNode, event: AtofEvent, metadata: Obj, time: nu
   target.source = { ...target.source, end: event };
   const data = event.data as Json;
   if (target.kind === 'llm') {
-    // The request may not name its model (the OpenAI Agents SDK's hooks carry the messages only): the response does.
-    const answeredBy = isRecord(data) ? nonEmptyString(data.model) : undefined;
+    // Started, the row names the model its start names; ended, the model that answered (and the one asked where
+    // different), as the call's trajectory step does.
     const start = isRecord(target.source?.start) ? (target.source.start as Obj) : {};
-    const asked = isRecord(start.category_profile) ? nonEmptyString(start.category_profile.model_name) : undefined;
-    if (asked === undefined && answeredBy !== undefined) target.title = `${target.title} ${answeredBy}`;
+    target.title = ['LLM', start.name, atofLlmModel(start, event as unknown as Obj)].filter(Boolean).join(' ');
     target.title = isRecord(data) ? withServedBy(target.title, data.served_by, data.failed_upstreams) : target.title;
     const metrics = extractMetrics(data, event.name);
     const tokens = tokensOf(metrics);
@@ -285,6 +295,11 @@ function finishScope(target: ViewNode, event: AtofEvent, metadata: Obj, time: nu
       }
     }
   }
+}
+
+/** A subagent that did not complete (paused for an approval, failed) says so on its row; its failed calls are errors already. */
+function showStopStatus(child: ViewNode, status: string): void {
+  if (status !== 'completed') child.note = [child.note, status].filter(Boolean).join(' · ');
 }
 
 function placeMark(
@@ -327,10 +342,12 @@ function placeMark(
       return;
     }
     case 'hermes.subagent.stop': {
-      // A subagent that did not complete (paused for an approval, failed) says so on its row; its failed calls are errors already.
       const status = nonEmptyString(data.child_status);
-      const child = parent.agent.subagentsBySession.get(nonEmptyString(data.child_session_id) ?? '');
-      if (child !== undefined && status !== undefined && status !== 'completed') child.note = [child.note, status].filter(Boolean).join(' · ');
+      const childId = nonEmptyString(data.child_session_id);
+      if (status === undefined || childId === undefined) return;
+      const child = parent.agent.subagentsBySession.get(childId);
+      if (child !== undefined) showStopStatus(child, status);
+      else parent.agent.stopsBySession.set(childId, status);
       return;
     }
     case 'hermes.subagent.start':

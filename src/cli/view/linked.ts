@@ -10,7 +10,7 @@
 
 import { isRecord } from '../../shared/record.ts';
 import { nonEmptyString } from '../../shared/text.ts';
-import { asRemoteSession, containsNode, type ViewNode } from './model.ts';
+import { asRemoteSession, containsNode, noteOnce, type ViewNode } from './model.ts';
 
 /** The roots of each input, in input order; moved roots leave their input. */
 export interface LinkedSource {
@@ -62,12 +62,32 @@ export function linkRemoteTrajectories(sources: LinkedSource[]): MovedRoot[] {
           asRemoteSession(target.root);
           tool.children.push(target.root);
           const call = isRecord(tool.source) && isRecord(tool.source.call) ? nonEmptyString(tool.source.call.tool_call_id) : undefined;
+          if (runFailed(target.root, call ?? callerCallId(target.root))) noteOnce(target.root, 'failed');
           moved.push({ from: target.source.file, session: key!, into: source.file, toolCall: call ?? tool.title });
         }
       });
     }
   }
   return moved;
+}
+
+/** The tool call id a remote session's trajectory says it continues (`extra.caller.tool_call_id`). */
+function callerCallId(root: ViewNode): string | undefined {
+  const extra = isRecord(root.source) && isRecord(root.source.extra) ? root.source.extra : {};
+  return isRecord(extra.caller) ? nonEmptyString(extra.caller.tool_call_id) : undefined;
+}
+
+/**
+ * Whether a remote session's run of the call it continues failed, as its trajectory records that run (a result no
+ * step of it asked for, under the caller's tool call id: the server's answer, `isError` a failed one). The caller's
+ * ATOF lines say the same in the stop mark of the session (`child_status: failed`), which the trajectories do not keep:
+ * the row says `failed` from either file.
+ */
+function runFailed(root: ViewNode, callId: string | undefined): boolean {
+  if (callId === undefined) return false;
+  // The session's own rows and its turns', not a sub-agent's.
+  const rows = root.children.flatMap((row) => (row.kind === 'turn' ? [row, ...row.children] : [row]));
+  return rows.some((row) => row.kind === 'tool' && row.error !== undefined && isRecord(row.source) && isRecord(row.source.result) && row.source.tool_call_id === callId);
 }
 
 function visitTools(node: ViewNode, visit: (tool: ViewNode) => void): void {

@@ -114,10 +114,12 @@ describe('AI SDK: prepareStep', () => {
       expect(hooksOf(recorded, 'pre_api_request').map((p) => p.request.body.tool_choice)).toEqual([{ type: 'function', function: { name: 'weather' } }, undefined]);
       expect((doc.steps as Step[]).at(-1)!.message).toBe(sdk.text);
       expect(JSON.parse(results(doc).find((r) => r.source_call_id === 'toolu_w')!.content)).toEqual({ city: 'Paris', forecast: 'sunny', tempC: 21 });
-      // What `view` shows: each LLM row the model that answered (ATIF) or the provider and model it went to (ATOF).
-      const llmRows = async (of: 'atif' | 'atof') => (await viewLines(recorded, of)).filter((line) => /─ LLM /.test(line)).map((line) => line.replace(/^.*─ LLM (\S+( \S+)?) .*$/, '$1').replace(/ \d.*$/, ''));
-      expect(await llmRows('atif')).toEqual([SONNET, MINI]);
-      expect(await llmRows('atof')).toEqual(['anthropic.messages claude-sonnet-4-5', 'openai.chat gpt-4o-mini']);
+      // What `view` shows from either file: each LLM row the model that answered and the one its request asked for (ATOF
+      // rows name the provider the call went to first).
+      const llmRows = async (of: 'atif' | 'atof') => (await viewLines(recorded, of)).filter((line) => /─ LLM /.test(line)).map((line) => line.replace(/^.*─ LLM /, '').split('  ')[0]);
+      const models = [`${SONNET} (asked claude-sonnet-4-5)`, `${MINI} (asked gpt-4o-mini)`];
+      expect(await llmRows('atif')).toEqual(models);
+      expect(await llmRows('atof')).toEqual([`anthropic.messages ${models[0]}`, `openai.chat ${models[1]}`]);
       await sameOnNative(recorded);
     });
   }
