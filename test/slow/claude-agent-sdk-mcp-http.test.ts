@@ -36,6 +36,7 @@ import { treesFromAtof } from '../../src/cli/view/from-atof.ts';
 import type { AtofEvent as TypedAtofEvent } from '../../src/formats/atof/types.ts';
 import { backends, expectNothingLost, findNode, recordedPlugin, type AtifDoc, type AtofEvent, type Recorded } from '../adapters/support.ts';
 import { offlineClaudeEnv, startAnthropicMock, type MockRequest, type MockReply } from '../support/anthropic-mock.ts';
+import { startHttpReceiver, type DecodedSpan } from '../support/otlp-receiver.ts';
 
 /** The model's calls, in one reply: [tool_use id, tool the model names, city, answer]. */
 const CALLS = [
@@ -105,13 +106,17 @@ interface Output {
   agentRecorded: Recorded;
   /** The agent's ATOF events (the in-process server's too, with one plugin). */
   agentEvents: AtofEvent[];
+  /** The spans the agent's plugin sent (with one plugin only). */
+  agentSpans: DecodedSpan[];
 }
 
 /** `sameHooks`: the in-process server is instrumented on the agent's own registry (one plugin for the program), not a plugin of its own. */
 async function runProgram(backend: 'memory' | 'native', sameHooks = false): Promise<Output> {
   const mock = await startAnthropicMock(script);
   const offline = offlineClaudeEnv(mock.url);
-  const agentRecorded = recordedPlugin(`claude-mcp-http-${backend}`, backend);
+  const collector = sameHooks ? await startHttpReceiver() : undefined;
+  const otlp = collector === undefined ? {} : { otlpEnabled: true, otlpType: 'full' as const, otlpEndpoint: `${collector.url}/v1/traces` };
+  const agentRecorded = recordedPlugin(`claude-mcp-http-${backend}`, backend, otlp);
   const serverRecorded = recordedPlugin(`claude-mcp-http-server-${backend}`, backend);
   const seen: Seen[] = [];
   const remote = await httpServer(serverRecorded.hooks, seen);
@@ -156,9 +161,10 @@ async function runProgram(backend: 'memory' | 'native', sameHooks = false): Prom
     // One server session per call: the HTTP server's, and the in-process server's where it was recorded.
     expect(serverRun.atif).toHaveLength(sameHooks ? 1 : CALLS.length);
     const servers = new Map([...serverRun.atif, ...others].map((doc) => [String(doc.extra?.caller?.tool_call_id), doc]));
-    return { agent: agent!, servers, seen, model: JSON.stringify(mock.requests.map((request) => request.body)), agentRecorded, agentEvents: agentRun.atof };
+    return { agent: agent!, servers, seen, model: JSON.stringify(mock.requests.map((request) => request.body)), agentRecorded, agentEvents: agentRun.atof, agentSpans: collector?.spans() ?? [] };
   } finally {
     await remote.close();
+    await collector?.close();
     await mock.close();
     rmSync(offline.home, { recursive: true, force: true });
     rmSync(serverRecorded.dir, { recursive: true, force: true });
@@ -222,6 +228,9 @@ describe('a Claude Agent SDK query whose MCP servers are an HTTP url and an in-p
           expect(serverRoot.propagation_root_uuid).toBe(agentRoot.propagation_root_uuid);
           const toolNode = findNode(trees.find((tree) => tree.title === `session ${sessionId}`)!, (node) => node.kind === 'tool' && node.title.includes(name) && node.source?.start === toolSpan);
           expect(toolNode?.children.map((child) => child.title), `view: under ${id}`).toEqual([`remote session ${server.session_id}`]);
+          // OTLP: the server's session span is the tool call span's child, in the agent's trace.
+          const sessionSpan = out.agentSpans.find((span) => span.name.endsWith(`-session-${server.session_id}`));
+          expect([sessionSpan?.traceId, sessionSpan?.parentSpanId], `the session span of ${id}`).toEqual([agentRoot.propagation_root_uuid.replaceAll('-', ''), toolSpan.uuid.replaceAll('-', '').slice(16)]);
         }
         // The model is sent the tools' content, never the result's `_meta`.
         expect(out.model).toContain('Rome: sun');
