@@ -45,7 +45,7 @@ export interface McpSession {
   readonly tool_name: string;
   /** The MCP request's id. */
   readonly request_id: string;
-  /** Who called, when the client named itself (`instrumentMcpClient` does; the Claude Code CLI names its tool call only). */
+  /** Who called, when the client named itself (`instrumentMcpClient` does; the Claude Code CLI names its tool call only, whose session a server on the agent's own hooks finds). */
   readonly caller?: McpCaller;
   /** `platform` of the session's hooks. */
   readonly platform: string;
