@@ -14,6 +14,13 @@
  * parent (or, for the root's own events, of its uuid). Events must arrive
  * in emission order (a scope's start before its children).
  *
+ * A session scope (`nemo_relay_scope_role: "session"`) under a scope of
+ * another session is a session of its own that continues its caller's
+ * trace (an MCP server's call, from another process or from this one): its
+ * subtree is its own trajectory's, never its caller's, which references it
+ * (as a caller in another process does). An embedded sub-agent's scope has
+ * the role `subagent` and is routed to both.
+ *
  * @module
  */
 
@@ -123,6 +130,8 @@ export class SessionTrajectories {
   /** Scope uuid → the live sessions whose subtree holds that scope. */
   readonly #members = new Map<string, Owners>();
   readonly #live = new Set<SessionTrajectory>();
+  /** Session scopes under another session's scope, from their start to their end: routed to their own sessions only. */
+  readonly #detached = new Set<string>();
 
   /** Live sessions. */
   get size(): number {
@@ -162,6 +171,8 @@ export class SessionTrajectories {
       else members.set(uuid, rest.length === 1 ? rest[0]! : rest);
     }
     session.members.length = 0;
+    // Nothing is routed with no session live: an end not seen leaves nothing behind.
+    if (this.#live.size === 0) this.#detached.clear();
   }
 
   /** Stops routing to every session. */
@@ -174,7 +185,8 @@ export class SessionTrajectories {
     if (this.#live.size === 0) return;
     const uuid = event.uuid;
     const isStart = event.kind === 'scope' && event.scope_category === 'start';
-    const owners = this.#ownersOf(uuid, event.parent_uuid ?? null, isStart);
+    const parentUuid = event.parent_uuid ?? null;
+    const owners = this.#ownersOf(uuid, this.#detachedRoot(event, parentUuid, isStart) ? null : parentUuid, isStart);
     if (owners === undefined) return;
     if (!isList(owners)) {
       if (!(isStart && owners.replayed === uuid)) owners.addEvent(event);
@@ -214,6 +226,15 @@ export class SessionTrajectories {
     return both ?? viaParent;
   }
 
+  /** Whether `event` is a session scope's own event under another session's scope (see the module's note). */
+  #detachedRoot(event: AtofEvent, parentUuid: string | null, isStart: boolean): boolean {
+    if (parentUuid === null || event.kind !== 'scope') return false;
+    if (!isStart) return event.scope_category === 'end' && this.#detached.delete(event.uuid);
+    if (!isSessionScope(event) || !this.#members.has(parentUuid)) return false;
+    this.#detached.add(event.uuid);
+    return true;
+  }
+
   #joinAll(uuid: string, owners: Owners): void {
     if (!isList(owners)) this.#join(uuid, owners);
     else for (const session of owners) this.#join(uuid, session);
@@ -225,6 +246,12 @@ export class SessionTrajectories {
     else if (!includes(owners, session)) this.#members.set(uuid, [...listOf(owners), session]);
     session.members.push(uuid);
   }
+}
+
+/** A session's own scope, as the plugin opens it (not an embedded sub-agent's, whose role is `subagent`). */
+function isSessionScope(event: AtofEvent): boolean {
+  const metadata = event.metadata as Record<string, unknown> | null | undefined;
+  return event.category === 'agent' && typeof metadata === 'object' && metadata !== null && metadata.nemo_relay_scope_role === 'session';
 }
 
 function isList(owners: Owners): owners is readonly SessionTrajectory[] {

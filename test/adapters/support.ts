@@ -34,6 +34,16 @@ export interface Recorded {
 }
 
 export type AtifDoc = Record<string, any>;
+
+/** The first node of a `view` tree (or of its JSON report) that `predicate` picks, depth first. */
+export function findNode<T extends { children?: readonly T[] }>(tree: T, predicate: (node: T) => boolean): T | undefined {
+  if (predicate(tree)) return tree;
+  for (const child of tree.children ?? []) {
+    const found = findNode(child, predicate);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
 export type AtofEvent = Record<string, any>;
 
 /**

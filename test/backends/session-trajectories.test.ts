@@ -95,4 +95,30 @@ describe('session trajectories', () => {
     expect([a.size, d.size]).toEqual([7, 3]);
     expect(router.size).toBe(1);
   });
+
+  it('gives a session of its own under another session\'s tool span (a linked MCP call) only its own subtree, whenever it registers', () => {
+    /** The plugin's own session scope (not an embedded sub-agent's). */
+    const sessionScope = (uuid: string, parent: string, phase: 'start' | 'end'): AtofEvent => ({ ...scope(uuid, parent, phase), metadata: { nemo_relay_scope_role: 'session' } }) as AtofEvent;
+    const router = new SessionTrajectories();
+    const startA = scope('A', null, 'start');
+    const a = router.open('A', options('A'), startA);
+    router.route(scope('T', 'A', 'start', 'tool'));
+    // Registered after its start was emitted (the memory relay), or before its start arrives (native delivers late).
+    const startS = sessionScope('S', 'T', 'start');
+    router.route(startS);
+    const s = router.open('S', options('S'), startS);
+    const startR = sessionScope('R', 'T', 'start');
+    const r = router.open('R', options('R'), startR);
+    router.route(startR);
+    for (const [root, child] of [['S', 'S1'], ['R', 'R1']] as const) {
+      router.route(scope(child, root, 'start', 'tool'));
+      router.route(mark(`m${child}`, child));
+      router.route(scope(child, root, 'end', 'tool'));
+    }
+    router.route(sessionScope('S', 'T', 'end'));
+    router.route(sessionScope('R', 'T', 'end'));
+    router.route(scope('T', 'A', 'end', 'tool'));
+    expect(a.size).toBe(3); // A, T start, T end
+    expect([s.size, r.size]).toEqual([5, 5]); // the root once, its call's start, mark and end, the root's end
+  });
 });

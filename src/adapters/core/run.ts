@@ -290,6 +290,23 @@ export function runningToolCall(hooks: HookRegistry, sessionId: string, toolCall
   return run === undefined || run.ended ? undefined : { run, toolCallId };
 }
 
+/**
+ * The one tool call with id `toolCallId` running on `hooks`, whatever its
+ * session: for work told the call's id but not its session (an MCP server in
+ * the program's own process, whose request names only the Claude Code CLI's
+ * `tool_use` id); undefined for none, or when two sessions run a call of
+ * that id (which is then not told apart).
+ */
+export function runningToolCallById(hooks: HookRegistry, toolCallId: string): { readonly run: AgentRun; readonly toolCallId: string } | undefined {
+  let found: AgentRun | undefined;
+  for (const [key, run] of running.get(hooks) ?? []) {
+    if (run.ended || key !== runningKey(run.sessionId, toolCallId)) continue;
+    if (found !== undefined) return undefined;
+    found = run;
+  }
+  return found === undefined ? undefined : { run: found, toolCallId };
+}
+
 export class AgentRun {
   readonly core: AdapterCore;
   readonly sessionId: string;

@@ -32,7 +32,7 @@ import { argumentsObject } from '../core/shapes.ts';
 import { Guard } from '../core/guard.ts';
 import { runningToolCall } from '../core/run.ts';
 import { requestHandlersOf, wrapRequestHandlers } from './handlers.ts';
-import { CALLER_META_KEY, PROPAGATION_META_KEY, TRACEPARENT_META_KEY, asToolReturned, callerOf, mcpErrorText, trajectoryOf, withAdapterMeta, type McpCaller } from './meta.ts';
+import { CALLER_META_KEY, PROPAGATION_META_KEY, TRACEPARENT_META_KEY, asToolReturned, callerFor, callerOf, callerSessionId, mcpErrorText, trajectoryOf, withAdapterMeta } from './meta.ts';
 import { currentMcpSession } from './server.ts';
 
 /** The part of an MCP `Client` the adapter uses: every request goes through `request()` (`callTool` included). */
@@ -375,21 +375,8 @@ function metaWith(existing: unknown, host: HostToolCall, context: TraceContext):
   const ours: Record<string, unknown> = {};
   if (context.traceparent !== undefined) ours[TRACEPARENT_META_KEY] = context.traceparent;
   if (context.propagation !== undefined) ours[PROPAGATION_META_KEY] = context.propagation;
-  const caller: McpCaller = { session_id: callerSessionId(host, context) };
-  if (host.tool_call_id !== undefined) caller.tool_call_id = host.tool_call_id;
-  if (context.trajectory?.trajectory_id !== undefined) caller.trajectory_id = context.trajectory.trajectory_id;
-  if (context.trajectory?.trajectory_path !== undefined) caller.trajectory_path = context.trajectory.trajectory_path;
-  ours[CALLER_META_KEY] = caller;
+  ours[CALLER_META_KEY] = callerFor(host, context);
   return withAdapterMeta(existing, ours);
-}
-
-/**
- * The session id a request names its caller by: the session as the
- * recorder's outputs name it (its id as redaction leaves it: the server
- * must not receive what the host's own files may not hold), else the host's.
- */
-function callerSessionId(host: HostToolCall, context: TraceContext): string {
-  return context.session_id ?? host.session_id;
 }
 
 /** The host's tool call references the server's trajectory, when the server named one. */

@@ -10,6 +10,7 @@
  * @module
  */
 
+import type { TraceContext } from '../../hooks/index.ts';
 import { isRecord } from '../../shared/record.ts';
 import { callerRefOf, trajectoryRefOf, type CallerRef, type TrajectoryRef } from '../../shared/trajectory-ref.ts';
 
@@ -30,6 +31,30 @@ export const CLAUDE_CODE_TOOL_USE_META_KEY = 'claudecode/toolUseId';
 
 /** Who made an MCP tool call, as the client adapter sends it. */
 export type McpCaller = CallerRef;
+
+/** A tool call of the host's, as the caller an MCP call names: its session, and the call when it has an id. */
+export interface CallerCall {
+  readonly session_id: string;
+  readonly tool_call_id?: string;
+}
+
+/**
+ * The session id an MCP call names its caller by: the session as the
+ * recorder's outputs name it (its id as redaction leaves it: the server
+ * must not receive what the host's own files may not hold), else the host's.
+ */
+export function callerSessionId(host: CallerCall, context: TraceContext): string {
+  return context.session_id ?? host.session_id;
+}
+
+/** The caller an MCP call names for the host's tool call `host`, whose trace context is `context`: its session, call and trajectory. */
+export function callerFor(host: CallerCall, context: TraceContext): McpCaller {
+  const caller: McpCaller = { session_id: callerSessionId(host, context) };
+  if (host.tool_call_id !== undefined) caller.tool_call_id = host.tool_call_id;
+  if (context.trajectory?.trajectory_id !== undefined) caller.trajectory_id = context.trajectory.trajectory_id;
+  if (context.trajectory?.trajectory_path !== undefined) caller.trajectory_path = context.trajectory.trajectory_path;
+  return caller;
+}
 
 /**
  * A request's `_meta`: the caller's own (`existing`: what the program put

@@ -30,9 +30,10 @@ import { consoleLogger, safeLog, type Logger } from '../../shared/logger.ts';
 import { instrumentedBefore, markInstrumented } from './instrumented.ts';
 import { isRecord } from '../../shared/record.ts';
 import { Guard } from '../core/guard.ts';
+import { runningToolCallById } from '../core/run.ts';
 import { isAbortedSignal } from '../core/shapes.ts';
 import { requestHandlersOf, wrapRequestHandlers, type RequestHandler as Handler } from './handlers.ts';
-import { CALLER_META_KEY, PROPAGATION_META_KEY, TRACEPARENT_META_KEY, TRAJECTORY_META_KEY, metaString, requestCallerOf, resultText, withAdapterMeta, type McpCaller } from './meta.ts';
+import { CALLER_META_KEY, PROPAGATION_META_KEY, TRACEPARENT_META_KEY, TRAJECTORY_META_KEY, callerFor, metaString, requestCallerOf, resultText, withAdapterMeta, type McpCaller } from './meta.ts';
 
 /** The session an instrumented tool handler runs in. */
 export interface McpSession {
@@ -44,7 +45,7 @@ export interface McpSession {
   readonly tool_name: string;
   /** The MCP request's id. */
   readonly request_id: string;
-  /** Who called, when the client named itself (`instrumentMcpClient` does; the Claude Code CLI names its tool call only). */
+  /** Who called, when the client named itself (`instrumentMcpClient` does; the Claude Code CLI names its tool call only, whose session a server on the agent's own hooks finds). */
   readonly caller?: McpCaller;
   /** `platform` of the session's hooks. */
   readonly platform: string;
@@ -75,6 +76,12 @@ interface LowLevelServer {
   _serverInfo?: { name?: unknown; version?: unknown };
   /** How the server sends its client a request (`createMessage`, `elicitInput` and the rest go through it). */
   request?: (request: unknown, ...rest: unknown[]) => unknown;
+}
+
+/** The caller of a call made from this process, found on the server's hooks, and the context its session continues. */
+interface LocalCaller {
+  readonly caller: McpCaller;
+  readonly propagation: string;
 }
 
 const sessions = new AsyncLocalStorage<McpSession>();
@@ -175,7 +182,9 @@ class CallRecorder {
   async #call(handler: Handler, request: unknown, extra: unknown): Promise<unknown> {
     // A handler set over the wrapped one that hands the request on to it (wrapped in turn when it was set).
     if (!this.#listening() || this.#recording(extra)) return handler(request, extra);
-    const session = this.#guard.run('opening the MCP call session', () => this.#open(request, extra));
+    const finding = this.#guard.run('finding the MCP call caller in this process', () => this.#callerInProcess(request));
+    const local = finding === undefined ? undefined : await finding;
+    const session = this.#guard.run('opening the MCP call session', () => this.#open(request, extra, local));
     if (session === undefined) return handler(request, extra);
     const args = isRecord(request) && isRecord(request.params) && isRecord(request.params.arguments) ? request.params.arguments : {};
     const hooks = this.#hooks;
@@ -236,13 +245,39 @@ class CallRecorder {
     return true;
   }
 
-  #open(request: unknown, extra: unknown): McpSession {
+  /**
+   * The caller of a request that names only its tool call (the Claude Code
+   * CLI's `claudecode/toolUseId`: no session, no trace context) when that
+   * call is running in this process on the server's own hooks (an
+   * in-process `createSdkMcpServer` server on the agent's registry): the
+   * call's session, trajectory and trace context, as the client adapter
+   * would have sent them, so the session nests under that call as a linked
+   * call from another process does. Undefined otherwise: the call is then
+   * recorded as the request names it.
+   */
+  #callerInProcess(request: unknown): Promise<LocalCaller | undefined> | undefined {
+    const meta = isRecord(request) && isRecord(request.params) ? request.params._meta : undefined;
+    const named = requestCallerOf(meta);
+    if (named?.tool_call_id === undefined || named.session_id !== undefined || receivedPropagation(meta) !== undefined) return undefined;
+    const running = runningToolCallById(this.#hooks, named.tool_call_id);
+    if (running === undefined) return undefined;
+    const host = { session_id: running.run.sessionId, tool_call_id: running.toolCallId };
+    // traceContext never rejects; what is made of its answer is guarded as the lookup is.
+    return this.#hooks.traceContext(host).then((context) =>
+      this.#guard.run('finding the MCP call caller in this process', () => {
+        const propagation = continuedPropagation(context.propagation, context.traceparent);
+        return propagation === undefined ? undefined : { caller: callerFor(host, context), propagation };
+      }),
+    );
+  }
+
+  #open(request: unknown, extra: unknown, local: LocalCaller | undefined): McpSession {
     const params = isRecord(request) && isRecord(request.params) ? request.params : {};
     const meta = params._meta;
     const toolName = typeof params.name === 'string' ? params.name : 'unknown';
     const sent = requestIdOf(extra);
     const requestId = sent ?? randomUUID();
-    const caller = requestCallerOf(meta);
+    const caller = local?.caller ?? requestCallerOf(meta);
     const info = this.#low._serverInfo;
     const serverName = typeof info?.name === 'string' && info.name !== '' ? info.name : 'server';
     const chosen = this.#options.sessionId?.({ toolName, requestId, ...(caller !== undefined ? { caller } : {}) });
@@ -255,7 +290,7 @@ class CallRecorder {
       ...(caller !== undefined ? { caller } : {}),
     };
     serving.set(session, { recorder: this, extra, requestId: sent });
-    const propagation = receivedPropagation(meta);
+    const propagation = local?.propagation ?? receivedPropagation(meta);
     this.#hooks.emit('on_session_start', () => ({
       session_id: session.session_id,
       platform: session.platform,
@@ -285,11 +320,14 @@ function requestIdOf(extra: unknown): string | undefined {
   return isRecord(extra) && (typeof extra.requestId === 'string' || typeof extra.requestId === 'number') ? String(extra.requestId) : undefined;
 }
 
-/** The caller's context as native's JSON text: its NeMo Relay context, else one continuing its W3C traceparent. */
+/** The context a request's `_meta` continues, as native's JSON text. */
 function receivedPropagation(meta: unknown): string | undefined {
-  const text = metaString(meta, PROPAGATION_META_KEY);
+  return continuedPropagation(metaString(meta, PROPAGATION_META_KEY), metaString(meta, TRACEPARENT_META_KEY));
+}
+
+/** The caller's context as native's JSON text: its NeMo Relay context, else one continuing its W3C traceparent. */
+function continuedPropagation(text: string | undefined, traceparent: string | undefined): string | undefined {
   if (text !== undefined) return text;
-  const traceparent = metaString(meta, TRACEPARENT_META_KEY);
   const context = traceparent === undefined ? undefined : propagationContextFromTraceparent(traceparent);
   return context === undefined ? undefined : propagationContextToJson(context);
 }

@@ -14,6 +14,7 @@ import { validateAtif } from '../../../src/formats/atif/validate.ts';
 import { loopbackApi, repoRoot, userEnv, type SnippetRuntime } from '../../support/doc-snippets.ts';
 import { startHttpReceiver } from '../../support/otlp-receiver.ts';
 import { FakeProvider } from '../ai-sdk/wire.ts';
+import { findNode } from '../support.ts';
 import { ancestry, brief, depthSorted, mcpPrograms, runAgent } from './two-processes.ts';
 
 type Doc = Record<string, any>;
@@ -114,11 +115,3 @@ export async function checkDocsAgent(agent: DocsAgent, runtime: SnippetRuntime, 
   }
 }
 
-function findNode(tree: Doc, predicate: (node: Doc) => boolean): Doc | undefined {
-  if (predicate(tree)) return tree;
-  for (const child of tree.children ?? []) {
-    const found = findNode(child, predicate);
-    if (found !== undefined) return found;
-  }
-  return undefined;
-}

@@ -21,7 +21,7 @@ import { startHttpReceiver, type DecodedSpan } from '../../support/otlp-receiver
 import { FakeProvider, type Turn } from '../ai-sdk/wire.ts';
 import { AI_SDK_TRIP_AGENT, TRIP_AGENT, TRIP_SERVER } from './sampling-programs.ts';
 import { ancestry, brief, runAgent } from './two-processes.ts';
-import { processBackends } from '../support.ts';
+import { findNode, processBackends } from '../support.ts';
 
 type Doc = Record<string, any>;
 type Answer = 'accept' | 'decline';
@@ -230,15 +230,6 @@ function checkAiSdkTrip(backend: 'memory' | 'native'): Promise<void> {
 /** `inner` starts and ends within `outer`. */
 function within(inner: DecodedSpan, outer: DecodedSpan): boolean {
   return BigInt(inner.startTimeUnixNano) >= BigInt(outer.startTimeUnixNano) && BigInt(inner.endTimeUnixNano) <= BigInt(outer.endTimeUnixNano);
-}
-
-function findNode(tree: Doc, predicate: (node: Doc) => boolean): Doc | undefined {
-  if (predicate(tree)) return tree;
-  for (const child of tree.children ?? []) {
-    const found = findNode(child, predicate);
-    if (found !== undefined) return found;
-  }
-  return undefined;
 }
 
 describe('an MCP server that samples, elicits and reports progress, and serves a resource and a prompt', () => {
