@@ -242,13 +242,13 @@ export class NativePluginActivation implements PluginConfigActivation {
    */
   #noteOtlpFailures(message: string): void {
     const signals = [
-      ['otlp-traces', /traces_export_failed|trace export|tracer provider/],
-      ['otlp-logs', /logs_export_failed|logs_dropped \([1-9]|log export|log provider/],
+      ['otlp-traces', /traces_export_failed|trace export|tracer provider/, /^otel\.(traces|spans)_/],
+      ['otlp-logs', /logs_export_failed|logs_dropped \([1-9]|log export|log provider/, /^otel\.logs_/],
     ] as const;
-    for (const [kind, pattern] of signals) {
+    for (const [kind, pattern, ownCode] of signals) {
       if (!pattern.test(message)) continue;
-      // Native's own counters (`otel.traces_export_failed (1)`) when it gave them, else its failure's words.
-      const codes = [...message.matchAll(/otel\.[a-z_]+ \(\d+\)/g)].map((match) => match[0]);
+      // Native's own counters of this signal (`otel.traces_export_failed (1)`) when it gave them, else its failure's words.
+      const codes = [...message.matchAll(/otel\.[a-z_]+ \([1-9]\d*\)/g)].map((match) => match[0]).filter((code) => ownCode.test(code));
       const failure = /InternalFailure\("([^"]{1,300})"\)/.exec(message)?.[1];
       const words = codes.length > 0 ? [...new Set(codes)].join(', ') : (failure ?? 'export failed');
       const what = words.replace(/[a-z][a-z0-9+.-]*:\/\/[^\s"')\]]+/gi, (url) => displayUrl(url));
