@@ -168,6 +168,8 @@ export class NativePluginActivation implements PluginConfigActivation {
   readonly #uploads: NativeAtifUploads | null;
   #closing: Promise<void> | null = null;
   #closed = false;
+  /** What native's failed close said of its OpenTelemetry delivery, per signal (native counts nothing else). */
+  readonly #otlpFailures: Record<'otlp-traces' | 'otlp-logs', string | null> = { 'otlp-traces': null, 'otlp-logs': null };
 
   constructor(
     context: PluginHostContext,
@@ -197,7 +199,21 @@ export class NativePluginActivation implements PluginConfigActivation {
 
   /** Health of the ATOF file sinks and ATIF directories the activation writes. */
   outputs(): OutputHealth[] {
-    return this.#outputs.map(outputHealth);
+    return this.#outputs.map((spec) => {
+      const health = outputHealth(spec);
+      const failure = spec.kind === 'otlp-traces' || spec.kind === 'otlp-logs' ? this.#otlpFailures[spec.kind] : null;
+      if (failure !== null) {
+        // One failed delivery per activation: a close native lets us retry reports the same loss again.
+        health.errors = 1;
+        health.lastError = failure;
+      }
+      return health;
+    });
+  }
+
+  /** Once closed: the collector entries whose delivery failed (the rest of a closed activation is no longer listed). */
+  failedCollectors(): OutputHealth[] {
+    return this.outputs().filter((health) => (health.kind === 'otlp-traces' || health.kind === 'otlp-logs') && health.errors > 0);
   }
 
   async #close(): Promise<void> {
@@ -209,12 +225,35 @@ export class NativePluginActivation implements PluginConfigActivation {
     } catch (error) {
       // Native keeps a failed teardown active so close() can be retried.
       this.#context.onError('plugin activation close', error);
+      this.#noteOtlpFailures(errorMessage(error));
       this.#closing = null;
       this.#uploads?.collect();
       return;
     }
     // Native wrote its last trajectories (partial ones included) on close: upload them, each destination within its timeout.
     await this.#uploads?.close();
+  }
+
+  /**
+   * A close that failed because native's OpenTelemetry exporter could not
+   * deliver is the only sign native gives that spans or log records were
+   * lost (it makes one attempt per batch and counts nothing): the collector
+   * entries of `outputs()` say so, instead of a clean `errors: 0`.
+   */
+  #noteOtlpFailures(message: string): void {
+    const signals = [
+      ['otlp-traces', /traces_export_failed|trace export|tracer provider/, /^otel\.(traces|spans)_/],
+      ['otlp-logs', /logs_export_failed|logs_dropped \([1-9]|log export|log provider/, /^otel\.logs_/],
+    ] as const;
+    for (const [kind, pattern, ownCode] of signals) {
+      if (!pattern.test(message)) continue;
+      // Native's own counters of this signal (`otel.traces_export_failed (1)`) when it gave them, else its failure's words.
+      const codes = [...message.matchAll(/otel\.[a-z_]+ \([1-9]\d*\)/g)].map((match) => match[0]).filter((code) => ownCode.test(code));
+      const failure = /InternalFailure\("([^"]{1,300})"\)/.exec(message)?.[1];
+      const words = codes.length > 0 ? [...new Set(codes)].join(', ') : (failure ?? 'export failed');
+      const what = words.replace(/[a-z][a-z0-9+.-]*:\/\/[^\s"')\]]+/gi, (url) => displayUrl(url));
+      this.#otlpFailures[kind] = `native reported a failed delivery when the activation closed: ${what}`;
+    }
   }
 }
 

@@ -549,7 +549,25 @@ export class NativeRelay implements RelayBackend {
   outputs(): OutputHealth[] {
     const outputs: OutputHealth[] = [];
     for (const sink of this.#sinks) outputs.push(sink.health());
-    for (const activation of this.#activations) if (!activation.closed) outputs.push(...activation.outputs());
+    // A collector is listed once, whichever activations sent to it; a closed activation still says a delivery it lost.
+    const collectors = new Map<string, OutputHealth>();
+    for (const activation of this.#activations) {
+      for (const health of activation.closed ? activation.failedCollectors() : activation.outputs()) {
+        if (health.kind !== 'otlp-traces' && health.kind !== 'otlp-logs') {
+          outputs.push(health);
+          continue;
+        }
+        const key = `${health.kind} ${health.path}`;
+        const listed = collectors.get(key);
+        if (listed === undefined) {
+          collectors.set(key, health);
+          outputs.push(health);
+        } else {
+          listed.errors += health.errors;
+          if (health.lastError !== undefined) listed.lastError = health.lastError;
+        }
+      }
+    }
     outputs.push(...this.#remote.outputs());
     return outputs;
   }

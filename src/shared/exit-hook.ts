@@ -5,6 +5,11 @@
  * `process.exit()` and after an uncaught exception, which is why every
  * writer here is synchronous.
  *
+ * `atLoopEnd` is the other moment: the event loop ran dry (`beforeExit`;
+ * not after `process.exit()` or an uncaught exception), when work that
+ * needs the network can still be done (native's exporter threads often send
+ * theirs when the host ends without a shutdown).
+ *
  * Runtimes without a `process.on` (none of Node, Bun and Deno) simply get
  * no hook; explicit `flush()`/`close()` still work.
  *
@@ -21,6 +26,48 @@ export function atExit(task: () => void): () => void {
   return () => {
     tasks.delete(task);
   };
+}
+
+const loopEndTasks = new Set<() => Promise<unknown> | undefined>();
+let loopEndInstalled = false;
+
+/**
+ * Runs `task` each time the event loop runs dry until the returned function
+ * removes it. A task that starts work returns its promise, and the process
+ * is kept alive until every such promise settles (the library's timers and
+ * sockets are unref'd and would not keep it); the loop then runs dry again,
+ * so a task must return `undefined` when it has nothing new to do.
+ */
+export function atLoopEnd(task: () => Promise<unknown> | undefined): () => void {
+  installLoopEnd();
+  loopEndTasks.add(task);
+  return () => {
+    loopEndTasks.delete(task);
+  };
+}
+
+function installLoopEnd(): void {
+  if (loopEndInstalled) return;
+  const proc = (globalThis as { process?: { on?: (event: string, listener: () => void) => unknown } }).process;
+  if (typeof proc?.on !== 'function') return;
+  loopEndInstalled = true;
+  proc.on('beforeExit', runLoopEndTasks);
+}
+
+function runLoopEndTasks(): void {
+  const work: Promise<unknown>[] = [];
+  for (const task of [...loopEndTasks]) {
+    try {
+      const started = task();
+      if (started !== undefined) work.push(started.catch(() => undefined));
+    } catch {
+      // One task's failure must not stop the others.
+    }
+  }
+  if (work.length === 0) return;
+  // Referenced on purpose: it is what keeps the process alive while the work runs.
+  const keepAlive = setInterval(() => {}, 60_000);
+  void Promise.all(work).finally(() => clearInterval(keepAlive));
 }
 
 function install(): void {

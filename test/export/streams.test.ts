@@ -145,6 +145,21 @@ describe('ndjson transport', () => {
     });
   });
 
+  it('a receiver that refuses the stream when it ends (401, 500) makes its events failed, not sent, and says so', async () => {
+    // A collector reads the whole chunked body and only then answers: a wrong token or a failing backend is known
+    // after every line reached the socket. Those lines did not arrive anywhere.
+    receiver.script('/refused', [{ status: 401 }]);
+    const warnings: string[] = [];
+    const logger = { ...silentLogger, warn: (message: string) => void warnings.push(message) };
+    const sink = createAtofStreamSink(settings('/refused', { transport: 'ndjson' }), { ...FAST, logger });
+    for (let i = 0; i < 3; i++) sink.accept(event(i));
+    await sink.close();
+    expect(receiver.requests.filter((r) => r.path === '/refused')).toHaveLength(1);
+    expect(sink.health()).toMatchObject({ sent: 0, failed: 3, dropped: 0, bytes: 0, lastError: `POST ${receiver.origin}/refused answered HTTP 401` });
+    expect(sink.health().errors).toBeGreaterThan(0);
+    expect(warnings).toEqual([`ATOF stream ${receiver.origin}/refused: events are being lost (POST ${receiver.origin}/refused answered HTTP 401); see status() outputs for counts`]);
+  });
+
   it('retries the stream when the receiver is down, then counts the event as failed', async () => {
     const port = await closedPort();
     const sink = createAtofStreamSink({ ...settings('/n', { transport: 'ndjson' }), url: `http://127.0.0.1:${port}/n` }, FAST);

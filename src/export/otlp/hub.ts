@@ -13,6 +13,7 @@ import type { AtofEvent } from '../../formats/atof/types.ts';
 import type { OpenTelemetrySettings } from '../../formats/plugins-toml/opentelemetry.ts';
 import type { OutputHealth } from '../../relay/contract.ts';
 import type { Logger } from '../../shared/logger.ts';
+import { atExit, atLoopEnd } from '../../shared/exit-hook.ts';
 import { SpanAssembler, type TreeRoot } from './assembler.ts';
 import type { CostOf } from './mappings/types.ts';
 import { logRecordOf } from './logs.ts';
@@ -32,6 +33,8 @@ type Destination = Omit<PipelineOptions, 'logger' | 'retry' | 'createExporter'>;
 export class OtlpHub {
   private readonly pipelines = new Map<string, OtlpPipeline>();
   private readonly timeouts = new Map<string, number>();
+  /** Removes the process hooks: a host that ends without `shutdown()` (see `watchProcessEnd`). */
+  private unwatchProcessEnd: (() => void) | null = null;
 
   constructor(
     private readonly logger: Logger,
@@ -86,6 +89,32 @@ export class OtlpHub {
     const pipelines = [...this.pipelines.entries()];
     const budget = Math.max(0, budgetMs);
     await Promise.all(pipelines.map(([key, pipeline]) => pipeline.shutdown(Math.min(this.timeouts.get(key) ?? 10_000, budget))));
+    this.unwatchProcessEnd?.();
+    this.unwatchProcessEnd = null;
+  }
+
+  /**
+   * A host that ends without `shutdown()`: when its event loop runs dry, the
+   * destinations send what they hold (native's exporter threads often
+   * get theirs out then too); at its exit, what could not go out is counted as
+   * dropped and said, as the stream sinks and uploads say theirs.
+   */
+  private watchProcessEnd(): void {
+    if (this.unwatchProcessEnd !== null) return;
+    const pipelines = () => [...this.pipelines.values()];
+    const removeLoopEnd = atLoopEnd(() => {
+      const drains = pipelines()
+        .map((pipeline) => pipeline.drainAtLoopEnd())
+        .filter((drain) => drain !== undefined);
+      return drains.length === 0 ? undefined : Promise.all(drains);
+    });
+    const removeExit = atExit(() => {
+      for (const pipeline of pipelines()) pipeline.abandon('the process exited');
+    });
+    this.unwatchProcessEnd = () => {
+      removeLoopEnd();
+      removeExit();
+    };
   }
 
   private pipeline(destination: Destination): OtlpPipeline {
@@ -106,6 +135,7 @@ export class OtlpHub {
       });
       this.pipelines.set(key, pipeline);
       this.timeouts.set(key, destination.timeoutMillis);
+      this.watchProcessEnd();
     }
     return pipeline;
   }

@@ -86,6 +86,9 @@ export class OtlpPipeline {
   private failing = false;
   /** No new batch goes out before this (the collector failed: the backoff holds every batch back). */
   private retryAt = 0;
+  /** Items pushed so far, and their number when the loop last ran dry (`drainAtLoopEnd`). */
+  private pushed = 0;
+  private drainedAt = 0;
 
   constructor(private readonly options: PipelineOptions) {
     // Start loading the exporter now, so the first batch does not wait for the import.
@@ -100,6 +103,7 @@ export class OtlpPipeline {
       return;
     }
     this.queue.push(item);
+    this.pushed++;
     if (this.queue.length >= this.options.maxExportBatchSize) this.kick(0);
     else if (this.timer === null) this.kick(this.options.scheduledDelayMillis);
   }
@@ -147,6 +151,41 @@ export class OtlpPipeline {
     if (this.closed) return;
     const deadline = Date.now() + Math.max(0, timeoutMs);
     await this.flush(deadline);
+    this.stop((left) => `${left} items not sent before shutdown`);
+    const exporter = this.exporter;
+    if (exporter !== null) {
+      await settleWithin(
+        exporter.then((e) => e.shutdown()),
+        Math.max(deadline, Date.now() + 50) - Date.now(),
+        { unref: true },
+      );
+    }
+  }
+
+  /**
+   * The event loop ran dry with items still here (a host that ends without
+   * `shutdown()`): sends them within `timeout_millis` (native's exporter
+   * thread often does at that moment). Undefined when there is nothing new to send since
+   * the last time (a collector that is down is not waited for again).
+   */
+  drainAtLoopEnd(): Promise<void> | undefined {
+    if (this.closed || this.pending() + this.inFlightBatches.size === 0 || this.drainedAt === this.pushed) return undefined;
+    this.drainedAt = this.pushed;
+    return this.flush(Date.now() + this.options.timeoutMillis);
+  }
+
+  /**
+   * The process is exiting: nothing can be sent any more. Counts what is
+   * left as dropped and says so, synchronously (an `exit` listener).
+   */
+  abandon(reason: string): void {
+    if (this.closed) return;
+    const why = this.lastError === undefined ? reason : `${reason}; last error: ${this.lastError}`;
+    this.stop((left) => `${left} items not sent (${why})`);
+  }
+
+  /** Closes the pipeline: what is still queued or in flight is counted as dropped, with one warning. */
+  private stop(describe: (left: number) => string): void {
     this.closed = true;
     if (this.timer !== null) clearTimeout(this.timer);
     this.timer = null;
@@ -161,18 +200,10 @@ export class OtlpPipeline {
     const left = this.queue.length + this.retryingItems + abandoned;
     if (left > 0) {
       this.dropped += left;
-      this.note(`${left} items not sent before shutdown`, false);
+      this.note(describe(left), false);
       this.queue.length = 0;
       this.retrying.length = 0;
       this.retryingItems = 0;
-    }
-    const exporter = this.exporter;
-    if (exporter !== null) {
-      await settleWithin(
-        exporter.then((e) => e.shutdown()),
-        Math.max(deadline, Date.now() + 50) - Date.now(),
-        { unref: true },
-      );
     }
   }
 

@@ -9,9 +9,16 @@
  * between events so that an idle stream never keeps the host's process
  * alive (a shutting-down host is kept alive by whoever awaits the close).
  *
+ * A receiver answers a chunked POST once it has read it, usually when the
+ * stream ends: an error status then (a wrong token, a failing backend)
+ * means every line it had taken is lost, although each reached the socket
+ * and was counted as sent. `onRefused` is told how many, so the sink can
+ * count them as failed.
+ *
  * @module
  */
 
+import { Buffer } from 'node:buffer';
 import http from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
@@ -20,6 +27,9 @@ import { retryAfterMs } from '../delivery/http.ts';
 import { timerDelay, unrefTimer } from '../../shared/timers.ts';
 import { displayUrl } from '../../shared/secret-text.ts';
 import type { StreamTransportImpl } from './transport.ts';
+
+/** Lines a receiver refused after they had reached the socket, with their bytes (newline included). */
+export type RefusedLines = (lines: number, bytes: number, error: HttpStatusError) => void;
 
 interface Pending {
   resolve(): void;
@@ -34,8 +44,10 @@ class Stream {
   broken: Error | null = null;
   readonly pending = new Set<Pending>();
   readonly finished: Promise<void>;
+  /** Lines that reached the socket on this request (counted as sent), and their bytes. */
+  private taken = { lines: 0, bytes: 0 };
 
-  constructor(url: URL, headers: Record<string, string>) {
+  constructor(url: URL, headers: Record<string, string>, onRefused?: RefusedLines) {
     const client = url.protocol === 'https:' ? https : http;
     this.request = client.request(url, {
       method: 'POST',
@@ -50,7 +62,11 @@ class Stream {
         response.resume();
         if (response.statusCode === undefined || response.statusCode < 200 || response.statusCode > 299) {
           const header = response.headers['retry-after'];
-          this.fail(new HttpStatusError(response.statusCode ?? 0, `POST ${displayUrl(url.href)}`, retryAfterMs(typeof header === 'string' ? header : null)));
+          const error = new HttpStatusError(response.statusCode ?? 0, `POST ${displayUrl(url.href)}`, retryAfterMs(typeof header === 'string' ? header : null));
+          const taken = this.taken;
+          this.taken = { lines: 0, bytes: 0 };
+          if (taken.lines > 0) onRefused?.(taken.lines, taken.bytes, error);
+          this.fail(error);
         } else {
           // The receiver ended the stream: lines after this need a new request.
           this.fail(new ConnectionFailedError(`POST ${displayUrl(url.href)}: the receiver ended the stream`));
@@ -94,7 +110,18 @@ class Stream {
         else reject(error);
       };
       this.pending.add(entry);
-      this.request.write(`${line}\n`, (error) => (error ? entry.reject(this.broken ?? new ConnectionFailedError(error.message)) : entry.resolve()));
+      const text = `${line}\n`;
+      this.request.write(text, (error) => {
+        if (error) {
+          entry.reject(this.broken ?? new ConnectionFailedError(error.message));
+          return;
+        }
+        if (this.pending.has(entry)) {
+          this.taken.lines++;
+          this.taken.bytes += Buffer.byteLength(text, 'utf8');
+        }
+        entry.resolve();
+      });
     });
   }
 
@@ -115,7 +142,7 @@ class Stream {
   }
 }
 
-export function ndjsonTransport(url: string, headers: Record<string, string>, timeoutMs: number): StreamTransportImpl {
+export function ndjsonTransport(url: string, headers: Record<string, string>, timeoutMs: number, onRefused?: RefusedLines): StreamTransportImpl {
   let target: URL | null = null;
   let stream: Stream | null = null;
   return {
@@ -132,7 +159,7 @@ export function ndjsonTransport(url: string, headers: Record<string, string>, ti
       }
       if (stream === null || stream.broken !== null) {
         stream?.request.destroy();
-        stream = new Stream(target, headers);
+        stream = new Stream(target, headers, onRefused);
       }
       return stream.write(line, timeoutMs, signal);
     },

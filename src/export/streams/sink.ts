@@ -17,7 +17,7 @@ import { displayUrl } from '../../shared/secret-text.ts';
 import { describeFailure } from '../delivery/errors.ts';
 import { replaceDotsInKeys } from './field-names.ts';
 import { httpPostTransport } from './http-post.ts';
-import { ndjsonTransport } from './ndjson.ts';
+import { ndjsonTransport, type RefusedLines } from './ndjson.ts';
 import type { StreamTransportImpl } from './transport.ts';
 import { websocketTransport } from './websocket.ts';
 
@@ -43,21 +43,31 @@ export interface AtofStreamSink {
 }
 
 export function createAtofStreamSink(settings: StreamSinkSettings, options: AtofStreamSinkOptions): AtofStreamSink {
-  const transport = transportFor(settings);
   const shown = displayUrl(settings.url);
   const label = settings.name !== undefined ? `ATOF stream "${settings.name}" (${shown})` : `ATOF stream ${shown}`;
   let warned = false;
+  // One warning per sink, not one per event: a dead receiver must not flood the host's log.
+  const warnLoss = (reason: 'lost' | 'dropped', error: unknown) => {
+    if (warned) return;
+    warned = true;
+    safeLog(options.logger, 'warn', `${label}: events are being ${reason} (${describeFailure(error)}); see status() outputs for counts`);
+  };
+  // Lines the queue counted as sent that the receiver then refused (ndjson: its answer comes when the stream ends).
+  const refused = { lines: 0, bytes: 0, errors: 0, lastError: undefined as string | undefined, queueErrorThen: undefined as string | undefined };
+  const transport = transportFor(settings, (lines, bytes, error) => {
+    refused.lines += lines;
+    refused.bytes += bytes;
+    refused.errors++;
+    refused.lastError = describeFailure(error);
+    refused.queueErrorThen = queue.counters().lastError;
+    warnLoss('lost', error);
+  });
   const queue: DeliveryQueue<string> = createDeliveryQueue<string>({
     maxItems: options.maxQueuedEvents ?? DEFAULT_STREAM_QUEUE_ITEMS,
     ...(options.retry !== undefined ? { retry: options.retry } : {}),
     send: (line, signal) => transport.send(line, signal),
     sizeOf: (line) => Buffer.byteLength(line, 'utf8') + (settings.transport === 'websocket' ? 0 : 1),
-    onGiveUp: (_line, reason, error) => {
-      // One warning per sink, not one per event: a dead receiver must not flood the host's log.
-      if (warned) return;
-      warned = true;
-      safeLog(options.logger, 'warn', `${label}: events are being ${reason === 'failed' ? 'lost' : 'dropped'} (${describeFailure(error)}); see status() outputs for counts`);
-    },
+    onGiveUp: (_line, reason, error) => warnLoss(reason === 'failed' ? 'lost' : 'dropped', error),
   });
   const rewrite = settings.fieldNamePolicy === 'replace_dots' ? replaceDotsInKeys : (line: string) => line;
   let closed: Promise<void> | null = null;
@@ -90,22 +100,24 @@ export function createAtofStreamSink(settings: StreamSinkSettings, options: Atof
         kind: 'atof-stream',
         path: shown,
         lastWrite: c.lastSuccess,
-        bytes: c.bytes,
-        errors: c.attemptErrors,
-        sent: c.sent,
-        failed: c.failed,
+        bytes: Math.max(0, c.bytes - refused.bytes),
+        errors: c.attemptErrors + refused.errors,
+        sent: Math.max(0, c.sent - refused.lines),
+        failed: c.failed + refused.lines,
         dropped: c.dropped,
       };
-      if (c.lastError !== undefined) health.lastError = c.lastError;
+      // The refusal, unless the queue met a failure of its own since.
+      const lastError = refused.lastError !== undefined && c.lastError === refused.queueErrorThen ? refused.lastError : c.lastError;
+      if (lastError !== undefined) health.lastError = lastError;
       return health;
     },
   };
 }
 
-function transportFor(settings: StreamSinkSettings): StreamTransportImpl {
+function transportFor(settings: StreamSinkSettings, onRefused: RefusedLines): StreamTransportImpl {
   switch (settings.transport) {
     case 'ndjson':
-      return ndjsonTransport(settings.url, settings.headers, settings.timeoutMillis);
+      return ndjsonTransport(settings.url, settings.headers, settings.timeoutMillis, onRefused);
     case 'websocket':
       return websocketTransport(settings.url, settings.headers, settings.timeoutMillis);
     default:

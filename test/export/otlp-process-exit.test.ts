@@ -1,0 +1,106 @@
+// A host that never calls shutdown() (a script whose event loop simply runs
+// dry, or that calls process.exit() after its last hook) on the memory
+// relay: native 0.9.2's exporter threads often deliver the spans still
+// batched when the loop runs dry, so the memory relay must, always; and what cannot go out any more (a
+// process.exit(), a collector that is down) is said on stderr, as the
+// stream sinks and uploads say theirs, never lost without a word. The host
+// runs in a child process; the receiver is a real OTLP/HTTP server here.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startHttpReceiver, type Receiver } from '../support/otlp-receiver.ts';
+import { dist, spawnChild } from '../support/child.ts';
+
+const tempDir = (prefix: string) => fs.mkdtempSync(path.join(os.tmpdir(), `nrh-${prefix}-`));
+const open: Receiver[] = [];
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((rx) => rx.close()));
+});
+
+function pluginsToml(dir: string, endpoint: string, extra = ''): string {
+  const file = path.join(dir, 'plugins.toml');
+  fs.writeFileSync(
+    file,
+    `version = 1
+[[components]]
+kind = "observability"
+[components.config]
+version = 4
+[components.config.atof]
+enabled = true
+[[components.config.atof.sinks]]
+type = "file"
+output_directory = ${JSON.stringify(dir)}
+filename = "events.jsonl"
+[components.config.opentelemetry]
+enabled = true
+[[components.config.opentelemetry.endpoints]]
+type = "gen_ai"
+endpoint = "${endpoint}"
+# The default batch delay: nothing goes out on its own before the host's last hook.
+scheduled_delay_millis = 5000
+${extra}
+`,
+  );
+  return file;
+}
+
+/** A session of one model call and one tool call; `ending` is what the host does after its last hook. */
+function host(toml: string, ending: string): string {
+  return `
+import { createNemoRelayPlugin, HookRegistry } from ${dist('src/index.js')};
+const plugin = createNemoRelayPlugin({ backend: 'memory', env: { NEMO_RELAY_HOOKS_PLUGINS_TOML: ${JSON.stringify(toml)} } });
+const hooks = new HookRegistry();
+plugin.register(hooks);
+const ids = { session_id: 'exit-1', turn_id: 't1' };
+hooks.emit('on_session_start', { session_id: 'exit-1', model: 'gpt-4o-mini' });
+hooks.emit('pre_llm_call', { ...ids, user_message: 'hello?' });
+hooks.emit('pre_api_request', { ...ids, api_request_id: 'a1', provider: 'openai', model: 'gpt-4o-mini', request: { body: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hello?' }] } } });
+hooks.emit('post_api_request', { ...ids, api_request_id: 'a1', provider: 'openai', model: 'gpt-4o-mini', response: { object: 'chat.completion', model: 'gpt-4o-mini', choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }], usage: { prompt_tokens: 5, completion_tokens: 1 } } });
+hooks.emit('pre_tool_call', { ...ids, tool_call_id: 'c1', tool_name: 'clock', args: {} });
+hooks.emit('post_tool_call', { ...ids, tool_call_id: 'c1', tool_name: 'clock', result: 'noon', status: 'ok' });
+hooks.emit('post_llm_call', { ...ids, assistant_response: 'hi' });
+hooks.emit('on_session_end', { ...ids, completed: true });
+hooks.emit('on_session_finalize', { session_id: 'exit-1' });
+await plugin.ready;
+console.log('@@DONE@@');
+${ending}
+`;
+}
+
+describe('OTLP spans when the host ends without shutdown()', () => {
+  it('a process whose event loop runs dry sends the spans still batched', async () => {
+    const rx = await startHttpReceiver();
+    open.push(rx);
+    const dir = tempDir('otlp-exit-drain');
+    const child = await spawnChild(host(pluginsToml(dir, rx.url), ''), { killAfterMs: 30_000 });
+    expect(child.killed).toBe(false);
+    expect(child.status).toBe(0);
+    // The session span, its LLM call and its tool call.
+    expect(rx.spans()).toHaveLength(3);
+    expect(rx.spans().map((span) => span.name)).toEqual(expect.arrayContaining(['chat gpt-4o-mini', 'execute_tool clock']));
+    expect(child.stderr).not.toMatch(/not sent|not delivered/);
+  });
+
+  it('a collector that is down when the loop runs dry holds the process no longer than its timeout_millis, and the loss is said', async () => {
+    const rx = await startHttpReceiver();
+    await rx.close();
+    const dir = tempDir('otlp-exit-down');
+    const child = await spawnChild(host(pluginsToml(dir, rx.url, 'timeout_millis = 1000'), ''), { killAfterMs: 30_000 });
+    expect(child.killed).toBe(false);
+    expect(child.status).toBe(0);
+    expect(child.exitAfterDoneMs).toBeLessThan(6000);
+    expect(child.stderr).toContain(`OTLP traces to ${rx.url}/v1/traces: 3 items not sent (the process exited`);
+  });
+
+  it('process.exit() right after the last hook: the spans that cannot go out are said on stderr', async () => {
+    const rx = await startHttpReceiver();
+    open.push(rx);
+    const dir = tempDir('otlp-exit-exit');
+    const child = await spawnChild(host(pluginsToml(dir, rx.url), 'process.exit(0);'), { killAfterMs: 30_000 });
+    expect(child.status).toBe(0);
+    expect(rx.spans()).toHaveLength(0);
+    expect(child.stderr).toContain(`OTLP traces to ${rx.url}/v1/traces: 3 items not sent (the process exited`);
+  });
+});
