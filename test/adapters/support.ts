@@ -114,6 +114,18 @@ export function recordedPlugin(label: string, backend: 'memory' | 'native' = 'me
   };
 }
 
+/** The text of every file the plugin wrote (ATOF, ATIF, anything else in its folder), for checks of what must be written nowhere. */
+export function writtenFiles(recorded: Recorded): string {
+  const files = (readdirSync(recorded.dir, { recursive: true, encoding: 'utf8' }) as string[]).sort();
+  return files.map((file) => {
+    try {
+      return readFileSync(path.join(recorded.dir, file), 'utf8');
+    } catch {
+      return ''; // a folder
+    }
+  }).join('\n');
+}
+
 function safeList(dir: string): string[] {
   try {
     return readdirSync(dir).sort();

@@ -13,7 +13,7 @@
 import * as sdk from '@anthropic-ai/claude-agent-sdk';
 import { afterEach, describe, expect, it } from 'vitest';
 import { wrapClaudeAgentSdk } from '../../src/adapters/claude-agent-sdk/index.ts';
-import { backends, expectNothingLost, llmModels, onlyTrajectory, recordedPlugin, viewLines, type AtifDoc, type Recorded } from '../adapters/support.ts';
+import { backends, expectNothingLost, llmModels, onlyTrajectory, recordedPlugin, viewLines, writtenFiles, type AtifDoc, type Recorded } from '../adapters/support.ts';
 import { sameOnNative } from '../adapters/same-on-native.ts';
 import type { MockReply, MockRequest } from '../support/anthropic-mock.ts';
 import { modelUsageTotals, offlineApi as offlineApiOf, resultTotals, stepTotals, tokensByModel, turnByTurn, userMessage } from '../support/claude-checks.ts';
@@ -30,6 +30,9 @@ const SPARE = 'claude-spare';
 const dated = (model: string): string => `${model}-2026-01-01`;
 /** The name a step counts under in modelUsage: the one asked for, which the answer's dated name starts with. */
 const askedFor = (answered: string): string => answered.replace(/-2026-01-01$/, '');
+
+/** What the API signs thinking with: opaque, which a leak would show. */
+const SIGNATURE = 'EqQBSignatureOfThinking' + 'c2lnbmF0dXJl'.repeat(40);
 
 const overloaded: MockReply = { status: 529, errorType: 'overloaded_error', message: 'Overloaded' };
 
@@ -60,12 +63,12 @@ function onTheWire(mock: { requests: MockRequest[]; replies: Array<{ model: stri
 
 describe('wrapClaudeAgentSdk: the model that answers, and how it thinks', () => {
   for (const backend of backends()) {
-    it(`extended thinking: each step's reasoning is the thinking the API streamed (never its signature or a redacted block's data), its tokens the API's (${backend} backend)`, async () => {
+    it(`extended thinking: each step's reasoning is the thinking the API streamed (never its signature or a redacted block's data), the next request's history holds it as its response did, its tokens the API's (${backend} backend)`, async () => {
       const { mock, env, home } = await offlineApi((request) =>
         request.assistantTurns === 0
           ? {
               blocks: [
-                { type: 'thinking', thinking: 'The user wants an echo; Bash can do it.' },
+                { type: 'thinking', thinking: 'The user wants an echo; Bash can do it.', signature: SIGNATURE },
                 { type: 'redacted_thinking', data: 'RW5jcnlwdGVkVGhpbmtpbmc=' },
                 { type: 'tool_use', id: 'toolu_echo', name: 'Bash', input: { command: 'echo hi', description: 'Echo' } },
               ],
@@ -92,8 +95,16 @@ describe('wrapClaudeAgentSdk: the model that answers, and how it thinks', () => 
         ['The user wants an echo; Bash can do it.', '', dated(MAIN)],
         ['It printed hi.', 'It says hi.', dated(MAIN)],
       ]);
-      // Nothing of the signature or the redacted block's opaque data anywhere the plugin wrote.
-      for (const written of [JSON.stringify(atif), JSON.stringify(atof)]) {
+      // The CLI sent the first answer's thinking back, signed, with the redacted block: the second request's recorded
+      // messages hold that reasoning, on the assistant message it came with, as the first response recorded it.
+      expect(JSON.stringify(mock.requests[1]!.body.messages)).toContain(SIGNATURE);
+      const answered = recorded.log.filter((entry) => entry.hook === 'post_api_request')[0]!.payload.assistant_message;
+      expect(answered).toMatchObject({ reasoning_content: 'The user wants an echo; Bash can do it.', tool_calls: [{ id: 'toolu_echo' }] });
+      const resent = (recorded.log.filter((entry) => entry.hook === 'pre_api_request')[1]!.payload.request as { body: { messages: Array<Record<string, unknown>> } }).body.messages;
+      expect(resent.filter((message) => message.role === 'assistant')).toEqual([answered]);
+      // Nothing of the signature or the redacted block's opaque data anywhere the plugin wrote, nor in the hooks.
+      for (const written of [JSON.stringify(atif), JSON.stringify(atof), writtenFiles(recorded), JSON.stringify(recorded.log)]) {
+        expect(written).not.toContain('SignatureOfThinking');
         expect(written).not.toContain('sig-mock');
         expect(written).not.toContain('RW5jcnlwdGVkVGhpbmtpbmc=');
       }

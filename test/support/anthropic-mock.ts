@@ -13,7 +13,8 @@ import path from 'node:path';
 
 export type MockBlock =
   | { type: 'text'; text: string }
-  | { type: 'thinking'; thinking: string }
+  /** `signature`: what the API signs it with (opaque; `sig-mock` unless given). */
+  | { type: 'thinking'; thinking: string; signature?: string }
   /** Thinking the API's safety systems encrypted: `data` is opaque, and the stream sends the block whole, without deltas. */
   | { type: 'redacted_thinking'; data: string }
   | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> };
@@ -95,7 +96,7 @@ async function sse(res: http.ServerResponse, id: string, model: string, reply: E
     } else if (block.type === 'thinking') {
       send({ type: 'content_block_start', index, content_block: { type: 'thinking', thinking: '', signature: '' } });
       send({ type: 'content_block_delta', index, delta: { type: 'thinking_delta', thinking: block.thinking } });
-      send({ type: 'content_block_delta', index, delta: { type: 'signature_delta', signature: 'sig-mock' } });
+      send({ type: 'content_block_delta', index, delta: { type: 'signature_delta', signature: block.signature ?? 'sig-mock' } });
     } else if (block.type === 'redacted_thinking') {
       send({ type: 'content_block_start', index, content_block: { type: 'redacted_thinking', data: block.data } });
     } else {
@@ -117,7 +118,7 @@ async function sse(res: http.ServerResponse, id: string, model: string, reply: E
 /** A request without `stream: true` gets the whole message as JSON, as the API answers it. */
 function json(res: http.ServerResponse, id: string, model: string, reply: Extract<MockReply, { blocks: unknown }>): void {
   const usage = reply.usage;
-  const content = reply.blocks.map((block) => (block.type === 'thinking' ? { ...block, signature: 'sig-mock' } : block));
+  const content = reply.blocks.map((block) => (block.type === 'thinking' ? { ...block, signature: block.signature ?? 'sig-mock' } : block));
   const stop = reply.blocks.some((block) => block.type === 'tool_use') ? 'tool_use' : 'end_turn';
   res.writeHead(200, { 'content-type': 'application/json', 'request-id': `req_${id}` });
   res.end(

@@ -114,6 +114,8 @@ export interface AnthropicUsage {
 export type AnthropicBlock =
   | { type: 'text'; text: string }
   | { type: 'thinking'; thinking: string; signature: string }
+  /** Thinking the API's safety systems encrypted: `data` is opaque, sent whole in its block's start. */
+  | { type: 'redacted_thinking'; data: string }
   | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> }
   | { type: 'server_tool_use'; id: string; name: string; input: Record<string, unknown>; caller: { type: 'direct' } }
   | { type: 'web_search_tool_result'; tool_use_id: string; content: Array<Record<string, unknown>>; caller: { type: 'direct' } }
@@ -305,8 +307,8 @@ export function anthropicStream(options: { id: string; model: string; content: A
       events.push({ event: 'content_block_start', data: { type: 'content_block_start', index, content_block: { type: 'thinking', thinking: '', signature: '' } } });
       events.push({ event: 'content_block_delta', data: { type: 'content_block_delta', index, delta: { type: 'thinking_delta', thinking: block.thinking } } });
       events.push({ event: 'content_block_delta', data: { type: 'content_block_delta', index, delta: { type: 'signature_delta', signature: block.signature } } });
-    } else if (block.type.endsWith('_tool_result')) {
-      // A server tool's result arrives whole in its block's start.
+    } else if (block.type === 'redacted_thinking' || block.type.endsWith('_tool_result')) {
+      // A server tool's result, and redacted thinking, arrive whole in their block's start.
       events.push({ event: 'content_block_start', data: { type: 'content_block_start', index, content_block: block } });
     } else if (block.type === 'tool_use' || block.type === 'server_tool_use') {
       events.push({ event: 'content_block_start', data: { type: 'content_block_start', index, content_block: { ...block, input: {} } } });
@@ -531,6 +533,14 @@ export function openAiResponseStream(options: ResponsesOptions): WireReply {
       for (const event of hostedItemEvents(item, index)) push(event.type, event.fields);
     } else {
       push('response.output_item.added', { output_index: index, item: { ...item, summary: [] } });
+      // Each summary part streamed as the API streams it (clients that stream read the summary only from these).
+      (item.summary as Array<{ text: string }>).forEach((part, summaryIndex) => {
+        const at = { item_id: item.id, output_index: index, summary_index: summaryIndex };
+        push('response.reasoning_summary_part.added', { ...at, part: { type: 'summary_text', text: '' } });
+        push('response.reasoning_summary_text.delta', { ...at, delta: part.text });
+        push('response.reasoning_summary_text.done', { ...at, text: part.text });
+        push('response.reasoning_summary_part.done', { ...at, part: { type: 'summary_text', text: part.text } });
+      });
     }
     push('response.output_item.done', { output_index: index, item });
   });

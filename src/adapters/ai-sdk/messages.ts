@@ -8,7 +8,7 @@ import type { ResponseParts } from '../core/run.ts';
 import { completionServedBy, gatewayFailedUpstreams, gatewayServedBy } from '../core/upstream.ts';
 import { chargedUsd, usageCostUsd, xaiTicksUsd, type ProviderUsage } from '../../formats/usage.ts';
 import type { AnswerMedium, CallOfTool, ChatMessage, OfferedTool } from '../core/shapes.ts';
-import { assistantMessage, changedArgs, geminiGroundingCalls, hostedCall, laterHostedResult, newProviderApprovalAnswers, providerApprovalCall, textOfParts, recordedText, recordedValue, type ProviderApprovalAnswer } from '../core/shapes.ts';
+import { answerMessage, changedArgs, geminiGroundingCalls, hostedCall, laterHostedResult, newProviderApprovalAnswers, providerApprovalCall, textOfParts, recordedText, recordedValue, type ProviderApprovalAnswer } from '../core/shapes.ts';
 import { isRecord } from '../../shared/record.ts';
 import { asString, nonEmptyString } from '../../shared/text.ts';
 
@@ -28,8 +28,8 @@ export function chatMessages(instructions: unknown, messages: unknown): ChatMess
     const role = asString(message.role);
     const content = message.content;
     if (role === 'assistant' && Array.isArray(content)) {
-      const response = responseOfContent(content);
-      out.push(assistantMessage(response.text, response.toolCalls, undefined, response.media));
+      // Read as a response is: the reasoning it sends back (thinking with its signature) is the message's, as recorded then.
+      out.push(answerMessage(responseOfContent(content)));
     } else if (role === 'tool' && Array.isArray(content)) {
       for (const part of content) {
         if (!isRecord(part) || part.type !== 'tool-result') continue;

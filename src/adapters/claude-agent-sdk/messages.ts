@@ -9,7 +9,7 @@
 import { isRecord } from '../../shared/record.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 import type { ProviderUsage } from '../../formats/usage.ts';
-import { assistantMessage, recordedText, recordedValue, type CallOfTool, type ChatMessage } from '../core/shapes.ts';
+import { answerMessage, recordedText, recordedValue, type CallOfTool, type ChatMessage } from '../core/shapes.ts';
 import { trajectoryAnswering } from '../mcp/meta.ts';
 import type { TrajectoryRef } from '../../shared/trajectory-ref.ts';
 
@@ -52,9 +52,9 @@ export class AssistantBlocks {
     }
   }
 
-  /** The message as the next request's history holds it. */
+  /** The message as the next request's history holds it: as its response recorded it, its thinking included. */
   chatMessage(): ChatMessage {
-    return assistantMessage(this.text, this.toolCalls);
+    return answerMessage(this);
   }
 }
 

@@ -26,7 +26,7 @@ import { settingsDifference, type SentRequest } from './sent-settings.ts';
 import {
   argumentsObject,
   CHANGED_INPUT,
-  assistantMessage,
+  answerMessage,
   chatTool,
   describeError,
   lastUserMessage,
@@ -834,7 +834,7 @@ export class ApiCall {
     const startedAt = this.#startedAt;
     const endedAt = now();
     run.core.emit('post_api_request', () => {
-      const message = assistantMessage(response.text, calls, response.reasoning, response.media);
+      const message = answerMessage({ text: response.text, toolCalls: calls, reasoning: response.reasoning, media: response.media });
       const counted = chatCompletionsUsage(readProviderUsage(response.usage));
       const usage = response.costUsd === undefined ? counted : { ...counted, cost_usd: response.costUsd };
       const model = response.model ?? this.#parts().model ?? run.requestedModel;

@@ -438,6 +438,26 @@ export function assistantMessage(text: string, allCalls: readonly CallOfTool[], 
   return message;
 }
 
+/** What an answer of the model is made of, as an adapter reads it from its framework's message. */
+export interface AnswerParts {
+  readonly text: string;
+  readonly toolCalls: readonly CallOfTool[];
+  /** The reasoning's readable text; reasoning nobody can read (Anthropic's `redacted_thinking`, OpenAI's `encrypted_content`) is no part of it. */
+  readonly reasoning?: string;
+  readonly media?: readonly AnswerMedium[];
+}
+
+/**
+ * An answer's assistant message, the one rule for the response that produced it and for every later request that
+ * sends it back (its history): an adapter reads both with the same reader of its framework's message, so a request
+ * records the reasoning it sends back as the `reasoning_content` of the message it came with, as the response recorded
+ * it. Without it a request that re-sent thinking (with its signature) or reasoning (with its encrypted content) was
+ * recorded lighter than the one on the wire. Reasoning with no readable text adds nothing, and is written nowhere.
+ */
+export function answerMessage(answer: AnswerParts): ChatMessage {
+  return assistantMessage(answer.text, answer.toolCalls, answer.reasoning, answer.media);
+}
+
 export function chatTool(tool: OfferedTool): Record<string, unknown> {
   const fn: Record<string, unknown> = { name: tool.name };
   if (tool.description !== undefined) fn.description = tool.description;

@@ -9,7 +9,7 @@ import { cacheHits, billedOutput, tokenCount, usageCostUsd, type ProviderUsage }
 import { ollamaDoneReason } from '../core/finish.ts';
 import { completionServedBy } from '../core/upstream.ts';
 import {
-  chatToolCall,
+  answerMessage,
   geminiCodeExecutionCalls,
   geminiGroundingCalls,
   hostedCallOfItem,
@@ -152,15 +152,14 @@ export function chatMessages(messages: unknown): ChatMessage[] {
     if (!isRecord(message)) continue;
     const type = typeOf(message) ?? 'user';
     const role = ROLE_BY_TYPE[type] ?? type;
+    // An answer sent back is recorded as its response was (its text, calls, reasoning and media): its thinking blocks,
+    // signatures and all, are the message's reasoning, not content.
+    if (role === 'assistant') {
+      out.push(answerMessage(answerOf(message)));
+      continue;
+    }
     const content = message.content;
     const chat: ChatMessage = { role, content: typeof content === 'string' || content === undefined ? (content ?? '') : (textOfParts(content as unknown[]) ?? recordedValue(content)) };
-    if (role === 'assistant') {
-      const calls = toolCallsOf(message);
-      if (calls.length > 0) {
-        if (chat.content === '') chat.content = null;
-        chat.tool_calls = calls.map(chatToolCall);
-      }
-    }
     if (role === 'tool') chat.tool_call_id = nonEmptyString(message.tool_call_id) ?? '';
     out.push(chat);
   }
@@ -467,6 +466,20 @@ function answerMediaOf(message: Loose): AnswerMedium[] {
   return media;
 }
 
+/**
+ * What an AI message answered, read the same way for the response that produced it and for a later request that sends
+ * it back ({@link answerMessage}): its text, its calls (those the model asked for that could not be parsed too: they
+ * are in its answer), its reasoning and its media. `info`: the generation's, which only a response has.
+ */
+function answerOf(message: Loose, info: Loose = {}): { text: string; toolCalls: CallOfTool[]; reasoning: string | undefined; media: AnswerMedium[] } {
+  return {
+    text: contentText(message.content),
+    toolCalls: [...toolCallsOf(message, info), ...invalidToolCallsOf(message).map((invalid) => invalid.call)],
+    reasoning: reasoningOf(message),
+    media: answerMediaOf(message),
+  };
+}
+
 /** The first generation of an `LLMResult`. */
 export function responseOfResult(output: unknown, seen: RunSeen = {}): ResponseParts & { refused: Array<{ call: CallOfTool; error: string }> } {
   const result = isRecord(output) ? output : {};
@@ -486,14 +499,11 @@ export function responseOfResult(output: unknown, seen: RunSeen = {}): ResponseP
   // usage it sent.
   const costUsd = usageCostUsd(wire);
   const servedBy = message === undefined ? undefined : servedByOf(message, seen);
-  // The model asked for the calls it could not have parsed too: they are in its answer.
-  const toolCalls = message !== undefined ? [...toolCallsOf(message, info), ...invalidToolCallsOf(message).map((invalid) => invalid.call)] : [];
+  const answer = message !== undefined ? answerOf(message, info) : { text: nonEmptyString(generation.text) ?? '', toolCalls: [] };
+  const toolCalls = answer.toolCalls;
   return {
-    text: message !== undefined ? contentText(message.content) : (nonEmptyString(generation.text) ?? ''),
-    toolCalls,
+    ...answer,
     refused: message !== undefined ? invalidToolCallsOf(message) : [],
-    reasoning: message !== undefined ? reasoningOf(message) : undefined,
-    media: message !== undefined ? answerMediaOf(message) : undefined,
     usage: usageOf(message ?? {}, llmOutput, wire, seen, info),
     // ChatGoogleGenerativeAI keeps Gemini's `finishReason` as the API spells it, in generationInfo (and so in
     // response_metadata, unless the answer was streamed).
