@@ -424,27 +424,13 @@ export function answerPart(medium: AnswerMedium): Record<string, unknown> {
   return part;
 }
 
-/**
- * An assistant message with its tool calls; `content` is `null` when the model only called tools. An answer that held
- * media has content parts: its text (when it has any), then a part for each medium ({@link answerPart}).
- */
-export function assistantMessage(text: string, allCalls: readonly CallOfTool[], reasoning?: string, media: readonly AnswerMedium[] = []): ChatMessage {
-  // A later result of an earlier message's call (a conversation's history) is no call of this message.
-  const calls = allCalls.some((call) => call.providerResultLater === true) ? allCalls.filter((call) => call.providerResultLater !== true) : allCalls;
-  const content = media.length > 0 ? [...(text === '' ? [] : [{ type: 'text', text }]), ...media.map(answerPart)] : text === '' && calls.length > 0 ? null : text;
-  const message: ChatMessage = { role: 'assistant', content };
-  if (calls.length > 0) message.tool_calls = calls.map(chatToolCall);
-  if (reasoning !== undefined && reasoning !== '') message.reasoning_content = reasoning;
-  return message;
-}
-
 /** What an answer of the model is made of, as an adapter reads it from its framework's message. */
 export interface AnswerParts {
   readonly text: string;
   readonly toolCalls: readonly CallOfTool[];
   /** The reasoning's readable text; reasoning nobody can read (Anthropic's `redacted_thinking`, OpenAI's `encrypted_content`) is no part of it. */
-  readonly reasoning?: string;
-  readonly media?: readonly AnswerMedium[];
+  readonly reasoning?: string | undefined;
+  readonly media?: readonly AnswerMedium[] | undefined;
 }
 
 /**
@@ -453,9 +439,20 @@ export interface AnswerParts {
  * records the reasoning it sends back as the `reasoning_content` of the message it came with, as the response recorded
  * it. Without it a request that re-sent thinking (with its signature) or reasoning (with its encrypted content) was
  * recorded lighter than the one on the wire. Reasoning with no readable text adds nothing, and is written nowhere.
+ *
+ * `content` is `null` when the model only called tools. An answer that held media has content parts: its text (when
+ * it has any), then a part for each medium ({@link answerPart}).
  */
 export function answerMessage(answer: AnswerParts): ChatMessage {
-  return assistantMessage(answer.text, answer.toolCalls, answer.reasoning, answer.media);
+  const { text, reasoning } = answer;
+  const media = answer.media ?? [];
+  // A later result of an earlier message's call (a conversation's history) is no call of this message.
+  const calls = answer.toolCalls.some((call) => call.providerResultLater === true) ? answer.toolCalls.filter((call) => call.providerResultLater !== true) : answer.toolCalls;
+  const content = media.length > 0 ? [...(text === '' ? [] : [{ type: 'text', text }]), ...media.map(answerPart)] : text === '' && calls.length > 0 ? null : text;
+  const message: ChatMessage = { role: 'assistant', content };
+  if (calls.length > 0) message.tool_calls = calls.map(chatToolCall);
+  if (reasoning !== undefined && reasoning !== '') message.reasoning_content = reasoning;
+  return message;
 }
 
 export function chatTool(tool: OfferedTool): Record<string, unknown> {
