@@ -52,7 +52,7 @@ import { MAX_HELD_SESSIONS, MAX_PENDING_APPROVALS, PausedSubagents, SessionHolds
 import { APPROVAL_REQUIRED, approvalPause } from '../core/pause.ts';
 import { currentToolFrame, runInToolFrame } from '../core/context.ts';
 import { enclosingStep } from './step-context.ts';
-import { lastUserMessage, linkApprovedCalls, reportedToolError, type CallOfTool, type ChatMessage } from '../core/shapes.ts';
+import { abortErrorOf, lastUserMessage, linkApprovedCalls, reportedToolError, type CallOfTool, type ChatMessage } from '../core/shapes.ts';
 import { mcpErrorText } from '../mcp/meta.ts';
 import { toJson } from '../../shared/json.ts';
 import { isNativeInteger } from '../../formats/native-text.ts';
@@ -636,7 +636,8 @@ export class AiSdkTelemetry {
     const state = this.#take(event);
     if (state === undefined) return;
     this.#guard('onAbort', () => {
-      this.#failOpenCall(state, new Error('aborted'));
+      // The signal's reason (streamText passes it on): the AbortError or TimeoutError a generateText run fails with.
+      this.#failOpenCall(state, abortErrorOf(event.reason, 'the run was aborted'));
       this.#end(state, 'interrupted', undefined, undefined, undefined);
     });
   };
