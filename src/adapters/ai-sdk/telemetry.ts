@@ -55,6 +55,7 @@ import { enclosingStep } from './step-context.ts';
 import { abortErrorOf, lastUserMessage, linkApprovedCalls, reportedToolError, type CallOfTool, type ChatMessage } from '../core/shapes.ts';
 import { mcpErrorText } from '../mcp/meta.ts';
 import { toJson } from '../../shared/json.ts';
+import { isRecord } from '../../shared/record.ts';
 import { isNativeInteger } from '../../formats/native-text.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 import { completionServedBy } from '../core/upstream.ts';
@@ -574,6 +575,7 @@ export class AiSdkTelemetry {
     const state = this.#state(event);
     if (state === undefined) return;
     this.#guard('onStepEnd', () => {
+      this.#endCallOfStep(state, event);
       const apiRequestId = state.call?.ids.api_request_id;
       // Refused by the SDK (no such tool, input that failed its schema): never executed, answered with the error.
       for (const call of refusedCalls(event.content)) {
@@ -598,6 +600,21 @@ export class AiSdkTelemetry {
       }
     });
   };
+
+  /**
+   * A model call the SDK reports no end of, only its step's: a stream that ended on an error part without a finish
+   * part (@ai-sdk/anthropic sends none after Anthropic's `error` event, an `overloaded_error` mid-answer). The step
+   * ends with the text that came and finish reason `error`, as a stream whose package does send the finish
+   * (`onLanguageModelCallEnd`) ends its call; left open, the call was closed at the session's end as never answered.
+   */
+  #endCallOfStep(state: RunState, event: Event): void {
+    const call = state.call;
+    if (call === undefined || !call.attemptOpen) return;
+    const response = isRecord(event.response) ? event.response : {};
+    call.attemptEnd(
+      responseOfCallEnd({ content: event.content, usage: event.usage, finishReason: event.finishReason, modelId: response.modelId, responseId: response.id, providerMetadata: event.providerMetadata }, state.sent, state.deferred),
+    );
+  }
 
   readonly onStepError = (event: Event): void => {
     const state = this.#state(event);
