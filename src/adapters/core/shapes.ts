@@ -114,8 +114,9 @@ export function isAbortedSignal(value: unknown): value is AbortSignal {
  * (`controller.abort('user pressed stop')`) an AbortError that says it.
  */
 export function abortErrorOf(reason: unknown, fallback: string): Error {
-  if (reason instanceof Error && (reason.name === 'AbortError' || reason.name === 'TimeoutError')) return reason;
-  const message = reason instanceof Error ? reason.message : typeof reason === 'string' && reason !== '' ? reason : fallback;
+  // Told by shape, not `instanceof`: a DOMException from another realm or a polyfill is the same abort.
+  if (isRecord(reason) && (reason.name === 'AbortError' || reason.name === 'TimeoutError')) return reason as unknown as Error;
+  const message = isRecord(reason) && typeof reason.message === 'string' ? reason.message : typeof reason === 'string' && reason !== '' ? reason : fallback;
   return Object.assign(new Error(message), { name: 'AbortError' });
 }
 
