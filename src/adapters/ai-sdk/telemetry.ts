@@ -37,6 +37,7 @@ import {
   offeredTools,
   refusedCalls,
   responseOfCallEnd,
+  toldToolError,
   deferredResultTools,
   NO_DEFERRED_TOOLS,
   responseOfObjectStep,
@@ -556,7 +557,8 @@ export class AiSdkTelemetry {
       this.#pausedSubagents.close(`${state.run.sessionId}:sub:${id}`);
       const name = nonEmptyString(call.toolName);
       if (output.type === 'tool-error') {
-        state.run.toolEnd(id, { error: output.error, name });
+        // The outcome is what the model is told of it, the SDK's text of what `execute` threw.
+        state.run.toolEnd(id, { error: output.error, result: toldToolError(output.error), name });
         return;
       }
       // An MCP tool's result with `isError` (the AI SDK's MCP tools return it, not throw): an output to the SDK, which
