@@ -519,6 +519,22 @@ export interface RefusedCall {
 }
 
 /**
+ * The text the SDK tells the model of a tool call that failed (its tool message's `error-text`, @ai-sdk/provider's
+ * `getErrorMessage`): a string as it is, an Error as `toString()` (`Error: <message>`, whatever its class), anything
+ * else as its JSON, nothing as `unknown error`.
+ */
+export function toldToolError(error: unknown): string {
+  if (error === undefined || error === null) return 'unknown error';
+  if (typeof error === 'string') return error;
+  if (error instanceof Error) return error.toString();
+  try {
+    return JSON.stringify(error) ?? String(error);
+  } catch {
+    return String(error);
+  }
+}
+
+/**
  * The step's calls the SDK refused (`NoSuchToolError`, `InvalidToolInputError`, a repair that gave up): a `tool-call`
  * part marked `invalid`, answered in the same step by the `tool-error` the model is sent. The tool never runs, so no
  * tool execution event reports them.
@@ -538,7 +554,7 @@ export function refusedCalls(content: unknown): RefusedCall[] {
     const id = asString(part.toolCallId);
     if (id === undefined || !errors.has(id)) continue;
     const said = errors.get(id);
-    out.push({ toolCallId: id, toolName: asString(part.toolName) ?? 'tool', input: part.input, error: part.error ?? said, text: typeof said === 'string' ? said : String(said) });
+    out.push({ toolCallId: id, toolName: asString(part.toolName) ?? 'tool', input: part.input, error: part.error ?? said, text: toldToolError(said) });
   }
   return out;
 }

@@ -37,6 +37,7 @@ import {
   offeredTools,
   refusedCalls,
   responseOfCallEnd,
+  toldToolError,
   deferredResultTools,
   NO_DEFERRED_TOOLS,
   responseOfObjectStep,
@@ -52,9 +53,10 @@ import { MAX_HELD_SESSIONS, MAX_PENDING_APPROVALS, PausedSubagents, SessionHolds
 import { APPROVAL_REQUIRED, approvalPause } from '../core/pause.ts';
 import { currentToolFrame, runInToolFrame } from '../core/context.ts';
 import { enclosingStep } from './step-context.ts';
-import { lastUserMessage, linkApprovedCalls, reportedToolError, type CallOfTool, type ChatMessage } from '../core/shapes.ts';
+import { abortErrorOf, lastUserMessage, linkApprovedCalls, reportedToolError, type CallOfTool, type ChatMessage } from '../core/shapes.ts';
 import { mcpErrorText } from '../mcp/meta.ts';
 import { toJson } from '../../shared/json.ts';
+import { isRecord } from '../../shared/record.ts';
 import { isNativeInteger } from '../../formats/native-text.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 import { completionServedBy } from '../core/upstream.ts';
@@ -555,7 +557,8 @@ export class AiSdkTelemetry {
       this.#pausedSubagents.close(`${state.run.sessionId}:sub:${id}`);
       const name = nonEmptyString(call.toolName);
       if (output.type === 'tool-error') {
-        state.run.toolEnd(id, { error: output.error, name });
+        // The outcome is what the model is told of it, the SDK's text of what `execute` threw.
+        state.run.toolEnd(id, { error: output.error, result: toldToolError(output.error), name });
         return;
       }
       // An MCP tool's result with `isError` (the AI SDK's MCP tools return it, not throw): an output to the SDK, which
@@ -574,6 +577,7 @@ export class AiSdkTelemetry {
     const state = this.#state(event);
     if (state === undefined) return;
     this.#guard('onStepEnd', () => {
+      this.#endCallOfStep(state, event);
       const apiRequestId = state.call?.ids.api_request_id;
       // Refused by the SDK (no such tool, input that failed its schema): never executed, answered with the error.
       for (const call of refusedCalls(event.content)) {
@@ -598,6 +602,21 @@ export class AiSdkTelemetry {
       }
     });
   };
+
+  /**
+   * A model call the SDK reports no end of, only its step's: a stream that ended on an error part without a finish
+   * part (@ai-sdk/anthropic sends none after Anthropic's `error` event, an `overloaded_error` mid-answer). The step
+   * ends with the text that came and finish reason `error`, as a stream whose package does send the finish
+   * (`onLanguageModelCallEnd`) ends its call; left open, the call was closed at the session's end as never answered.
+   */
+  #endCallOfStep(state: RunState, event: Event): void {
+    const call = state.call;
+    if (call === undefined || !call.attemptOpen) return;
+    const response = isRecord(event.response) ? event.response : {};
+    call.attemptEnd(
+      responseOfCallEnd({ content: event.content, usage: event.usage, finishReason: event.finishReason, modelId: response.modelId, responseId: response.id, providerMetadata: event.providerMetadata }, state.sent, state.deferred),
+    );
+  }
 
   readonly onStepError = (event: Event): void => {
     const state = this.#state(event);
@@ -636,7 +655,8 @@ export class AiSdkTelemetry {
     const state = this.#take(event);
     if (state === undefined) return;
     this.#guard('onAbort', () => {
-      this.#failOpenCall(state, new Error('aborted'));
+      // The signal's reason (streamText passes it on): the AbortError or TimeoutError a generateText run fails with.
+      this.#failOpenCall(state, abortErrorOf(event.reason, 'the run was aborted'));
       this.#end(state, 'interrupted', undefined, undefined, undefined);
     });
   };

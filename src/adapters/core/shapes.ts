@@ -108,6 +108,18 @@ export function isAbortedSignal(value: unknown): value is AbortSignal {
   return isAbortSignal(value) && value.aborted;
 }
 
+/**
+ * Why a signal fired, as the error the request it cut short failed with: an AbortError (or the TimeoutError of
+ * `AbortSignal.timeout`) as it is, so a stop reads the same whichever way the framework reported it; any other reason
+ * (`controller.abort('user pressed stop')`) an AbortError that says it.
+ */
+export function abortErrorOf(reason: unknown, fallback: string): Error {
+  // Told by shape, not `instanceof`: a DOMException from another realm or a polyfill is the same abort.
+  if (isRecord(reason) && (reason.name === 'AbortError' || reason.name === 'TimeoutError')) return reason as unknown as Error;
+  const message = isRecord(reason) && typeof reason.message === 'string' ? reason.message : typeof reason === 'string' && reason !== '' ? reason : fallback;
+  return Object.assign(new Error(message), { name: 'AbortError' });
+}
+
 /** A value as text: a string as it is, anything else as its JSON (`undefined` when it has none). */
 export function textOrJson(value: unknown): string | undefined {
   if (value === undefined || typeof value === 'string') return value;

@@ -37,7 +37,7 @@
 
 import { getCurrentTrace, getHandoff, ToolTimeoutError } from '@openai/agents';
 import { ToolCallRefused, type AdapterCore, type AgentRun, type ApiCall, type RunStatus } from '../core/run.ts';
-import { isAbortedSignal, localCalls, reportedToolError, type CallOfTool } from '../core/shapes.ts';
+import { abortErrorOf, isAbortedSignal, localCalls, reportedToolError, type CallOfTool } from '../core/shapes.ts';
 import { approvalPause } from '../core/pause.ts';
 import { guardrailTurnEnd, type GuardrailRecord } from '../core/guardrails.ts';
 import {
@@ -779,9 +779,7 @@ export class RunRecord implements RunObserver {
   #callerCancelled(): Error | undefined {
     const signal = this.#options?.signal;
     if (!isAbortedSignal(signal)) return undefined;
-    const reason: unknown = signal.reason;
-    if (isAbort(reason)) return reason as Error;
-    return Object.assign(new Error(reason instanceof Error ? reason.message : 'the run was cancelled by its signal'), { name: 'AbortError' });
+    return abortErrorOf(signal.reason, 'the run was cancelled by its signal');
   }
 
   /** Ends what the run left open: a model attempt, tools that never returned, rejected calls never reported. */

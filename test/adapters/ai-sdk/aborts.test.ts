@@ -5,7 +5,7 @@
 // as `onError` with the abort: both must end the turn `interrupted`, the
 // request cut short a failed call, the tool that ran before kept.
 import { afterEach, describe, expect, it } from 'vitest';
-import { ToolLoopAgent, stepCountIs, tool } from 'ai';
+import { ToolLoopAgent, stepCountIs, streamText, tool } from 'ai';
 import * as z from 'zod';
 import { instrumentAiSdk } from '../../../src/adapters/ai-sdk/index.ts';
 import { AI_SDK_PROVIDERS } from '../../support/ai-sdk-providers.ts';
@@ -61,6 +61,43 @@ describe.each(AI_SDK_PROVIDERS.map((packages) => [packages.major, packages] as c
       const { atif, counters } = await recorded.finish();
       expectNothingLost(counters);
       expect(atif).toHaveLength(1);
+    });
+  }
+});
+
+/** What this runtime's `AbortController.abort()` says ('This operation was aborted' on Node, 'The operation was aborted.' on Bun). */
+function defaultAbortMessage(): string {
+  const controller = new AbortController();
+  controller.abort();
+  return (controller.signal.reason as Error).message;
+}
+
+// The stop pressed while the answer streams in (the reader has had some of the text): streamText reports it as
+// `onAbort` with the signal's reason, the request cut short fails with that reason as generateText's does: the
+// AbortError by default (with the runtime's own message), or the reason the program gave its controller.
+describe.each(AI_SDK_PROVIDERS.map((packages) => [packages.major, packages] as const))('a stop while the answer streams in (%s)', (_major, packages) => {
+  for (const [label, reason, expected] of [
+    ['abort()', undefined, { type: 'AbortError', message: defaultAbortMessage() }],
+    ["abort('the user pressed stop')", 'the user pressed stop', { type: 'AbortError', message: 'the user pressed stop' }],
+  ] as const) {
+    it(`${label}: the cut call failed with the signal's reason, the turn interrupted`, async () => {
+      const fake = new FakeProvider();
+      fake.reply('responses', { id: 'resp_1', model: 'gpt-4o-2024-08-06', text: 'Once upon a time there was a very long story.', usage: { input: 40, output: 9 } }, { stream: true, hang: true });
+      const recorded = recordedPlugin(`ai-abort-midstream-${reason === undefined ? 'default' : 'reason'}`);
+      uninstall = instrumentAiSdk(recorded.hooks);
+      const controller = new AbortController();
+      const result = streamText({ model: packages.openai({ apiKey: 'test-key', fetch: fake.fetch as typeof globalThis.fetch })('gpt-4o'), prompt: 'Tell me a story', abortSignal: controller.signal });
+      let seen = '';
+      for await (const delta of result.textStream) {
+        seen += delta;
+        controller.abort(reason);
+      }
+      expect(seen).not.toBe('');
+      const errors = recorded.log.filter((entry) => entry.hook === 'api_request_error').map((entry) => entry.payload.error);
+      expect(errors).toEqual([expected]);
+      expect(recorded.log.filter((entry) => entry.hook === 'on_session_end').map((entry) => [entry.payload.interrupted, entry.payload.turn_exit_reason])).toEqual([[true, 'interrupted']]);
+      const { counters } = await recorded.finish();
+      expectNothingLost(counters);
     });
   }
 });
