@@ -33,6 +33,7 @@ import { type Dirent, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync
 import path from 'node:path';
 import type { JsonObject, OutputHealth } from '../src/backends/native-surface.ts';
 import {
+  atExit,
   createAtifStorage,
   errorMessage,
   isJsonObject,
@@ -86,7 +87,9 @@ export function stageAtifUploads(document: JsonObject, logger: Logger, ledger: R
   let staging: string;
   try {
     makeDirectory(outputDirectory);
-    staging = mkdtempSync(path.join(outputDirectory, STAGING_PREFIX));
+    recoverLeftovers(outputDirectory, logger);
+    // The process id in the name: a later start tells a dead process's leftovers from a live one's folder.
+    staging = mkdtempSync(path.join(outputDirectory, `${STAGING_PREFIX}${process.pid}-`));
   } catch (error) {
     safeLog(
       logger,
@@ -99,10 +102,17 @@ export function stageAtifUploads(document: JsonObject, logger: Logger, ledger: R
   const config = { ...component.config, atif: { ...rest, output_directory: staging } };
   const staged = components.slice();
   staged[index] = { ...component, config };
+  // Until the uploads start, nothing else empties the folder: an exit while native still activates (and already
+  // writes) moves what it wrote to where it belongs.
+  const removeExitTask = atExit(() => emptyStaging(staging, outputDirectory, logger, 'the process exited before plugins.toml finished activating'));
   return {
     document: { ...document, components: staged },
-    start: () => new NativeAtifUploads(staging, outputDirectory, storage, logger, ledger),
+    start: () => {
+      removeExitTask();
+      return new NativeAtifUploads(staging, outputDirectory, storage, logger, ledger);
+    },
     discard: () => {
+      removeExitTask();
       try {
         rmSync(staging, { recursive: true, force: true });
       } catch {
@@ -241,20 +251,11 @@ export class NativeAtifUploads {
   }
 
   /** Files under the staging folder, relative to it; native's own temporary files (dot-named, `.tmp`) left out. */
-  #stagedFiles(folder = ''): string[] {
-    let entries: Dirent[];
-    try {
-      entries = readdirSync(path.join(this.#staging, folder), { withFileTypes: true });
-    } catch {
-      return [];
-    }
-    const files: string[] = [];
-    for (const entry of entries) {
-      const relative = path.join(folder, entry.name);
-      if (entry.isDirectory()) files.push(...this.#stagedFiles(relative));
-      else if (entry.isFile() && !entry.name.startsWith('.') && !entry.name.endsWith('.tmp')) files.push(relative);
-    }
-    return files;
+  #stagedFiles(): string[] {
+    return filesUnder(this.#staging).filter((relative) => {
+      const name = path.basename(relative);
+      return !name.startsWith('.') && !name.endsWith('.tmp');
+    });
   }
 
   /** Where a trajectory whose upload did not succeed is kept (owner-only, as native), or null. */
@@ -270,15 +271,93 @@ export class NativeAtifUploads {
   }
 
   #keepUnreadable(file: string, relative: string): void {
-    const target = path.join(this.#outputDirectory, relative);
-    try {
-      makeDirectory(path.dirname(target));
-      renameSync(file, target);
-      safeLog(this.#logger, 'warn', `ATIF trajectory ${target} as native left it is not a whole document; kept locally, not uploaded`);
-    } catch (error) {
-      safeLog(this.#logger, 'warn', `ATIF trajectory ${file} as native left it is not a whole document and could not be moved: ${errorMessage(error)}`);
-    }
+    keepLocally(file, path.join(this.#outputDirectory, relative), 'as native left it is not a whole document', this.#logger);
   }
+}
+
+/** Moves `file` to `target` (where native would have written it), saying why it was not uploaded. */
+function keepLocally(file: string, target: string, why: string, logger: Logger): void {
+  try {
+    makeDirectory(path.dirname(target));
+    renameSync(file, target);
+    safeLog(logger, 'warn', `ATIF trajectory ${target} ${why}; kept locally, not uploaded`);
+  } catch (error) {
+    safeLog(logger, 'warn', `ATIF trajectory ${file} ${why} and could not be moved: ${errorMessage(error)}`);
+  }
+}
+
+/**
+ * Empties a staging folder nobody will upload from any more: each file
+ * native finished goes to the configured folder (said, with `why`), its own
+ * half-written temporary files (dot-named, `.tmp`) are removed, and the
+ * folder goes. Never throws.
+ */
+function emptyStaging(staging: string, outputDirectory: string, logger: Logger, why: string): void {
+  for (const relative of filesUnder(staging)) {
+    const name = path.basename(relative);
+    if (name.startsWith('.') || name.endsWith('.tmp')) continue;
+    const whole = (() => {
+      try {
+        return sessionIdOf(readFileSync(path.join(staging, relative), 'utf8')) !== null;
+      } catch {
+        return false;
+      }
+    })();
+    keepLocally(path.join(staging, relative), path.join(outputDirectory, relative), whole ? `(${why})` : `is not a whole document (${why})`, logger);
+  }
+  try {
+    rmSync(staging, { recursive: true, force: true });
+  } catch {
+    // An empty hidden folder left behind is harmless.
+  }
+}
+
+/**
+ * The staging folders in `outputDirectory` left by processes that are gone
+ * (a kill, a crash, an exit while native was still writing): emptied as at
+ * exit. A folder whose process still runs is another activation's, and left alone.
+ */
+function recoverLeftovers(outputDirectory: string, logger: Logger): void {
+  let entries: Dirent[];
+  try {
+    entries = readdirSync(outputDirectory, { withFileTypes: true });
+  } catch {
+    return;
+  }
+  for (const entry of entries) {
+    if (!entry.isDirectory() || !entry.name.startsWith(STAGING_PREFIX)) continue;
+    const pid = /^(\d+)-/.exec(entry.name.slice(STAGING_PREFIX.length))?.[1];
+    if (pid === undefined || processRuns(Number(pid))) continue;
+    emptyStaging(path.join(outputDirectory, entry.name), outputDirectory, logger, `left by process ${pid}, which ended before uploading it`);
+  }
+}
+
+function processRuns(pid: number): boolean {
+  if (pid === process.pid) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it runs, as someone else.
+    return (error as { code?: unknown } | null)?.code === 'EPERM';
+  }
+}
+
+/** Files under `folder`, relative to it. */
+function filesUnder(folder: string, under = ''): string[] {
+  let entries: Dirent[];
+  try {
+    entries = readdirSync(path.join(folder, under), { withFileTypes: true });
+  } catch {
+    return [];
+  }
+  const files: string[] = [];
+  for (const entry of entries) {
+    const relative = path.join(under, entry.name);
+    if (entry.isDirectory()) files.push(...filesUnder(folder, relative));
+    else if (entry.isFile()) files.push(relative);
+  }
+  return files;
 }
 
 /** The document's `session_id` when `text` is a whole trajectory document, else null. */

@@ -129,6 +129,20 @@ export class NativeAtofSink implements AtofExporter {
     this.#writeDrained(sent - this.#sentAtStart, true, sent);
   }
 
+  /**
+   * At process exit, after the relay drained native synchronously (`sent`
+   * events handed over by then): writes native's buffer to the file, and
+   * says how many events the file misses. Never throws.
+   */
+  flushAtExit(sent: number): void {
+    if (this.#closing !== null) return;
+    const before = this.#dropped;
+    const failing = this.#failing;
+    this.#writeDrained(sent - this.#sentAtStart, false, sent);
+    // A streak's first failure was just said (with the count); one already said gets the count at exit.
+    if (failing && this.#dropped > before) this.#warn(`ATOF file ${this.path}: ${this.#dropped} event(s) sent to native were not written when the process exited`);
+  }
+
   close(): Promise<void> {
     this.#closing ??= this.#close();
     return this.#closing;

@@ -166,6 +166,13 @@ export interface NativeBinding {
   flushSubscribers(): Promise<void>;
 
   AtofExporter: new (config: NativeAtofExporterConfig) => NativeAtofExporter;
+  /**
+   * Native's own trajectory exporter. The adapter uses only one property of
+   * it: `exportJson()` is synchronous and first waits for native's queued
+   * delivery, even unregistered, so it is the one way to drain native in a
+   * process `exit` listener (optional: a binding without it cannot).
+   */
+  AtifExporter?: new (sessionId: string, agentName: string, agentVersion: string) => { exportJson(): string };
 
   initialize(config: Json, additionalPluginsToml?: string | null): Promise<NativePluginHostActivation>;
   validate(config: Json, additionalPluginsToml?: string | null): unknown;

@@ -211,6 +211,13 @@ export class NativePluginActivation implements PluginConfigActivation {
     });
   }
 
+  /** The OTLP collectors native's own exporter sends to (display URLs), signal by signal, with their `timeout_millis`. */
+  collectors(): { url: string; timeoutMillis: number }[] {
+    return this.#outputs
+      .filter((spec) => spec.kind === 'otlp-traces' || spec.kind === 'otlp-logs')
+      .map((spec) => ({ url: spec.path, timeoutMillis: spec.timeoutMillis ?? 10_000 }));
+  }
+
   /** Once closed: the collector entries whose delivery failed (the rest of a closed activation is no longer listed). */
   failedCollectors(): OutputHealth[] {
     return this.outputs().filter((health) => (health.kind === 'otlp-traces' || health.kind === 'otlp-logs') && health.errors > 0);
@@ -261,6 +268,8 @@ export class NativePluginActivation implements PluginConfigActivation {
 interface OutputSpec {
   kind: 'atof' | 'atif' | 'otlp-traces' | 'otlp-logs';
   path: string;
+  /** OTLP only: how long one export may take (`timeout_millis`). */
+  timeoutMillis?: number;
   /** ATIF only: file name parts around `{session_id}`. */
   template?: { prefix: string; suffix: string };
 }
@@ -279,8 +288,8 @@ function collectorSpecsOf(doc: JsonObject): OutputSpec[] {
     if (!isJsonObject(config.opentelemetry)) continue;
     try {
       const otel = openTelemetrySettings(config.opentelemetry, config.version, process.env, () => {});
-      for (const trace of otel.traces) specs.push({ kind: 'otlp-traces', path: displayUrl(trace.url) });
-      for (const logs of otel.logs) specs.push({ kind: 'otlp-logs', path: displayUrl(logs.url) });
+      for (const trace of otel.traces) specs.push({ kind: 'otlp-traces', path: displayUrl(trace.url), timeoutMillis: trace.timeoutMillis });
+      for (const logs of otel.logs) specs.push({ kind: 'otlp-logs', path: displayUrl(logs.url), timeoutMillis: logs.timeoutMillis });
     } catch {
       // A collector this reading cannot make out is left unlisted; native still sends to it.
     }

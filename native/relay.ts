@@ -52,7 +52,7 @@ import type {
 import { isScopeCategory } from '../src/backends/native-surface.ts';
 import { safeLog, type Logger } from '../src/backends/native-surface.ts';
 import { rules } from '../src/backends/native-surface.ts';
-import { errorMessage, HeldSwitch, RemoteOutputLedger, settleWithin } from '../src/backends/native-surface.ts';
+import { atExit, atLoopEnd, errorMessage, HeldSwitch, RemoteOutputLedger, settleWithin } from '../src/backends/native-surface.ts';
 import { AtifRouter } from './atif.ts';
 import { NativeAtofSink } from './atof.ts';
 import type { LoadedBinding, NativeBinding, NativeLlmRequest, NativePropagationContext, NativeScopeHandle, NativeToolResult } from './binding.ts';
@@ -115,6 +115,13 @@ export class NativeRelay implements RelayBackend {
   #errors = 0;
   #dropped = 0;
   #shutdown: Promise<void> | null = null;
+  /** The event count when native last confirmed delivery of everything sent (a drain). */
+  #drainedAt = 0;
+  /** The event count when each live activation started: what its OTLP exporter may still hold at exit. */
+  readonly #activationStarts = new Map<NativePluginActivation, number>();
+  /** The activations closed because the event loop ran dry, and the event count then. */
+  readonly #closedAtLoopEnd = new Map<NativePluginActivation, number>();
+  readonly #removeExitTasks: (() => void)[];
 
   /** Wraps a loaded binding; use `loadNativeRelay()` rather than this constructor. */
   constructor(loaded: LoadedBinding, config: NativeRelayConfig) {
@@ -124,6 +131,9 @@ export class NativeRelay implements RelayBackend {
     this.#allowConfigDiscovery = config.allowConfigDiscovery;
     this.#stacks = new ScopeStacks(loaded.binding);
     this.#atif = new AtifRouter(loaded.binding, (operation, error) => this.#fail(operation, error), () => this.#events);
+    // A host that calls process.exit() right after its last hook: native's queue is delivered first (its files
+    // and trajectories written, then collected by the uploads), and what its OTLP exporter cannot send is said.
+    this.#removeExitTasks = [atExit(() => this.#deliverAtExit(), 'deliver'), atExit(() => this.#sayUnsentAtExit(), 'write'), atLoopEnd(() => this.#closeAtLoopEnd())];
   }
 
   // ---- scopes and marks ---------------------------------------------------
@@ -496,7 +506,78 @@ export class NativeRelay implements RelayBackend {
 
   #track(activation: NativePluginActivation): PluginConfigActivation {
     this.#activations.add(activation);
+    this.#activationStarts.set(activation, this.#events);
     return activation;
+  }
+
+  /**
+   * At process exit: native's serial queue delivered now, synchronously
+   * (`AtifExporter.exportJson()` waits for it; nothing else in 0.9.x can be
+   * called from an `exit` listener), so that its ATOF files and the
+   * trajectories of the scopes that ended are written before the process
+   * goes; then the ATOF sinks' buffers and counts. Subscribers in
+   * JavaScript get nothing more: their callbacks need the event loop.
+   */
+  #deliverAtExit(): void {
+    const sent = this.#events;
+    if (sent !== this.#drainedAt && typeof this.#binding.AtifExporter === 'function') {
+      try {
+        new this.#binding.AtifExporter('nemo-relay-hooks-exit-drain', 'nemo-relay-hooks', '0').exportJson();
+        this.#drainedAt = sent;
+      } catch (error) {
+        this.#fail('exit drain', error);
+      }
+    }
+    for (const sink of [...this.#sinks]) sink.flushAtExit(sent);
+  }
+
+  /**
+   * The event loop ran dry without a shutdown (a script that simply ends):
+   * native's OpenTelemetry exporter would die with the process, its batch
+   * unsent (nothing in 0.9.x flushes it but an activation's close). So the
+   * activations with collectors are closed now, as a shutdown would, each
+   * within its collectors' longest `timeout_millis`: native sends what it
+   * holds, and a failed delivery shows in `outputs()`. Hooks after it (a host
+   * that goes on from its own `beforeExit`) reach none of that activation's
+   * outputs: the exit says how many.
+   */
+  #closeAtLoopEnd(): Promise<unknown> | undefined {
+    const closing = [...this.#activationStarts.keys()].filter((activation) => !activation.closed && activation.collectors().length > 0 && !this.#closedAtLoopEnd.has(activation));
+    if (closing.length === 0) return undefined;
+    return Promise.all(
+      closing.map((activation) => {
+        this.#closedAtLoopEnd.set(activation, this.#events);
+        const budget = Math.max(...activation.collectors().map((collector) => collector.timeoutMillis));
+        return settleWithin(activation.close(), budget, { unref: true });
+      }),
+    );
+  }
+
+  /**
+   * At process exit: native's OpenTelemetry exporter sends its batches on
+   * its own threads, which only an activation's close waits for; the events
+   * recorded since each live activation started that have OTLP collectors
+   * may not have gone out. Said once per activation, with their number.
+   */
+  #sayUnsentAtExit(): void {
+    for (const [activation, start] of this.#activationStarts) {
+      const closedAt = this.#closedAtLoopEnd.get(activation);
+      if (closedAt !== undefined && this.#events > closedAt) {
+        safeLog(
+          this.#logger,
+          'warn',
+          `NeMo Relay: ${this.#events - closedAt} event(s) were recorded after the event loop ran dry and plugins.toml's activation was closed (so that native's OpenTelemetry exporter sent what it held); they reached none of its outputs: call plugin.shutdown() when the host is done`,
+        );
+      }
+      const events = this.#events - start;
+      const collectors = activation.collectors().map((collector) => collector.url);
+      if (activation.closed || events <= 0 || collectors.length === 0) continue;
+      safeLog(
+        this.#logger,
+        'warn',
+        `NeMo Relay: the process exited before native's OpenTelemetry exporter confirmed delivery to ${collectors.join(', ')}: up to ${events} event(s) recorded since plugins.toml was activated may not have been sent (native sends on its own threads, which only plugin.shutdown() waits for; await it before process.exit())`,
+      );
+    }
   }
 
   // ---- lifecycle and health -----------------------------------------------
@@ -537,6 +618,7 @@ export class NativeRelay implements RelayBackend {
     for (const sink of [...this.#sinks]) await sink.close();
     this.#atif.close();
     await this.#remote.settle(deadline - Date.now());
+    for (const remove of this.#removeExitTasks) remove();
   }
 
   stats(): NativeRelayStats {
@@ -576,8 +658,10 @@ export class NativeRelay implements RelayBackend {
 
   /** Waits for native's delivery of everything sent; false when native failed to drain. */
   async #drain(): Promise<boolean> {
+    const sent = this.#events;
     try {
       await this.#binding.flushSubscribers();
+      this.#drainedAt = Math.max(this.#drainedAt, sent);
       return true;
     } catch (error) {
       this.#fail('flush', error);

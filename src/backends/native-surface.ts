@@ -34,3 +34,4 @@ export { makeDirectory } from '../shared/directory.ts';
 export { OWNER_ONLY } from '../shared/safe-path.ts';
 export { settleWithin } from '../shared/deadline.ts';
 export { HeldSwitch } from '../shared/held-switch.ts';
+export { atExit, atLoopEnd } from '../shared/exit-hook.ts';

@@ -156,7 +156,7 @@ export class HookGate implements ManagedGate {
     const timestampUs = (this.options.clock ?? nowMicros)();
     // The host keeps ownership of its payload; a queued hook must record what it said then.
     this.queue.push({ record, payload: snapshotPayload(payload), timestampUs });
-    this.removeExitTask ??= atExit(() => this.recordQueuedAtExit());
+    this.removeExitTask ??= atExit(() => this.recordQueuedAtExit(), 'record');
   }
 
   /** Chooses the backend (synchronously when it needs no loading). Idempotent. */
@@ -409,19 +409,36 @@ export class HookGate implements ManagedGate {
    * loaded. The relay's and the trajectories' own exit writes run after this.
    */
   private recordQueuedAtExit(): void {
-    if (this.queued === 0) return;
+    const queued = this.queued;
+    if (queued === 0) return;
+    const { settings } = this.options.settings();
     let live = this.live;
     if (live === null) {
       live = this.memoryStandIn('the process exited before the backend loaded: queued hooks recorded by the in-memory relay', 'fallback');
       if (live === null) return;
+      // The document's outputs cannot be opened without waiting: what they miss is said, never lost silently.
+      if (settings.pluginsConfig !== null) this.warnUnconfigured(queued, 'before the backend loaded', 'reach none of', settings);
     } else if (this.configuring?.live === live) {
       // Its activation never finished (at start-up, or a shutdown's stand-in's): the env exporters apply.
       this.configuring = null;
-      live.applyConfig(fallbackOutcome(this.options.settings().settings));
+      live.applyConfig(fallbackOutcome(settings));
+      // Native may have finished activating on its own thread without telling JavaScript yet: they may have arrived.
+      this.warnUnconfigured(queued, 'while plugins.toml was still activating', 'may be missing from', settings);
     }
     this.state = { phase: 'shutting_down', live };
     // Nothing can wait at exit: the whole queue, now.
     this.replay(live, Number.POSITIVE_INFINITY);
+  }
+
+  /** At exit, hooks queued `when` the document was not active: one warning naming what they miss. */
+  private warnUnconfigured(hooks: number, when: string, fate: string, settings: NemoRelaySettings): void {
+    const source = settings.pluginsTomlPath ? `plugins.toml (${settings.pluginsTomlPath})` : 'the OTLP configuration from the environment';
+    const environment = settings.atofEnabled || settings.atifEnabled ? " (they went to the environment's ATOF/ATIF files)" : '';
+    safeLog(
+      this.options.logger,
+      'warn',
+      `NeMo Relay: the process exited ${when}: the ${hooks} hooks queued at start-up ${fate} the outputs of ${source} (files, collectors, streams, uploads)${environment}; await plugin.ready before the first hook, or plugin.shutdown() before process.exit(), to record them`,
+    );
   }
 
   /** Begins shutting down: hooks from now on are dropped. */

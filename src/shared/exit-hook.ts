@@ -16,13 +16,22 @@
  * @module
  */
 
-const tasks = new Set<() => void>();
+/**
+ * When an exit task runs among the others: `record` (hooks still queued are
+ * recorded), then `deliver` (a backend that delivers on its own threads
+ * finishes delivering what was recorded: native's queue), then `write` (files
+ * are written from what was delivered, and what cannot go out is counted).
+ */
+export type ExitStage = 'record' | 'deliver' | 'write';
+
+const STAGES: readonly ExitStage[] = ['record', 'deliver', 'write'];
+const tasks = new Map<() => void, ExitStage>();
 let installed = false;
 
-/** Runs `task` at process exit until the returned function removes it. */
-export function atExit(task: () => void): () => void {
+/** Runs `task` at process exit, in its `stage`, until the returned function removes it. */
+export function atExit(task: () => void, stage: ExitStage = 'write'): () => void {
   install();
-  tasks.add(task);
+  tasks.set(task, stage);
   return () => {
     tasks.delete(task);
   };
@@ -94,7 +103,7 @@ function runTasks(): void {
   // A task may add tasks (the plugin records hooks still queued for a
   // backend that never loaded into a relay created right now, whose file
   // writers register here): they run too, after the ones before them.
-  for (let round = [...tasks].filter((task) => !ran.has(task)); round.length > 0; round = [...tasks].filter((task) => !ran.has(task))) {
+  for (let round = pending(ran); round.length > 0; round = pending(ran)) {
     for (const task of round) {
       ran.add(task);
       try {
@@ -104,4 +113,10 @@ function runTasks(): void {
       }
     }
   }
+}
+
+/** The tasks not run yet, stage by stage (in the order they were added within one). */
+function pending(ran: ReadonlySet<() => void>): (() => void)[] {
+  const waiting = [...tasks].filter(([task]) => !ran.has(task));
+  return STAGES.flatMap((stage) => waiting.filter(([, own]) => own === stage).map(([task]) => task));
 }
