@@ -2,9 +2,10 @@
 // the model a result of each (its JSON text, `"null"`, for the first two; `""` for the last), but the trajectory showed
 // the two calls with no observation at all, as if the tools never returned. Each call's observation must be the text
 // the provider request carried for it, on the Responses, Chat Completions and Anthropic wires, through generateText and
-// streamText, and the same hooks on native write the same files.
+// streamText, and the same hooks on native write the same files. A tool without `execute` that the program answers with
+// nothing (a JSON `null` output, in the next call's messages) is the same: the request carries `"null"`.
 import { afterEach, describe, expect, it } from 'vitest';
-import { generateText, stepCountIs, streamText, tool, type LanguageModel, type ToolSet } from 'ai';
+import { generateText, stepCountIs, streamText, tool, type LanguageModel, type ModelMessage, type ToolSet } from 'ai';
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { createOpenAI } from '@ai-sdk/openai';
 import * as z from 'zod';
@@ -77,4 +78,26 @@ describe('a tool that returns nothing', () => {
       });
     }
   }
+
+  it('a tool the program answers with nothing (no execute, a JSON null output): the observation is the "null" the next request carried', async () => {
+    const fake = new FakeProvider()
+      .reply('chat', { id: 'resp_1', model: 'm-2025-04-14', toolCalls: [{ id: 'call_confirm', name: 'confirm', args: { id: 'job-7' } }], usage: { input: 50, output: 10 } })
+      .reply('chat', { id: 'resp_2', model: 'm-2025-04-14', text: 'Confirmed.', usage: { input: 80, output: 3 } });
+    const recorded = recordedPlugin('ai-tool-answered-with-nothing');
+    uninstall = instrumentAiSdk(recorded.hooks, { sessionId: 'chat-1' });
+    const tools: ToolSet = { confirm: tool({ description: 'asks the user to confirm a job', inputSchema: z.object({ id: z.string() }) }) };
+    const model = modelOn('chat', fake);
+    const messages: ModelMessage[] = [{ role: 'user', content: 'Run job-7 once I confirm.' }];
+    const first = await generateText({ model, tools, messages });
+    messages.push(...first.response.messages, { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'call_confirm', toolName: 'confirm', output: { type: 'json', value: null } }] });
+    await generateText({ model, tools, messages });
+    uninstall();
+    const told = toldOnWire('chat', fake.requests[1]!);
+    expect(Object.fromEntries(told)).toEqual({ call_confirm: 'null' });
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    const results = (atif[0]!.steps as Step[]).flatMap((step) => step.observation?.results ?? []);
+    expect(results.map((result: Step) => [result.source_call_id, result.content])).toEqual([['call_confirm', 'null']]);
+    await sameOnNative(recorded);
+  });
 });
