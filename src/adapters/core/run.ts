@@ -31,6 +31,7 @@ import {
   describeError,
   lastUserMessage,
   localCalls,
+  recordedText,
   recordedValue,
   reportedToolError,
   textOrJson,
@@ -862,14 +863,15 @@ export class ApiCall {
   }
 }
 
-/** Tool results as the model sees them: strings stay, values become JSON text. */
-function resultText(result: unknown): unknown {
-  if (result === undefined || result === null || typeof result === 'string') return result ?? null;
-  try {
-    return JSON.stringify(toJson(result));
-  } catch {
-    return String(result);
-  }
+/**
+ * A tool result as the model was told it: a string as it is, any other value as its JSON text ({@link recordedText}),
+ * and a tool that returned nothing (`undefined`, `null`) as `null`, the text the frameworks that hand the adapters a
+ * raw value send (the AI SDK: `"null"` on every provider's wire). A framework that tells the model something else
+ * hands its own text (the Agents SDK's `"undefined"`, a LangChain `ToolMessage`'s `""`). Recorded as no value, the
+ * trajectory showed no observation of a call the model was told a result of.
+ */
+function resultText(result: unknown): string {
+  return typeof result === 'string' ? result : recordedText(result);
 }
 
 /** What a tool or API attempt still open when its run ended failed with. */

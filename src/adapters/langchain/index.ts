@@ -870,7 +870,10 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       if (node !== undefined) this.#endRoot(node, runId, 'interrupted'); // a bare loop's tool is a root of its own
       if (node?.run === undefined || node.toolCallId === undefined) return;
       const message = toolMessageOf(output, node.toolCallId);
-      const result = message !== undefined ? contentText(message.content) : output;
+      // A tool run with the call's arguments returns its output bare, and the program wraps it in the ToolMessage the
+      // model reads (`new ToolMessage({ content: observation, tool_call_id })`, as LangGraph's docs write a tool node),
+      // whose content for nothing is empty: the model was told `''`, not `null`.
+      const result = message !== undefined ? contentText(message.content) : (output ?? '');
       const failed = message !== undefined && message.status === 'error';
       for (const target of handoffTargets(output)) addHandoff(this.#agentsOf(node.run).handoffs, target, node.toolCallId);
       node.run.toolEnd(node.toolCallId, failed ? { result, failed: true, error: reportedToolError(String(result)) } : { result });
