@@ -110,7 +110,7 @@ export function createHookRecorder(host: RecordableHost, filePath: string, optio
     try {
       // Recorded as the plugin reads it (a class payload's getters, not a top-level toJSON),
       // so a replay files each hook where the live plugin did.
-      line = `${JSON.stringify({ timestamp, hook, payload: snapshotPayload(payload) })}\n`;
+      line = `${JSON.stringify({ timestamp, hook, payload: snapshotPayload(payload, { derivedAsData: true }) })}\n`;
     } catch (error) {
       // toJson never throws; JSON.stringify of plain JSON cannot either. Belt and braces.
       errors += 1;
