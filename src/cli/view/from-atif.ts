@@ -251,7 +251,8 @@ function llmStep(step: Obj, subagents: Map<string, Obj>, used: Set<string>, appr
       tool.note = [tool.note, provider ?? (waiting ? 'not run: waiting for approval' : (providerRanNote(call) ?? 'not run'))].filter(Boolean).join(' · ');
     }
     if (asked !== undefined) {
-      for (const mark of asked) if (mark.error !== undefined && !denialFailed(mark, tool)) delete mark.error;
+      // One failure, as the ATOF file shows it: on the call when the call failed, else on the deny that stopped it.
+      for (const mark of asked) if (mark.error !== undefined && (tool.error !== undefined || !denialFailed(mark, tool))) delete mark.error;
       tool.children.push(...asked);
       approvals.delete(id as string);
     }
