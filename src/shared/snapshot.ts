@@ -23,6 +23,7 @@
 
 import { defineKey, MEDIA_LEFT_OUT, toJson } from './json.ts';
 import { errorMessage } from './error-text.ts';
+import { withoutSensitiveHeaders } from './credential-headers.ts';
 /** A hook payload as the plugin reads it: any object, fields looked up by name. */
 export type LoosePayload = Record<string, unknown>;
 
@@ -37,7 +38,11 @@ export function isSnapshot(payload: unknown): boolean {
 export interface SnapshotOptions {
   /** Copy the fields the payload's prototype getters derive as data (enumerable), not only for reading by name. */
   derivedAsData?: boolean;
+  /** Drop credential headers (`shared/credential-headers.ts`), for a copy written out as it is. */
+  withoutCredentialHeaders?: boolean;
 }
+
+const MEDIA_AND_CREDENTIALS_LEFT_OUT = Object.freeze({ ...MEDIA_LEFT_OUT, withoutCredentialHeaders: true } as const);
 
 /** A plain JSON copy of `payload`'s top-level fields (an empty one for anything that is not an object). */
 export function snapshotPayload(payload: unknown, options: SnapshotOptions = {}): LoosePayload {
@@ -45,6 +50,7 @@ export function snapshotPayload(payload: unknown, options: SnapshotOptions = {})
   snapshots.add(copy);
   if ((typeof payload !== 'object' && typeof payload !== 'function') || payload === null) return copy;
   const { own, derived } = fieldNames(payload);
+  const credentials = options.withoutCredentialHeaders === true;
   for (const key of [...own, ...derived]) {
     let value: unknown;
     try {
@@ -56,7 +62,10 @@ export function snapshotPayload(payload: unknown, options: SnapshotOptions = {})
     if (value === undefined || typeof value === 'function' || typeof value === 'symbol') continue;
     // A field pointing back at the payload is a cycle through the root, which each toJson call cannot see.
     // Media left out now, as the relay's copy will: made plain JSON, a Buffer is numbers the relay cannot tell from data.
-    copyField(copy, key, value === payload ? '[Circular]' : toJson(value, MEDIA_LEFT_OUT), own.has(key) || options.derivedAsData === true);
+    // A top-level `headers` field is cleaned here: the copy of each field sees only what is under it.
+    if (credentials && key.toLowerCase() === 'headers') value = withoutSensitiveHeaders({ headers: value }).headers;
+    const copied = value === payload ? '[Circular]' : toJson(value, credentials ? MEDIA_AND_CREDENTIALS_LEFT_OUT : MEDIA_LEFT_OUT);
+    copyField(copy, key, copied, own.has(key) || options.derivedAsData === true);
   }
   return copy;
 }
