@@ -109,8 +109,9 @@ export function createHookRecorder(host: RecordableHost, filePath: string, optio
     let line: string;
     try {
       // Recorded as the plugin reads it (a class payload's getters, not a top-level toJSON),
-      // so a replay files each hook where the live plugin did.
-      line = `${JSON.stringify({ timestamp, hook, payload: snapshotPayload(payload) })}\n`;
+      // so a replay files each hook where the live plugin did; credential headers never reach the file,
+      // as the plugin records none.
+      line = `${JSON.stringify({ timestamp, hook, payload: snapshotPayload(payload, { derivedAsData: true, withoutCredentialHeaders: true }) })}\n`;
     } catch (error) {
       // toJson never throws; JSON.stringify of plain JSON cannot either. Belt and braces.
       errors += 1;

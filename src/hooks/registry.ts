@@ -81,6 +81,9 @@ export interface PayloadFailures {
   notAnObject: Partial<Record<HookName, number>>;
 }
 
+/** Said with each payload failure: only the first per hook and reason is a warning. */
+const FURTHER_PAYLOAD_FAILURES = ' (further ones of this hook: debug, counted in payloadFailures())';
+
 /** Options of `HookRegistry`. */
 export interface HookRegistryOptions {
   /** Where callback and middleware failures are reported. Default: `consoleLogger`. */
@@ -196,6 +199,8 @@ export class HookRegistry {
   // Bumped only on the failure branches of #deliver: the success path never touches them.
   readonly #thunkThrew: { [hook: string]: number } = Object.create(null);
   readonly #notAnObject: { [hook: string]: number } = Object.create(null);
+  /** `<reason>:<hook>` of the payload failures already warned about: the next ones of each go to debug (they are counted). */
+  readonly #payloadFailuresWarned = new Set<string>();
   #traceContextProviders: readonly Entry[] = [];
   readonly #bound = new Map<string, BoundHook<HookName>>();
   readonly #refreshBound = (key: string, entries: readonly Entry[] | null): void => {
@@ -284,13 +289,13 @@ export class HookRegistry {
         payload = (payloadOrThunk as () => unknown)();
       } catch (error) {
         this.#thunkThrew[name] = (this.#thunkThrew[name] ?? 0) + 1;
-        safeLog(this.#logger, 'warn', `hook "${name}": the payload function threw; event not delivered`, error);
+        safeLog(this.#logger, this.#payloadFailureLevel('thunkThrew', name), `hook "${name}": the payload function threw; event not delivered${FURTHER_PAYLOAD_FAILURES}`, error);
         return;
       }
     }
     if (typeof payload !== 'object' || payload === null) {
       this.#notAnObject[name] = (this.#notAnObject[name] ?? 0) + 1;
-      safeLog(this.#logger, 'warn', `hook "${name}": payload is not an object (${payload === null ? 'null' : typeof payload}); delivering an empty payload`);
+      safeLog(this.#logger, this.#payloadFailureLevel('notAnObject', name), `hook "${name}": payload is not an object (${payload === null ? 'null' : typeof payload}); delivering an empty payload${FURTHER_PAYLOAD_FAILURES}`);
       payload = {};
     }
     const stamped = stampObserver(payload as object);
@@ -318,6 +323,14 @@ export class HookRegistry {
 
   #watch(name: string, entry: Entry, result: PromiseLike<unknown>): void {
     Promise.resolve(result).then(undefined, (error: unknown) => this.#reportCallbackFailure(name, entry, error));
+  }
+
+  /** A payload failure is a warning the first time per hook and reason, then debug: a call site failing on every emit would flood the log. */
+  #payloadFailureLevel(reason: keyof PayloadFailures, name: string): 'warn' | 'debug' {
+    const key = `${reason}:${name}`;
+    if (this.#payloadFailuresWarned.has(key)) return 'debug';
+    this.#payloadFailuresWarned.add(key);
+    return 'warn';
   }
 
   #reportCallbackFailure(name: string, entry: Entry, error: unknown): void {

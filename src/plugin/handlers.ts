@@ -15,7 +15,7 @@ import type { HookGate, RecordHook } from './gate.ts';
 import type { UnmanagedCalls } from './managed.ts';
 import type { LiveRecording } from './recording.ts';
 import { nowMicros } from '../shared/clock.ts';
-import type { LoosePayload } from './payload.ts';
+import { hookPayloadOf, type LoosePayload } from './payload.ts';
 import type { PluginCounters } from './status.ts';
 import { errorMessage } from '../shared/error-text.ts';
 
@@ -81,7 +81,7 @@ export function buildHandlers(options: HandlerOptions): HookHandlers {
     const guarded = guard(name, table[name], warned, options);
     handlers[name] = (payload: object) => {
       try {
-        options.gate.dispatch(guarded, (payload ?? {}) as LoosePayload);
+        options.gate.dispatch(guarded, hookPayloadOf(payload));
       } catch (error) {
         options.counters.errors += 1;
         safeLog(options.logger, 'debug', `NeMo Relay ${name} dispatch failed`, error);

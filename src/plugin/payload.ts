@@ -36,6 +36,21 @@ export function truthy(value: unknown): boolean {
   return true;
 }
 
+/**
+ * The payload a handler records: the host's object, or an empty one for a
+ * value that has no fields to read by name (a primitive, a function, an
+ * array, a `Date`, `Map`, `Set` or binary data), as the registry delivers a
+ * payload that is not an object. The relay would copy such a value as it is
+ * (an array as an array, a `Map` as its entries) when recorded live, and a
+ * hook queued while the backend starts as its copied fields: the same hook
+ * wrote different data depending on when it came.
+ */
+export function hookPayloadOf(value: unknown): LoosePayload {
+  if (!isRecord(value)) return {};
+  if (value instanceof Date || value instanceof Map || value instanceof Set || value instanceof ArrayBuffer || ArrayBuffer.isView(value)) return {};
+  return value;
+}
+
 /** The session a payload belongs to: `session_id`, else `parent_session_id`, else `"default"`. */
 export function sessionIdOf(payload: LoosePayload): string {
   const id = truthy(payload.session_id) ? payload.session_id : payload.parent_session_id;

@@ -221,8 +221,9 @@ export class Recorder {
 
   /** An end whose start the recorder never saw: counted, and kept as a mark so the trajectory still shows it. */
   private unmatchedEnd(name: string, payload: LoosePayload, timestampUs: number | undefined): void {
-    this.counters.unmatchedEnds += 1;
+    // Counted once recorded: a payload whose getter throws fails the mark and is recorded again from a plain copy.
     this.mark(name, payload, timestampUs);
+    this.counters.unmatchedEnds += 1;
   }
 
   llmEnd(payload: LoosePayload, timestampUs?: number): void {

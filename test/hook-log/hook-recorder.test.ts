@@ -52,6 +52,21 @@ describe('createHookRecorder', () => {
     expect(linesOf(file)).toHaveLength(50);
   });
 
+  it('writes no credential header: a host\'s API key in a request\'s headers stays out of the file, as the plugin records none', () => {
+    const registry = new HookRegistry({ logger: silentLogger });
+    const file = path.join(tempDir(), 'hooks.jsonl');
+    const recorder = createHookRecorder(registry, file);
+    const secret = 'sk-live-0123456789abcdef';
+    const headers = { Authorization: `Bearer ${secret}`, 'x-api-key': secret, 'content-type': 'application/json' };
+    registry.emit('pre_api_request', { session_id: 's', api_request_id: 'a1', provider: 'openai', request: { headers, body: { messages: [] } } });
+    registry.emit('api_request_error', { session_id: 's', api_request_id: 'a1', headers: new Headers(headers), error: { type: 'RateLimitError' } } as never);
+    recorder.close();
+    expect(readFileSync(file, 'utf8')).not.toContain(secret);
+    const [pre, failed] = linesOf(file);
+    expect(pre.payload.request.headers).toEqual({ 'content-type': 'application/json' });
+    expect(failed.payload.headers).toEqual({ 'content-type': 'application/json' });
+  });
+
   it('records cyclic, BigInt and class-instance payloads without throwing into the host', () => {
     const registry = new HookRegistry({ logger: silentLogger });
     const file = path.join(tempDir(), 'hooks.jsonl');

@@ -107,6 +107,27 @@ describe('HookRegistry observer hooks', () => {
     expect(order).toEqual(['a', 'b', 'c']);
   });
 
+  it('warns about a payload it cannot deliver once per hook and reason, and counts every one: a call site failing on each emit does not flood the log', () => {
+    const logger = recordingLogger();
+    const hooks = new HookRegistry({ logger });
+    hooks.on('pre_tool_call', () => undefined);
+    hooks.on('post_tool_call', () => undefined);
+    for (let i = 0; i < 50; i++) {
+      hooks.emit('pre_tool_call', undefined as never);
+      hooks.emit('pre_tool_call', () => {
+        throw new Error(`bad arguments ${i}`);
+      });
+    }
+    hooks.emit('post_tool_call', 'ok' as never);
+    expect(hooks.payloadFailures()).toEqual({ thunkThrew: { pre_tool_call: 50 }, notAnObject: { pre_tool_call: 50, post_tool_call: 1 } });
+    expect(logger.at('warn').map((record) => record.message)).toEqual([
+      expect.stringMatching(/^hook "pre_tool_call": payload is not an object \(undefined\); delivering an empty payload \(further ones of this hook: debug/),
+      expect.stringMatching(/^hook "pre_tool_call": the payload function threw; event not delivered \(further/),
+      expect.stringMatching(/^hook "post_tool_call": payload is not an object \(string\)/),
+    ]);
+    expect(logger.at('debug')).toHaveLength(98);
+  });
+
   it('logs a throwing callback, still runs the others, and never throws from emit', () => {
     const logger = recordingLogger();
     const hooks = new HookRegistry({ logger });

@@ -194,6 +194,18 @@ describe('plugin lifecycle', () => {
     expect(plugin.status().openSpans).toEqual({ llm: 0, tool: 0 });
   });
 
+  it('counts an end with no start once when its payload getter throws (the plain copy records it; the failed read counted nothing)', () => {
+    const fake = createFakeRelay();
+    const plugin = createNemoRelayPlugin({ backend: fake, env: {}, logger: silentLogger });
+    const throwing = <T extends object>(payload: T, field: string): T =>
+      Object.defineProperty(payload, field, { enumerable: true, get() { throw new Error('boom'); } });
+    plugin.handlers.post_tool_call(throwing({ session_id: 's1', tool_call_id: 't1', tool_name: 'x' }, 'platform'));
+    plugin.handlers.post_api_request(throwing({ session_id: 's1', api_request_id: 'a1' }, 'platform'));
+    plugin.handlers.api_request_error(throwing({ session_id: 's1', api_request_id: 'a2' }, 'platform'));
+    expect(fake.callsOf('mark').map((call) => call.args.name)).toEqual(['hermes.tool.response.unmatched', 'hermes.api.response.unmatched', 'hermes.api.error']);
+    expect(plugin.status().counters.unmatchedEnds).toBe(3);
+  });
+
   it('files a queued class-shaped payload under the session its getters name, not "default"', async () => {
     const dir = tempDir();
     const fake = createFakeRelay();

@@ -11,6 +11,7 @@ describe('snapshotPayload', () => {
 
   it('reads the getters of a class-shaped payload, and ignores a top-level toJSON', () => {
     class Payload {
+      readonly turn_id = 't1';
       get session_id(): string {
         return 'from-getter';
       }
@@ -18,7 +19,13 @@ describe('snapshotPayload', () => {
         return {};
       }
     }
-    expect(snapshotPayload(new Payload())).toEqual({ session_id: 'from-getter' });
+    // A getter's field is read by name, as the handlers read it, but is not data: the relay's copy of the live
+    // payload has its own fields only, so a queued hook records what it would have recorded live.
+    const copy = snapshotPayload(new Payload());
+    expect(copy.session_id).toBe('from-getter');
+    expect(JSON.parse(JSON.stringify(copy))).toEqual({ turn_id: 't1' });
+    // A recorder writes it out as data, so a replay reads the field where the live plugin did.
+    expect(JSON.parse(JSON.stringify(snapshotPayload(new Payload(), { derivedAsData: true })))).toEqual({ turn_id: 't1', session_id: 'from-getter' });
   });
 
   it('marks a field that throws instead of failing the copy', () => {

@@ -15,6 +15,7 @@ import { isRecord } from '../../shared/record.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 import { extractToolCalls, extractUserMessage, requestTurnState, unwrapLlmRequest } from '../../formats/atif/payload/index.ts';
 import type { Json } from '../../shared/json.ts';
+import { atifToolResult } from '../view/atif-tool-result.ts';
 import { answerMessages } from '../view/detail.ts';
 import { answeringModel } from '../view/llm-model.ts';
 import type { ViewNode } from '../view/model.ts';
@@ -300,7 +301,7 @@ function callFacts(tool: ViewNode, asked?: ReadonlyMap<string, unknown>): ToolCa
   // A trajectory's call, or a run no step of it asked for (an MCP server's call): its result alone.
   if (isRecord(source.call) || isRecord(source.result)) {
     args = isRecord(source.call) ? source.call.arguments : undefined;
-    result = isRecord(source.result) ? source.result.content : undefined;
+    result = atifToolResult(source.result);
     failureUnrecorded = isRecord(source.result) && keepsSubagentLinkAsEnd(source.result);
   } else {
     const ran = isRecord(source.start) ? source.start.data : undefined;

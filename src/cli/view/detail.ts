@@ -13,6 +13,7 @@ import { formatCost, isRollupRow, rollupOf, type Rollup } from './rollup.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 import { isRecord } from '../../shared/record.ts';
 import { parseJson } from '../../shared/json.ts';
+import { atifToolResult } from './atif-tool-result.ts';
 
 /** One message of a conversation, its content reduced to text where it is text. */
 interface DetailMessage {
@@ -162,7 +163,7 @@ function atifTool(source: Obj, sections: DetailSection[]): void {
   const result = isRecord(source.result) ? source.result : undefined;
   sections.push({ title: 'Arguments', type: 'json', value: call.arguments ?? null });
   if (result) {
-    const content = result.content;
+    const content = atifToolResult(result);
     sections.push(typeof content === 'string' ? { title: 'Result', type: 'text', text: content } : { title: 'Result', type: 'json', value: content ?? null });
   } else {
     sections.push({ title: 'Result', type: 'text', text: '(no result recorded)' });

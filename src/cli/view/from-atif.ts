@@ -19,6 +19,7 @@ import { isRecord } from '../../shared/record.ts';
 import { parseTimestamp } from '../../shared/clock.ts';
 import { CHANGED_INPUT } from '../../adapters/core/shapes.ts';
 import { llmModelLabel } from './llm-model.ts';
+import { atifToolResult } from './atif-tool-result.ts';
 
 type Obj = Record<string, unknown>;
 
@@ -237,7 +238,7 @@ function llmStep(step: Obj, subagents: Map<string, Obj>, used: Set<string>, appr
       ...spanOf(timing),
       source: { call, result, timing },
       ...noteOf(preview(call.arguments, 60)),
-      ...(failed ? { error: failedToolText(resultMeta['error.type'], result?.content) } : {}),
+      ...(failed ? { error: failedToolText(resultMeta['error.type'], atifToolResult(result)) } : {}),
     });
     const retried = failedAttemptsNote(resultMeta);
     if (retried !== undefined) noteOnce(tool, retried);
@@ -250,7 +251,8 @@ function llmStep(step: Obj, subagents: Map<string, Obj>, used: Set<string>, appr
       tool.note = [tool.note, provider ?? (waiting ? 'not run: waiting for approval' : (providerRanNote(call) ?? 'not run'))].filter(Boolean).join(' · ');
     }
     if (asked !== undefined) {
-      for (const mark of asked) if (mark.error !== undefined && !denialFailed(mark, tool)) delete mark.error;
+      // One failure, as the ATOF file shows it: on the call when the call failed, else on the deny that stopped it.
+      for (const mark of asked) if (mark.error !== undefined && (tool.error !== undefined || !denialFailed(mark, tool))) delete mark.error;
       tool.children.push(...asked);
       approvals.delete(id as string);
     }
@@ -305,8 +307,8 @@ function standaloneTool(result: Obj, at: number | undefined): ViewNode {
   const tool = node('tool', `tool ${nonEmptyString((result.extra as Obj).event_name)}`, {
     ...(at !== undefined ? { startUs: at } : {}),
     source: { result, ...(nonEmptyString(metadata.tool_call_id) !== undefined ? { tool_call_id: metadata.tool_call_id } : {}) },
-    ...noteOf(preview(result.content, 60)),
-    ...(metadata['otel.status_code'] === 'ERROR' ? { error: failedToolText(metadata['error.type'], result.content) } : {}),
+    ...noteOf(preview(atifToolResult(result), 60)),
+    ...(metadata['otel.status_code'] === 'ERROR' ? { error: failedToolText(metadata['error.type'], atifToolResult(result)) } : {}),
   });
   const retried = failedAttemptsNote(metadata);
   if (retried !== undefined) noteOnce(tool, retried);
