@@ -98,8 +98,8 @@ describe('view: sub-agents of a handoff chain, from the ATIF and the ATOF file o
     const text = await cliInProcess(['view', files.atof]);
     expect(text.stdout).toMatch(/tool transfer_to_billing[^\n]*\n[^\n]*└─ subagent \S+:sub:call_to_billing [^\n]*  billing(, [^\n]*)?\n/);
     // Each model call names the model that answered and what it answered, as the ATIF view does.
-    expect(text.stdout).toMatch(/LLM openai gpt-4\.1-mini-2025-04-14 [^\n]* 50 in \/ 8 out  → transfer_to_billing\n/);
-    expect(text.stdout).toMatch(/LLM openai gpt-4o-2025-04-14 [^\n]* Refund of \$40 issued for INV-7\.\n/);
+    expect(text.stdout).toMatch(/LLM gpt-4\.1-mini-2025-04-14 [^\n]* 50 in \/ 8 out  → transfer_to_billing\n/);
+    expect(text.stdout).toMatch(/LLM gpt-4o-2025-04-14 [^\n]* Refund of \$40 issued for INV-7\.\n/);
   }, 30_000);
 
   it('a rejected call is one error, read from either file: the approval denied and the call it denied are one failure', async () => {
