@@ -78,6 +78,19 @@ describe('view: sub-agents of a handoff chain, from the ATIF and the ATOF file o
     expectNothingLost(counters);
     const files = filesOf(recorded.dir);
 
+    // Each agent's row names it and its model, and each LLM row its model, the same from either file (a handed-off
+    // agent's trajectory has no user step: its turn is the ATOF file's only, so turns are left out here).
+    const agents = async (file: string) =>
+      all(await viewed(file))
+        .filter((row) => row.kind === 'session' || row.kind === 'subagent' || row.kind === 'llm')
+        .map((row) => [row.kind === 'llm' ? row.title : row.kind, row.note]);
+    expect(await agents(files.atof)).toEqual(await agents(files.atif));
+    expect((await agents(files.atof)).filter(([kind]) => !kind!.startsWith('LLM'))).toEqual([
+      ['session', 'triage, gpt-4.1-mini-2025-04-14'],
+      ['subagent', 'billing, gpt-4.1-2025-04-14'],
+      ['subagent', 'refunds, gpt-4o-2025-04-14'],
+    ]);
+
     for (const [kind, file] of Object.entries(files)) {
       const session = await viewed(file);
       // Tokens: the SDK's usage over the five requests, each model call once, the sub-agents' included.

@@ -115,9 +115,9 @@ describe('wrapClaudeAgentSdk: the model that answers, and how it thinks', () => 
       expect(agent.map((step) => [step.metrics.prompt_tokens, step.metrics.completion_tokens, step.metrics.cached_tokens])).toEqual([[20, 30, 0], [70, 12, 10]]);
       expect(stepTotals(doc)).toEqual(resultTotals(messages));
       expect(stepTotals(doc)).toEqual(modelUsageTotals(messages));
-      // `view` shows each call's tokens as the API reported them.
+      // `view` shows each call's tokens as the API reported them, under the model that answered and the one asked for.
       const llmLines = (await viewLines(recorded, 'atif')).filter((line) => /[├└]─ (✗ )?LLM /.test(line));
-      expect(llmLines.map((line) => line.replace(/^.* LLM (\S+)\s+\S+\s+(.*?)\s{2}.*$/, '$1 $2'))).toEqual([`${dated(MAIN)} 20 in / 30 out`, `${dated(MAIN)} 70 in (10 cached) / 12 out`]);
+      expect(llmLines.map((line) => line.replace(/^.* LLM (\S+ \(asked \S+\))\s+\S+\s+(.*?)\s{2}.*$/, '$1 $2'))).toEqual([`${dated(MAIN)} (asked ${MAIN}) 20 in / 30 out`, `${dated(MAIN)} (asked ${MAIN}) 70 in (10 cached) / 12 out`]);
       await sameOnNative(recorded);
     }, 120_000);
 
