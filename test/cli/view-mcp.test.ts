@@ -10,6 +10,7 @@ import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AtofIndex } from '../../src/cli/view/atof-index.ts';
+import { detailOf } from '../../src/cli/view/detail.ts';
 import { sessionsOf } from '../../src/cli/view/load.ts';
 import type { ViewNode } from '../../src/cli/view/model.ts';
 import { rollupOf } from '../../src/cli/view/rollup.ts';
@@ -219,7 +220,10 @@ describe('view: an MCP server call whose tool failed, recorded by the two proces
     expect(index.summary(index.sessions[0]!)).toMatchObject({ llmCalls: 3, toolCalls: 2, errors: 2 });
     expect(serverStory(remoteUnder(index.tree(index.sessions[0]!) as Tree, 'forecast'))).toEqual(SERVER_STORY);
     expect(remoteUnder(index.tree(index.sessions[0]!) as Tree, 'forecast').note).toBe('weather-server, gpt-4o-mini · failed');
-    // The live index row says what `view` of either file says of the session.
+    // The live index row says what `view` of either file says of the session; a turn's details pane, its id.
     expect(index.summary(index.sessions[0]!)).toMatchObject({ title: 'session user-42', note: 'agent, gpt-4o' });
+    const turn = everyNode(index.tree(index.sessions[0]!) as Tree).find((row) => row.kind === 'turn') as ViewNode;
+    expect(turn.title).toBe('turn 1');
+    expect(detailOf(turn).sections[0]).toEqual({ title: 'Id', type: 'facts', facts: [['turn id', /"turn_id":"([^"]+)"/.exec(atof.agent)![1]]] });
   });
 });
