@@ -43,7 +43,7 @@ interface AgentState {
   turns: Map<string, ViewNode>;
   /** Turns started so far: a turn's title is its ordinal in its session, as the trajectory numbers its user turns. */
   turnCount: number;
-  /** What the row says of the agent, as its trajectory's `agent` block does: see `agentNote`. */
+  /** What its row says of the agent, as its trajectory's `agent` block does (`AgentAbout`). */
   about: AgentAbout;
   /** Tool calls started and not yet ended, newest last. */
   openTools: { uuid: string; node: ViewNode; toolCallId?: string }[];
