@@ -146,10 +146,10 @@ describe('ChatGoogleGenerativeAI in createAgent, through the LangChain adapter',
       // What view says of the ATOF and of the ATIF: the turn, both calls under the first answer, the counts.
       for (const of of ['atof', 'atif'] as const) {
         expect(await viewRows(recorded, of)).toEqual([
-          `LLM ${of === 'atof' ? 'google_genai ' : ''}${MODEL}  120 in / 54 out  → get_weather, get_weather · Checking both.`,
+          `LLM ${MODEL}  120 in / 54 out  → get_weather, get_weather · Checking both.`,
           'tool get_weather  {"city":"Paris"}',
           'tool get_weather  {"city":"Rome"}',
-          `LLM ${of === 'atof' ? 'google_genai ' : ''}${MODEL}  260 in (160 cached) / 17 out  It is sunny in Paris and in Rome.`,
+          `LLM ${MODEL}  260 in (160 cached) / 17 out  It is sunny in Paris and in Rome.`,
         ]);
       }
       await sameOnNative(recorded);

@@ -103,10 +103,10 @@ describe('ChatOllama in createAgent, through the LangChain adapter', () => {
       expect(posts(recorded).every((post) => post.api_duration < 60)).toBe(true);
       for (const of of ['atof', 'atif'] as const) {
         expect(await viewRows(recorded, of)).toEqual([
-          `LLM ${of === 'atof' ? 'ollama ' : ''}${MODEL}  182 in / 31 out  → get_weather, get_weather`,
+          `LLM ${MODEL}  182 in / 31 out  → get_weather, get_weather`,
           'tool get_weather  {"city":"Paris"}',
           'tool get_weather  {"city":"Rome"}',
-          `LLM ${of === 'atof' ? 'ollama ' : ''}${MODEL}  251 in / 12 out  It is sunny in Paris and in Rome.`,
+          `LLM ${MODEL}  251 in / 12 out  It is sunny in Paris and in Rome.`,
         ]);
       }
       await sameOnNative(recorded);

@@ -204,10 +204,10 @@ for (const p of PROVIDERS) {
         const shownModel = answered === p.model ? answered : `${answered} (asked ${p.model})`;
         for (const of of ['atof', 'atif'] as const) {
           expect(await viewRows(recorded, of)).toEqual([
-            `LLM ${of === 'atof' ? `${p.provider} ` : ''}${shownModel}  182 in${hits === undefined ? '' : ` (${hits[0]} cached)`} / ${wire[0]![1]} out  → get_weather, get_weather`,
+            `LLM ${shownModel}  182 in${hits === undefined ? '' : ` (${hits[0]} cached)`} / ${wire[0]![1]} out  → get_weather, get_weather`,
             'tool get_weather  {"city":"Paris"}',
             'tool get_weather  {"city":"Rome"}',
-            `LLM ${of === 'atof' ? `${p.provider} ` : ''}${shownModel}  251 in${hits === undefined ? '' : ` (${hits[1]} cached)`} / ${wire[1]![1]} out  It is sunny in Paris and in Rome.`,
+            `LLM ${shownModel}  251 in${hits === undefined ? '' : ` (${hits[1]} cached)`} / ${wire[1]![1]} out  It is sunny in Paris and in Rome.`,
           ]);
         }
         await sameOnNative(recorded);

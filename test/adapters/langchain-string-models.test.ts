@@ -126,9 +126,10 @@ describe('createAgent with a string model', () => {
     expect(recordedCounts(doc)).toEqual([[80, 15], [120, 11]]);
     expect(doc.final_metrics).toMatchObject({ total_prompt_tokens: 200, total_completion_tokens: 26, total_cached_tokens: 64 });
     expect(atof.filter((e) => e.kind === 'scope' && e.category === 'llm' && e.scope_category === 'start').map((e) => e.category_profile?.model_name)).toEqual(['gpt-4.1', 'gpt-4.1']);
-    // `view` of either file names the answer's model and the one asked for (ATOF with its provider).
-    expect(await llmRows(recorded, 'atif')).toEqual([`LLM ${GPT} (asked gpt-4.1)  80 in / 15 out  → get_weather`, `LLM ${GPT} (asked gpt-4.1)  120 in (64 cached) / 11 out  It is sunny and 21C in Paris.`]);
-    expect(await llmRows(recorded, 'atof')).toEqual([`LLM openai ${GPT} (asked gpt-4.1)  80 in / 15 out  → get_weather`, `LLM openai ${GPT} (asked gpt-4.1)  120 in (64 cached) / 11 out  It is sunny and 21C in Paris.`]);
+    // `view` of either file names the answer's model and the one asked for, the same rows.
+    for (const of of ['atif', 'atof'] as const) {
+      expect(await llmRows(recorded, of)).toEqual([`LLM ${GPT} (asked gpt-4.1)  80 in / 15 out  → get_weather`, `LLM ${GPT} (asked gpt-4.1)  120 in (64 cached) / 11 out  It is sunny and 21C in Paris.`]);
+    }
     await sameOnNative(recorded);
   });
 
@@ -421,7 +422,9 @@ describe('middleware given a string model', () => {
       [CLAUDE, 'completed'],
     ]);
     expect(recordedCounts(doc)).toEqual(reported(result.messages));
-    expect(await llmRows(recorded, 'atof')).toEqual(['✗ LLM openai gpt-4.1  ERROR InternalServerError: 500 The server had an error while processing your request.', `LLM anthropic ${CLAUDE} (asked claude-sonnet-4-5)  95 in / 9 out  It is sunny in Paris.`]);
+    for (const of of ['atif', 'atof'] as const) {
+      expect(await llmRows(recorded, of)).toEqual(['✗ LLM gpt-4.1  ERROR InternalServerError: 500 The server had an error while processing your request.', `LLM ${CLAUDE} (asked claude-sonnet-4-5)  95 in / 9 out  It is sunny in Paris.`]);
+    }
     await sameOnNative(recorded);
   });
 });

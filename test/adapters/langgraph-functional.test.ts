@@ -144,10 +144,10 @@ describe('LangGraph functional API through the LangChain adapter', () => {
       expect(atof.filter((e) => e.kind === 'scope' && e.category === 'tool' && e.scope_category === 'end').map((e) => e.metadata?.tool_call_id ?? e.data?.tool_call_id)).toEqual(['call_paris', 'call_rome']);
       for (const of of ['atof', 'atif'] as const) {
         expect(await viewRows(recorded, of)).toEqual([
-          `LLM ${of === 'atof' ? 'openai ' : ''}${GPT} (asked gpt-4.1)  90 in / 30 out  → get_weather, get_weather`,
+          `LLM ${GPT} (asked gpt-4.1)  90 in / 30 out  → get_weather, get_weather`,
           'tool get_weather  {"city":"Paris"}',
           'tool get_weather  {"city":"Rome"}',
-          `LLM ${of === 'atof' ? 'openai ' : ''}${GPT} (asked gpt-4.1)  150 in (64 cached) / 12 out  It is sunny in Paris and in Rome.`,
+          `LLM ${GPT} (asked gpt-4.1)  150 in (64 cached) / 12 out  It is sunny in Paris and in Rome.`,
         ]);
       }
       await sameOnNative(recorded);

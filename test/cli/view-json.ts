@@ -14,6 +14,8 @@ export interface JsonNode {
   totals?: { llmCalls: number; toolCalls: number; errors: number; promptTokens: number; completionTokens: number; cachedTokens: number };
   own?: { promptTokens: number; completionTokens: number };
   error?: string;
+  /** The id a row's title leaves out (an ATOF turn's `turn_id`). */
+  id?: string;
   children: JsonNode[];
 }
 

@@ -10,6 +10,7 @@ import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AtofIndex } from '../../src/cli/view/atof-index.ts';
+import { detailOf } from '../../src/cli/view/detail.ts';
 import { sessionsOf } from '../../src/cli/view/load.ts';
 import type { ViewNode } from '../../src/cli/view/model.ts';
 import { rollupOf } from '../../src/cli/view/rollup.ts';
@@ -17,6 +18,7 @@ import { runtime } from '../support/child.ts';
 import { loopbackApi, userEnv } from '../support/doc-snippets.ts';
 import { FakeProvider } from '../adapters/ai-sdk/wire.ts';
 import { mcpPrograms, runAgent } from '../adapters/mcp/two-processes.ts';
+import { rowWithoutDuration } from '../adapters/support.ts';
 import { cliInProcess, tempDir } from './support.ts';
 import { all, viewed, type JsonNode } from './view-json.ts';
 
@@ -154,12 +156,50 @@ describe('view: an MCP server call whose tool failed, recorded by the two proces
 
   it('from its ATOF lines or its trajectories, each LLM row names the model that answered and the one the request asked for', async () => {
     await eachReading((kind, text, html) => {
-      // The ATOF row keeps the call's scope name (openai.responses) before its model; the model is the same.
-      const models = text.split('\n').flatMap((line) => /─ (?:✗ )?LLM (?:openai\.responses )?(.+?) {2}/.exec(line)?.[1] ?? []);
+      const models = text.split('\n').flatMap((line) => /─ (?:✗ )?LLM (.+?) {2}/.exec(line)?.[1] ?? []);
       // The response named gpt-4o-2024-08-06 for the request's gpt-4o; the server's refused call has no answer.
       expect(models, kind).toEqual(['gpt-4o-2024-08-06 (asked gpt-4o)', 'gpt-4o-mini', 'gpt-4o-2024-08-06 (asked gpt-4o)']);
       expect(html.match(/gpt-4o-2024-08-06 \(asked gpt-4o\)/g)?.length, kind).toBeGreaterThanOrEqual(2);
     });
+  });
+
+  it('from its ATOF lines (in either order) or its trajectories, view shows the same rows: turns by their number, agents by name and model, LLM calls by model', async () => {
+    const readings = new Map<string, { rows: string[]; titles: string[] }>();
+    await eachReading((kind, text, html) => {
+      // Each row without its time, duration and tree branch: the server's tool call, whose start its trajectory does
+      // not keep, is listed after its turn there, before it in the ATOF file; so the rows are compared as a set.
+      const rows = text
+        .split('\n')
+        .filter((line) => /^ {10}session |[├└]─ /.test(line))
+        .map((line) => rowWithoutDuration(line.trim()))
+        .sort();
+      readings.set(kind, { rows, titles: [...html.matchAll(/<span class="title">([^<]*)<\/span>/g)].map((match) => match[1]!).sort() });
+    });
+    const atif = readings.get('atif')!;
+    for (const [kind, reading] of readings) {
+      expect(reading.rows, kind).toEqual(atif.rows);
+      expect(reading.titles, kind).toEqual(atif.titles);
+    }
+    const line = (start: string) => atif.rows.find((row) => row.startsWith(start));
+    expect(line('session user-42')).toMatch(/^session user-42 {2}\(agent, gpt-4o\) /);
+    expect(atif.rows.filter((row) => row.startsWith('turn '))).toEqual([
+      'turn 1  220 in / 27 out  Σ 2 errors  (own: 220 in / 27 out, 1 tool call, 0 errors)  “What is the weather in Oslo?”',
+      'turn 1  Σ 1 error  “Write a one-line forecast for Oslo.” · failed: AI_APICallError',
+    ]);
+    expect(line(`remote session ${serverId}`)).toBe(`remote session ${serverId}  Σ 2 errors  weather-server, gpt-4o-mini · failed`);
+    expect(atif.rows.filter((row) => /^(✗ )?LLM /.test(row))).toEqual([
+      'LLM gpt-4o-2024-08-06 (asked gpt-4o)  130 in / 12 out  No forecast for Oslo today.',
+      'LLM gpt-4o-2024-08-06 (asked gpt-4o)  90 in / 15 out  → forecast',
+      '✗ LLM gpt-4o-mini  ERROR AI_APICallError: Invalid model for this key',
+    ]);
+    // `--json` keeps an ATOF turn's id, which its title no longer shows; the trajectory has none.
+    const turnsOf = async (files: string[]) => all(JSON.parse((await cliInProcess(['view', '--json', ...files])).stdout).files.at(-1).sessions[0]).filter((row) => row.kind === 'turn');
+    const ids = (text: string) => [...new Set([...text.matchAll(/"turn_id":"([^"]+)"/g)].map((match) => match[1]))];
+    expect((await turnsOf([flushedFirst('agent')])).map((row) => [row.title, row.id])).toEqual([...ids(atof.agent), ...ids(atof.server)].map((id) => ['turn 1', id]));
+    expect((await turnsOf([serverAtif, agentAtif])).map((row) => [row.title, row.id])).toEqual([
+      ['turn 1', undefined],
+      ['turn 1', undefined],
+    ]);
   });
 
   it("from its ATOF lines (in either order) or its trajectories, the server's session that answered isError says it failed", async () => {
@@ -179,6 +219,11 @@ describe('view: an MCP server call whose tool failed, recorded by the two proces
     expect(index.sessions.map((session) => session.session)).toEqual(['user-42']);
     expect(index.summary(index.sessions[0]!)).toMatchObject({ llmCalls: 3, toolCalls: 2, errors: 2 });
     expect(serverStory(remoteUnder(index.tree(index.sessions[0]!) as Tree, 'forecast'))).toEqual(SERVER_STORY);
-    expect(remoteUnder(index.tree(index.sessions[0]!) as Tree, 'forecast').note).toBe('weather-server · failed');
+    expect(remoteUnder(index.tree(index.sessions[0]!) as Tree, 'forecast').note).toBe('weather-server, gpt-4o-mini · failed');
+    // The live index row says what `view` of either file says of the session; a turn's details pane, its id.
+    expect(index.summary(index.sessions[0]!)).toMatchObject({ title: 'session user-42', note: 'agent, gpt-4o' });
+    const turn = everyNode(index.tree(index.sessions[0]!) as Tree).find((row) => row.kind === 'turn') as ViewNode;
+    expect(turn.title).toBe('turn 1');
+    expect(detailOf(turn).sections[0]).toEqual({ title: 'Id', type: 'facts', facts: [['turn id', /"turn_id":"([^"]+)"/.exec(atof.agent)![1]]] });
   });
 });

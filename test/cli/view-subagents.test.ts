@@ -78,6 +78,19 @@ describe('view: sub-agents of a handoff chain, from the ATIF and the ATOF file o
     expectNothingLost(counters);
     const files = filesOf(recorded.dir);
 
+    // Each agent's row names it and its model, and each LLM row its model, the same from either file (a handed-off
+    // agent's trajectory has no user step: its turn is the ATOF file's only, so turns are left out here).
+    const agents = async (file: string) =>
+      all(await viewed(file))
+        .filter((row) => row.kind === 'session' || row.kind === 'subagent' || row.kind === 'llm')
+        .map((row) => [row.kind === 'llm' ? row.title : row.kind, row.note]);
+    expect(await agents(files.atof)).toEqual(await agents(files.atif));
+    expect((await agents(files.atof)).filter(([kind]) => !kind!.startsWith('LLM'))).toEqual([
+      ['session', 'triage, gpt-4.1-mini-2025-04-14'],
+      ['subagent', 'billing, gpt-4.1-2025-04-14'],
+      ['subagent', 'refunds, gpt-4o-2025-04-14'],
+    ]);
+
     for (const [kind, file] of Object.entries(files)) {
       const session = await viewed(file);
       // Tokens: the SDK's usage over the five requests, each model call once, the sub-agents' included.
@@ -98,8 +111,8 @@ describe('view: sub-agents of a handoff chain, from the ATIF and the ATOF file o
     const text = await cliInProcess(['view', files.atof]);
     expect(text.stdout).toMatch(/tool transfer_to_billing[^\n]*\n[^\n]*└─ subagent \S+:sub:call_to_billing [^\n]*  billing(, [^\n]*)?\n/);
     // Each model call names the model that answered and what it answered, as the ATIF view does.
-    expect(text.stdout).toMatch(/LLM openai gpt-4\.1-mini-2025-04-14 [^\n]* 50 in \/ 8 out  → transfer_to_billing\n/);
-    expect(text.stdout).toMatch(/LLM openai gpt-4o-2025-04-14 [^\n]* Refund of \$40 issued for INV-7\.\n/);
+    expect(text.stdout).toMatch(/LLM gpt-4\.1-mini-2025-04-14 [^\n]* 50 in \/ 8 out  → transfer_to_billing\n/);
+    expect(text.stdout).toMatch(/LLM gpt-4o-2025-04-14 [^\n]* Refund of \$40 issued for INV-7\.\n/);
   }, 30_000);
 
   it('a rejected call is one error, read from either file: the approval denied and the call it denied are one failure', async () => {

@@ -55,7 +55,7 @@ describe('nemo-relay-hooks view', () => {
     expect(result.stdout).toContain('── ');
     expect(result.stdout).toMatch(/session sess-abc/);
     expect(result.stdout).toMatch(/session prog-sid/);
-    expect(result.stdout).toMatch(/turn claude-code-turn .*\{"prompt":"list files"\}/);
+    expect(result.stdout).toMatch(/turn 1 .*\{"prompt":"list files"\}/);
     expect(result.stdout).toMatch(/✗ tool Write .*ERROR internal_error/);
   });
 

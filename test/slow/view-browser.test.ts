@@ -97,7 +97,7 @@ describe.skipIf(chromium === undefined)('the HTML timeline in Chromium', () => {
 
     await page.check('#errors');
     const failed = await page.locator('.row.failed:not(.hidden) .title').allTextContents();
-    expect(failed.sort()).toEqual(['LLM gpt-4o-2024-08-06', 'LLM openai gpt-4o-2024-08-06', 'tool read_file', 'tool read_file']);
+    expect(failed.sort()).toEqual(['LLM gpt-4o-2024-08-06', 'LLM gpt-4o-2024-08-06', 'tool read_file', 'tool read_file']);
     // Only failures and the rows leading to them.
     expect(await visibleTitles()).not.toContain('tool search_code');
     await page.uncheck('#errors');

@@ -55,6 +55,8 @@ export function detailOf(target: ViewNode): NodeDetail {
   else if (isRecord(source.event)) atofMark(source.event, sections);
   else if (isRecord(source.agent) || source.session_id !== undefined) atifSession(source, sections);
   sections.unshift({ title: 'Timing', type: 'facts', facts: timing(target) });
+  // The id its title leaves out (an ATOF turn's `turn_id`: the title numbers the turn), first.
+  if (target.id !== undefined) sections.unshift({ title: 'Id', type: 'facts', facts: [[`${target.kind} id`, target.id]] });
   if (target.tokens) {
     const usage: [string, string][] = [
       ['prompt tokens', String(target.tokens.prompt)],

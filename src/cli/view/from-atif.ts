@@ -18,7 +18,7 @@ import { nonEmptyString } from '../../shared/text.ts';
 import { isRecord } from '../../shared/record.ts';
 import { parseTimestamp } from '../../shared/clock.ts';
 import { CHANGED_INPUT } from '../../adapters/core/shapes.ts';
-import { llmModelLabel } from './llm-model.ts';
+import { llmModelLabel, llmTitle } from './llm-model.ts';
 import { atifToolResult } from './atif-tool-result.ts';
 
 type Obj = Record<string, unknown>;
@@ -197,7 +197,8 @@ function llmStep(step: Obj, subagents: Map<string, Obj>, used: Set<string>, appr
   const failure = response.error;
   const answer = preview(step.message);
   // llm_call_count 0: a deterministic agent step (e.g. dispatching a subagent), not an LLM call.
-  const title = step.llm_call_count === 0 ? 'agent step (no LLM call)' : withServedBy(`LLM ${llmModelLabel(nonEmptyString(step.model_name), requestOf(extra, requests)) ?? ''}`.trim(), response.served_by, response.failed_upstreams);
+  const callName = isRecord(extra.ancestry) ? extra.ancestry.function_name : undefined;
+  const title = step.llm_call_count === 0 ? 'agent step (no LLM call)' : withServedBy(llmTitle(llmModelLabel(nonEmptyString(step.model_name), requestOf(extra, requests)), callName), response.served_by, response.failed_upstreams);
   const llm = node(step.llm_call_count === 0 ? 'scope' : 'llm', title, {
     ...spanOf(invocation),
     ...(tokensOf(step.metrics) ? { tokens: tokensOf(step.metrics)! } : {}),

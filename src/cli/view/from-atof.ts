@@ -24,7 +24,7 @@ import { extractMetrics, extractToolCalls } from '../../formats/atif/payload/ind
 import { approvalNote, denialFailed, denialText, failedToolText, providerApprovalNote, providerRanNote, recordedErrorText, withServedBy } from './from-atif.ts';
 import { asRemoteSession, containsNode, costOf, failedAttemptsNote, guardrailsNote, node, noteOnce, preview, spanFromChildren, tokensOf, turnEndLabel, type ViewNode } from './model.ts';
 import { nonEmptyString, quotedValue } from '../../shared/text.ts';
-import { atofLlmModel } from './llm-model.ts';
+import { answeringModel, atofLlmModel, llmTitle } from './llm-model.ts';
 import { isRecord } from '../../shared/record.ts';
 
 type Obj = Record<string, unknown>;
@@ -41,6 +41,10 @@ interface AgentState {
   /** The session id its title shows. */
   sessionId: string;
   turns: Map<string, ViewNode>;
+  /** Turns started so far: a turn's title is its ordinal in its session, as the trajectory numbers its user turns. */
+  turnCount: number;
+  /** What its row says of the agent, as its trajectory's `agent` block does (`AgentAbout`). */
+  about: AgentAbout;
   /** Tool calls started and not yet ended, newest last. */
   openTools: { uuid: string; node: ViewNode; toolCallId?: string }[];
   /** LLM calls by `api_request_id`, so the tool calls they requested nest under them. */
@@ -79,7 +83,7 @@ export function treesFromAtof(events: readonly AtofEvent[]): ViewNode[] {
   const turnOf = (agent: AgentState, turnId: string, at?: number): ViewNode => {
     let turn = agent.turns.get(turnId);
     if (!turn) {
-      turn = node('turn', `turn ${turnId}`, at !== undefined ? { startUs: at } : {});
+      turn = node('turn', `turn ${++agent.turnCount}`, { id: turnId, ...(at !== undefined ? { startUs: at } : {}) });
       agent.turns.set(turnId, turn);
       agent.node.children.push(turn);
     }
@@ -152,14 +156,15 @@ export function treesFromAtof(events: readonly AtofEvent[]): ViewNode[] {
       // A session of its own under a scope of the file continues another process's call (an MCP server's): it is
       // shown as a remote session, as a trajectory another file references is.
       const subagent = parent !== undefined && metadata.nemo_relay_scope_role !== 'session';
-      // A subagent's name is its role (`child_role`), as the ATIF file names it in `agent.name`.
-      const about = [subagent ? nonEmptyString(metadata.child_role) : undefined, nonEmptyString(metadata.model)].filter(Boolean).join(', ');
+      const about = aboutAgent(event, metadata, subagent ? parent.agent.about : undefined);
+      const note = aboutText(about);
       const agentNode = node(subagent ? 'subagent' : 'session', `${subagent ? 'subagent' : 'session'} ${sessionId}`, {
         ...(time !== undefined ? { startUs: time } : {}),
-        ...(about ? { note: about } : subagent ? {} : { note: sessionNote(event.name, nonEmptyString(metadata.session_id)) }),
+        ...noteOf(note),
         source: { start: event },
       });
-      const state: AgentState = { node: agentNode, sessionId, turns: new Map(), openTools: [], llmByRequest: new Map(), llmByToolCall: new Map(), toolsByCallId: new Map(), toolWithoutId: false, subagentsBySession: new Map(), stopsBySession: new Map(), denialsByCallId: new Map(), approvalsByCallId: new Map() };
+      about.shown = note;
+      const state: AgentState = { node: agentNode, sessionId, turns: new Map(), turnCount: 0, about, openTools: [], llmByRequest: new Map(), llmByToolCall: new Map(), toolsByCallId: new Map(), toolWithoutId: false, subagentsBySession: new Map(), stopsBySession: new Map(), denialsByCallId: new Map(), approvalsByCallId: new Map() };
       agents.set(event.uuid, state);
       scopes.set(event.uuid, { node: agentNode, agent: state });
       if (parent) {
@@ -177,7 +182,7 @@ export function treesFromAtof(events: readonly AtofEvent[]): ViewNode[] {
     let again = false;
     const profile = isRecord(event.category_profile) ? event.category_profile : {};
     if (category === 'llm') {
-      created = node('llm', ['LLM', event.name, nonEmptyString(profile.model_name)].filter(Boolean).join(' '), time !== undefined ? { startUs: time } : {});
+      created = node('llm', llmTitle(nonEmptyString(profile.model_name), event.name), time !== undefined ? { startUs: time } : {});
     } else if (category === 'tool') {
       created = node('tool', `tool ${event.name}`, { ...(time !== undefined ? { startUs: time } : {}), ...noteOf(preview(event.data, 60)) });
       // A call run again under its id (LangGraph runs a tool that called interrupt() again when resumed) is one
@@ -187,7 +192,8 @@ export function treesFromAtof(events: readonly AtofEvent[]): ViewNode[] {
       if (nonEmptyString(profile.tool_call_id)) parent.agent.toolsByCallId.set(nonEmptyString(profile.tool_call_id)!, created);
       else parent.agent.toolWithoutId = true;
     } else if (metadata.nemo_relay_scope_role === 'turn') {
-      created = node('turn', `turn ${event.name}`, { ...(time !== undefined ? { startUs: time } : {}), ...noteOf(preview(event.data)) });
+      const turnId = nonEmptyString(metadata.turn_id);
+      created = node('turn', `turn ${++parent.agent.turnCount}`, { ...(turnId !== undefined ? { id: turnId } : {}), ...(time !== undefined ? { startUs: time } : {}), ...noteOf(preview(event.data)) });
     } else {
       created = node('scope', `${category ?? 'scope'} ${event.name}`, time !== undefined ? { startUs: time } : {});
     }
@@ -204,6 +210,7 @@ export function treesFromAtof(events: readonly AtofEvent[]): ViewNode[] {
   const started = new Set([...agents.values()].flatMap((agent) => [...agent.toolsByCallId.keys()]));
   const anyWithoutId = [...agents.values()].some((agent) => agent.toolWithoutId);
   for (const agent of agents.values()) showCallsNeverRun(agent, started, anyWithoutId);
+  for (const agent of agents.values()) showAgentModel(agent);
   for (const root of roots) spanFromChildren(root);
   return roots;
 }
@@ -265,7 +272,8 @@ function finishScope(target: ViewNode, event: AtofEvent, metadata: Obj, time: nu
     // Started, the row names the model its start names; ended, the model that answered (and the one asked where
     // different), as the call's trajectory step does.
     const start = isRecord(target.source?.start) ? (target.source.start as Obj) : {};
-    target.title = ['LLM', start.name, atofLlmModel(start, event as unknown as Obj)].filter(Boolean).join(' ');
+    target.title = llmTitle(atofLlmModel(start, event as unknown as Obj), start.name);
+    agent.about.answers.push({ model: answeringModel(start, event as unknown as Obj), failed: nonEmptyString(metadata['error.type']) !== undefined });
     target.title = isRecord(data) ? withServedBy(target.title, data.served_by, data.failed_upstreams) : target.title;
     const metrics = extractMetrics(data, event.name);
     const tokens = tokensOf(metrics);
@@ -427,11 +435,62 @@ function noteOf(text: string | undefined): Partial<ViewNode> {
 }
 
 /**
- * A session's note: the agent its scope name names (`<agent>-session-<id>`,
- * as the ATIF file names it in `agent.name`), else the scope's name.
+ * What an agent's row says of it, read as the trajectory of its session names it in its `agent` block (the plugin
+ * writes it, `convert` reads it back so), so the row reads the same from either file. A session is named by its scope:
+ * the plugin's `<agent>-session-<id>` names its agent (Hermes' `hermes-session-<id>` none), another writer's scope by
+ * its own name. Its model is the one its scope names (`metadata.model`), else, in the plugin's `<agent>` form, the one
+ * its first answered call reports (any call's when none answered). Under a plugin's session a sub-agent is named by its
+ * role (`child_role`) and its model, each else as the agent that started it, the model after its own calls' report;
+ * under another writer's, a sub-agent is its parent's.
  */
-function sessionNote(scopeName: unknown, sessionId: string | undefined): string | undefined {
-  if (typeof scopeName !== 'string') return undefined;
-  const parts = parseSessionScopeName(scopeName, sessionId);
-  return parts?.form === 'agent' ? parts.agentName : scopeName;
+interface AgentAbout {
+  name: string | undefined;
+  /** The model its scope names. */
+  model: string | undefined;
+  /** The agent that started it (a sub-agent's). */
+  parent: AgentAbout | undefined;
+  /** Its session's scope is the plugin's: each sub-agent names itself. */
+  plugin: boolean;
+  /** A session in the plugin's `<agent>` form: the model its calls report names it when its scope names none. */
+  reportsModel: boolean;
+  /** Its own LLM calls as they ended: the model each reports, and whether it failed. */
+  answers: { model: string | undefined; failed: boolean }[];
+  /** The text its row's note starts with. */
+  shown: string | undefined;
+}
+
+function aboutAgent(event: AtofEvent, metadata: Obj, parent: AgentAbout | undefined): AgentAbout {
+  const about = { model: nonEmptyString(metadata.model), parent, answers: [], shown: undefined };
+  if (parent !== undefined) return { ...about, name: parent.plugin ? (nonEmptyString(metadata.child_role) ?? parent.name) : parent.name, plugin: parent.plugin, reportsModel: false };
+  const scopeName = typeof event.name === 'string' ? event.name : undefined;
+  const parts = scopeName === undefined ? undefined : parseSessionScopeName(scopeName, nonEmptyString(metadata.session_id));
+  const name = parts === undefined ? nonEmptyString(scopeName) : parts.form === 'agent' ? parts.agentName : undefined;
+  return { ...about, name, plugin: parts !== undefined, reportsModel: parts?.form === 'agent' };
+}
+
+/**
+ * The model an agent's trajectory names (`firstReportedModel` for the one its calls report). A sub-agent's parent's is
+ * that one's as its block has it when the sub-agent's is built: a session's own scope's (the one its calls report is
+ * filled in after), a sub-agent's with its calls' report.
+ */
+function agentModel(about: AgentAbout): string | undefined {
+  const { parent } = about;
+  if (parent !== undefined && !about.plugin) return agentModel(parent);
+  const named = about.answers.filter((answer) => answer.model !== undefined);
+  const reported = (named.find((answer) => !answer.failed) ?? named[0])?.model;
+  if (parent === undefined) return about.model ?? (about.reportsModel ? reported : undefined);
+  return about.model ?? reported ?? (parent.parent === undefined ? parent.model : agentModel(parent));
+}
+
+function aboutText(about: AgentAbout): string | undefined {
+  return [about.name, agentModel(about)].filter(Boolean).join(', ') || undefined;
+}
+
+/** Once its calls have ended, the row names the model they report where its scope named none. */
+function showAgentModel(agent: AgentState): void {
+  const { about, node: row } = agent;
+  const text = aboutText(about);
+  if (text === undefined || text === about.shown) return;
+  const rest = about.shown === undefined ? row.note : row.note?.slice(about.shown.length).replace(/^ · /, '');
+  row.note = [text, rest].filter(Boolean).join(' · ');
 }

@@ -33,6 +33,16 @@ export function answeringModel(start: Record<string, unknown>, end: Record<strin
   return nonEmptyString(responseModel(end.data as Json | undefined)) ?? profileModel(end) ?? profileModel(start) ?? nonEmptyString(requestModel(start.data as Json | undefined));
 }
 
+/**
+ * An LLM row's title, the same from either file: `LLM <model>`; the call's own name (an ATOF LLM scope's, which a
+ * trajectory keeps as `extra.ancestry.function_name`: `openai.responses`, `ChatOpenAI`) only where no model is
+ * known. The name is the adapter's label of the API, the same on every row of a run and different across adapters
+ * for one provider: beside the model it says nothing a reader compares calls by. The detail pane keeps it.
+ */
+export function llmTitle(model: string | undefined, callName: unknown): string {
+  return `LLM ${model ?? nonEmptyString(callName) ?? ''}`.trim();
+}
+
 /** The ATOF LLM row's model once the call ended: what answered, and what was asked where different. */
 export function atofLlmModel(start: Record<string, unknown>, end: Record<string, unknown>): string | undefined {
   return llmModelLabel(answeringModel(start, end), start.data);

@@ -32,6 +32,11 @@ export interface ViewNode {
   /** Set when this call failed: what went wrong, in one line. */
   error?: string;
   /**
+   * The id the file gives a row whose title does not show it: an ATOF turn's `turn_id` (its title says which turn of
+   * its session it is, `turn 2`, as a trajectory's does). In `--json` and the detail pane.
+   */
+  id?: string;
+  /**
    * The records this node was built from (ATIF step, tool call and result; ATOF start and end events), for the HTML
    * detail pane; and what the reader of a tree needs of them (`runAgain`: a tool call's later run under the same
    * call id, counted once; `ending`: how an ATOF turn ended; `endings`: the ends a trajectory recorded for a turn
