@@ -23,7 +23,7 @@ import { safeLog, type Logger } from '../../shared/logger.ts';
 import { mayRetry, retryDelay, type RetryPolicy } from '../../shared/retry.ts';
 import { after, sleep } from '../../shared/timers.ts';
 import { createWireExporter, ExporterPackageError, type WireExporter, type WireOptions } from './exporters.ts';
-import { RequestTooLargeError } from '../delivery/errors.ts';
+import { DestinationUnusableError, RequestTooLargeError } from '../delivery/errors.ts';
 import { errorMessage } from '../../shared/error-text.ts';
 import { displayUrl } from '../../shared/secret-text.ts';
 import { settleWithin } from '../../shared/deadline.ts';
@@ -343,8 +343,10 @@ export class OtlpPipeline {
     const reason = result.error ? errorMessage(result.error) : 'export failed';
     const policy = this.options.retry ?? BATCH_RETRY;
     tracked.size -= items.length;
+    // A destination that cannot be used at all (the runtime refuses the connection) is not tried again.
+    const usable = !(result.error instanceof DestinationUnusableError);
     // A failed batch keeps its place in the bound: it waits among the queued items, not beside them.
-    if (!this.closed && mayRetry(policy, retries + 1) && this.pending() + items.length <= this.options.maxQueueSize) {
+    if (usable && !this.closed && mayRetry(policy, retries + 1) && this.pending() + items.length <= this.options.maxQueueSize) {
       // The receiver's Retry-After, when it sent one, instead of the backoff.
       const at = Date.now() + retryDelay(policy, retries + 1, exporter.takeRetryAfterMs?.());
       this.retryAt = Math.max(this.retryAt, at);
