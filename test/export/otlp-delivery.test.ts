@@ -13,7 +13,9 @@ import { startGrpcReceiver, startHttpReceiver, type Receiver } from '../support/
 import { otlpPluginsToml, replayWithOtlp } from '../support/otlp-replay.ts';
 import { createNemoRelayPlugin } from '../../src/index.ts';
 import { HookRegistry } from '../../src/hooks/index.ts';
-import { tempDir } from '../contract/backends.ts';
+import { recordingLogger, tempDir } from '../contract/backends.ts';
+import { OtlpPipeline } from '../../src/export/otlp/pipeline.ts';
+import { ExporterPackageError } from '../../src/export/otlp/exporters.ts';
 
 const STREAMS = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../fixtures/streams');
 const stream = (name: string) => readStream(path.join(STREAMS, `${name}.hooks.jsonl`));
@@ -100,6 +102,20 @@ describe('OTLP delivery when the collector misbehaves', () => {
     expect(endedScopes(result.atofLines)).toBeGreaterThan(0);
     expect(result.atifFiles.length).toBe(1);
     expect(traces(result.status.outputs)[0]).toMatchObject({ sent: 0 });
+  });
+
+  it('names the collector\'s answer (a 401) when shutdown ends with spans still waiting for their retry', async () => {
+    // A user trial saw only "12 items not sent before shutdown": the 401 that kept them there was in no warning and not in status().
+    const rx = await receiver();
+    rx.behaviour = { status: 401 };
+    const logger = recordingLogger();
+    const relay = createMemoryRelay({ logger });
+    const result = await replayWithOtlp(relay, stream('plain-chat'), { endpoints: [{ type: 'full', endpoint: rx.url, extra: ['timeout_millis = 300'] }], timeoutMs: 3000 });
+    const [health] = traces(relay.outputs());
+    expect(health).toMatchObject({ sent: 0 });
+    expect(health!.failed! + health!.dropped!).toBe(endedScopes(result.atofLines));
+    expect(health!.lastError).toMatch(/not sent before shutdown \(last error: POST http:\/\/127\.0\.0\.1:\d+\/v1\/traces answered HTTP 401\)$/);
+    expect(logger.lines.filter((l) => l.level === 'warn').map((l) => l.message)).toContainEqual(expect.stringMatching(/OTLP traces to .*not sent before shutdown \(last error: .*answered HTTP 401\)/));
   });
 
   it('drops what does not fit a bounded queue, and counts it', async () => {
@@ -206,3 +222,40 @@ describe('OTLP outputs in status()', () => {
   }
 });
 
+
+describe('an OTLP exporter that cannot be created', () => {
+  const pipeline = (logger: ReturnType<typeof recordingLogger>, error: Error) =>
+    new OtlpPipeline({
+      signal: 'traces',
+      transport: 'http_binary',
+      url: 'http://127.0.0.1:9/v1/traces',
+      headers: {},
+      timeoutMillis: 200,
+      maxQueueSize: 10,
+      maxExportBatchSize: 5,
+      scheduledDelayMillis: 10,
+      logger,
+      createExporter: () => Promise.reject(error),
+    });
+
+  it('says why, once, and counts its spans as failed (Deno without --allow-env: the exporter reads its OTEL_* variables)', async () => {
+    // What Deno's exporter constructor threw in a user trial; before, every span was failed without a word on the console.
+    const logger = recordingLogger();
+    const otlp = pipeline(logger, new Error('Requires env access to "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", run again with the --allow-env flag'));
+    for (let i = 0; i < 7; i++) otlp.push({ i });
+    await otlp.shutdown(1000);
+    expect(otlp.health()).toMatchObject({ sent: 0, failed: 7, dropped: 0 });
+    const warnings = logger.lines.filter((l) => l.level === 'warn').map((l) => l.message);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/^OTLP traces to http:\/\/127\.0\.0\.1:9\/v1\/traces: 5 items not delivered: the OpenTelemetry exporter could not be created: Requires env access .*--allow-env/);
+  });
+
+  it('stays quiet about a missing package, which activation already reported with its install command', async () => {
+    const logger = recordingLogger();
+    const otlp = pipeline(logger, new ExporterPackageError('@opentelemetry/exporter-trace-otlp-proto could not be loaded'));
+    otlp.push({});
+    await otlp.shutdown(1000);
+    expect(otlp.health()).toMatchObject({ failed: 1, lastError: '@opentelemetry/exporter-trace-otlp-proto could not be loaded' });
+    expect(logger.lines.filter((l) => l.level === 'warn')).toEqual([]);
+  });
+});

@@ -75,6 +75,17 @@ export class DeliveryClosedError extends DeliveryError {
   readonly retryable = false;
 }
 
+/**
+ * A connection the runtime itself refused to open: Deno without `--allow-net`
+ * (`NotCapable`; `PermissionDenied` before Deno 2). The same request is refused
+ * again, so it is not retried: retrying held a host's shutdown for its whole
+ * budget and counted the events as dropped instead of failed.
+ */
+export function connectionFailure(message: string, error: unknown): DeliveryError {
+  const name = (error as { name?: unknown } | null | undefined)?.name;
+  return name === 'NotCapable' || name === 'PermissionDenied' ? new DestinationUnusableError(message) : new ConnectionFailedError(message);
+}
+
 /** Text for `lastError` from anything thrown. */
 export function describeFailure(error: unknown): string {
   if (error instanceof Error) {

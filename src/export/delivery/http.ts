@@ -15,7 +15,7 @@ import { Buffer } from 'node:buffer';
 import http from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
-import { ConnectionFailedError, DeliveryClosedError, DeliveryTimeoutError, DestinationUnusableError, HttpStatusError } from './errors.ts';
+import { ConnectionFailedError, connectionFailure, DeliveryClosedError, DeliveryTimeoutError, DestinationUnusableError, HttpStatusError } from './errors.ts';
 import { timerDelay, unrefTimer } from '../../shared/timers.ts';
 import { displayUrl } from '../../shared/secret-text.ts';
 
@@ -97,7 +97,7 @@ export function sendHttp(attempt: HttpAttempt): Promise<void> {
           send(true);
           return;
         }
-        finish(new ConnectionFailedError(`${what} failed: ${error.code ?? error.message}`));
+        finish(connectionFailure(`${what} failed: ${error.code ?? error.message}`, error));
       });
       current.on('response', (response) => {
         answered = true;

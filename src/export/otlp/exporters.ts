@@ -57,15 +57,29 @@ interface GrpcMetadata {
 }
 
 /**
- * Creates the exporter for one destination. Rejects with a message naming
- * the package to install when it is missing.
+ * The exporter package could not be imported. Activation already said so once,
+ * with the install command (export/packages.ts), so the pipeline counts what it
+ * cannot send without saying it again.
+ */
+export class ExporterPackageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ExporterPackageError';
+  }
+}
+
+/**
+ * Creates the exporter for one destination. Rejects with an
+ * `ExporterPackageError` naming the package to install when it is missing,
+ * and with the exporter's own error when it cannot be built (Deno without
+ * `--allow-env`: it reads its `OTEL_*` variables).
  */
 export async function createWireExporter(options: WireOptions): Promise<WireExporter> {
   let Exporter: ExporterClass;
   try {
     Exporter = await loadClass(options.signal, options.transport);
   } catch (error) {
-    throw new Error(
+    throw new ExporterPackageError(
       `${exporterPackage(options.signal, options.transport)} could not be loaded (${error instanceof Error ? error.message : String(error)}); install it next to nemo-relay-hooks to send OTLP ${options.signal}`,
     );
   }

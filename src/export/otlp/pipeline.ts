@@ -22,8 +22,8 @@ import type { OutputHealth } from '../../relay/contract.ts';
 import { safeLog, type Logger } from '../../shared/logger.ts';
 import { mayRetry, retryDelay, type RetryPolicy } from '../../shared/retry.ts';
 import { after, sleep } from '../../shared/timers.ts';
-import { createWireExporter, type WireExporter, type WireOptions } from './exporters.ts';
-import { RequestTooLargeError } from '../delivery/errors.ts';
+import { createWireExporter, ExporterPackageError, type WireExporter, type WireOptions } from './exporters.ts';
+import { DestinationUnusableError, RequestTooLargeError } from '../delivery/errors.ts';
 import { errorMessage } from '../../shared/error-text.ts';
 import { displayUrl } from '../../shared/secret-text.ts';
 import { settleWithin } from '../../shared/deadline.ts';
@@ -82,6 +82,8 @@ export class OtlpPipeline {
   private errors = 0;
   private lastWrite: string | null = null;
   private lastError: string | undefined;
+  /** Why the batches waiting in `retrying` failed (their last attempt's error), for the count at shutdown. */
+  private retryReason: string | undefined;
   /** Set from the first failure to the next success: one warning per outage, not one per batch. */
   private failing = false;
   /** No new batch goes out before this (the collector failed: the backoff holds every batch back). */
@@ -151,7 +153,9 @@ export class OtlpPipeline {
     if (this.closed) return;
     const deadline = Date.now() + Math.max(0, timeoutMs);
     await this.flush(deadline);
-    this.stop((left) => `${left} items not sent before shutdown`);
+    // A batch still waiting for its retry failed for a reason the operator needs (a 401, a 500): said with the count.
+    const why = this.retrying.length > 0 && this.retryReason !== undefined ? ` (last error: ${this.retryReason})` : '';
+    this.stop((left) => `${left} items not sent before shutdown${why}`);
     const exporter = this.exporter;
     if (exporter !== null) {
       await settleWithin(
@@ -271,9 +275,15 @@ export class OtlpPipeline {
     } catch (error) {
       if (tracked.abandoned) return;
       // A missing exporter package was reported once, at activation (export/packages.ts): counted here, not logged again.
+      if (error instanceof ExporterPackageError) {
+        this.failed += batch.length;
+        this.errors++;
+        this.lastError = errorMessage(error);
+        return;
+      }
+      // An exporter that cannot be built (Deno without --allow-env) was reported nowhere else: one warning per outage.
       this.failed += batch.length;
-      this.errors++;
-      this.lastError = errorMessage(error);
+      this.note(`${batch.length} items not delivered: the OpenTelemetry exporter could not be created: ${errorMessage(error)}`, true);
       return;
     }
     // Shut down while the exporter loaded: counted as dropped, and no connection is opened now.
@@ -308,6 +318,7 @@ export class OtlpPipeline {
       this.sent += items.length;
       this.lastWrite = new Date().toISOString();
       this.retryAt = 0;
+      if (this.retrying.length === 0) this.retryReason = undefined;
       return null;
     }
     if (result.error instanceof RequestTooLargeError) {
@@ -332,8 +343,10 @@ export class OtlpPipeline {
     const reason = result.error ? errorMessage(result.error) : 'export failed';
     const policy = this.options.retry ?? BATCH_RETRY;
     tracked.size -= items.length;
+    // A destination that cannot be used at all (the runtime refuses the connection) is not tried again.
+    const usable = !(result.error instanceof DestinationUnusableError);
     // A failed batch keeps its place in the bound: it waits among the queued items, not beside them.
-    if (!this.closed && mayRetry(policy, retries + 1) && this.pending() + items.length <= this.options.maxQueueSize) {
+    if (usable && !this.closed && mayRetry(policy, retries + 1) && this.pending() + items.length <= this.options.maxQueueSize) {
       // The receiver's Retry-After, when it sent one, instead of the backoff.
       const at = Date.now() + retryDelay(policy, retries + 1, exporter.takeRetryAfterMs?.());
       this.retryAt = Math.max(this.retryAt, at);
@@ -342,6 +355,7 @@ export class OtlpPipeline {
       this.retryingItems += items.length;
       this.errors++;
       this.lastError = `${reason} (retry ${retries + 1} of ${policy.maxRetries} scheduled)`;
+      this.retryReason = reason;
       this.kick(0);
       return entry;
     }

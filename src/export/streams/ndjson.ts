@@ -22,7 +22,7 @@ import { Buffer } from 'node:buffer';
 import http from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
-import { ConnectionFailedError, DeliveryClosedError, DeliveryTimeoutError, DestinationUnusableError, HttpStatusError } from '../delivery/errors.ts';
+import { ConnectionFailedError, connectionFailure, DeliveryClosedError, DeliveryTimeoutError, DestinationUnusableError, HttpStatusError } from '../delivery/errors.ts';
 import { retryAfterMs } from '../delivery/http.ts';
 import { timerDelay, unrefTimer } from '../../shared/timers.ts';
 import { displayUrl } from '../../shared/secret-text.ts';
@@ -75,7 +75,7 @@ class Stream {
         response.on('error', () => resolve());
       });
       this.request.on('error', (error) => {
-        this.fail(new ConnectionFailedError(`POST ${displayUrl(url.href)} failed: ${(error as { code?: string }).code ?? error.message}`));
+        this.fail(connectionFailure(`POST ${displayUrl(url.href)} failed: ${(error as { code?: string }).code ?? error.message}`, error));
         resolve();
       });
       this.request.on('close', () => {

@@ -12,7 +12,7 @@
  */
 
 import { detectRuntime } from '../../shared/js-runtime.ts';
-import { ConnectionFailedError, DeliveryClosedError, DeliveryError, DeliveryTimeoutError, DestinationUnusableError } from '../delivery/errors.ts';
+import { ConnectionFailedError, connectionFailure, DeliveryClosedError, DeliveryError, DeliveryTimeoutError, DestinationUnusableError } from '../delivery/errors.ts';
 import { timerDelay, unrefTimer } from '../../shared/timers.ts';
 import { displayUrl } from '../../shared/secret-text.ts';
 import type { StreamTransportImpl } from './transport.ts';
@@ -102,7 +102,7 @@ export function websocketTransport(url: string, headers: Record<string, string>,
       socket.addEventListener('error', (event) => {
         if (connecting === socket) connecting = null;
         clearTimeout(timer);
-        reject(new ConnectionFailedError(`${shown}: WebSocket connection failed${describeEvent(event)}`));
+        reject(connectionFailure(`${shown}: WebSocket connection failed${describeEvent(event)}`, (event as { error?: unknown }).error));
       });
     });
     socket.addEventListener('close', () => {
