@@ -54,7 +54,7 @@ import type {
   PluginConfigReport,
 } from '../src/backends/native-surface.ts';
 import { isJsonObject } from '../src/backends/native-surface.ts';
-import { displayUrl, errorMessage, openTelemetrySettings, otlpEnvRefusals, safeLog, type Logger, type RemoteOutputLedger } from '../src/backends/native-surface.ts';
+import { displayUrl, errorMessage, errorsText, withoutConfigPrefix, openTelemetrySettings, otlpEnvRefusals, safeLog, type Logger, type RemoteOutputLedger } from '../src/backends/native-surface.ts';
 import type { NativeBinding, NativePluginHostActivation } from './binding.ts';
 import { DynamicPluginError, InvalidPluginConfigError, PluginActivationBusyError } from './errors.ts';
 import { json } from './payloads.ts';
@@ -120,13 +120,13 @@ export async function activatePluginHost(
     try {
       validated = context.binding.validate(doc, layerPath);
     } catch (error) {
-      throw new Failure(`invalid config${where(tomlPath)}: ${stripPrefix(errorMessage(error))}`, [], { cause: error });
+      throw new Failure(`invalid config${where(tomlPath)}: ${withoutConfigPrefix(errorMessage(error))}`, [], { cause: error });
     }
     const validation = reportOf(validated, layerPath);
     if (dynamic) validation.diagnostics.push(...specMismatches(validated, specs));
     const errors = validation.diagnostics.filter((d) => d.level === 'error');
     if (errors.length > 0) {
-      throw new Failure(`invalid config${where(tomlPath)}: ${errors.map((d) => d.message).join('; ')}`, sortErrorsFirst(validation.diagnostics));
+      throw new Failure(`invalid config${where(tomlPath)}: ${errorsText(errors)}`, sortErrorsFirst(validation.diagnostics));
     }
 
     // Validated as given (native's diagnostics for the storage entries); activated without them: this adapter uploads.
@@ -141,7 +141,7 @@ export async function activatePluginHost(
       if (/^conflict:/.test(message)) {
         throw new PluginActivationBusyError(`${message} (an activation made outside this adapter is live)`, { cause: error });
       }
-      throw new Failure(`invalid config${where(tomlPath)}: activation failed: ${stripPrefix(message)}${refusalHint(doc, message)}`, validation.diagnostics, { cause: error });
+      throw new Failure(`invalid config${where(tomlPath)}: activation failed: ${withoutConfigPrefix(message)}${refusalHint(doc, message)}`, validation.diagnostics, { cause: error });
     }
     const uploads = staged.start();
     const raw = safeReport(activation);
@@ -601,7 +601,3 @@ function tomlPathOf(options: PluginConfigOptions | undefined): string | undefine
   }
 }
 
-// Native prefixes messages with "invalid config: "; the adapter re-adds it after its own context.
-function stripPrefix(message: string): string {
-  return message.replace(/^invalid config:\s*/, '');
-}

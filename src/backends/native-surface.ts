@@ -26,7 +26,7 @@ export { AtifBuilder } from '../formats/atif/builder.ts';
 export { serializeTrajectory } from '../formats/atif/serialize.ts';
 export { SessionTrajectories, type SessionTrajectory } from './session-trajectories.ts';
 export { RemoteOutputLedger } from './remote-output-ledger.ts';
-export { validatePluginConfig } from '../formats/plugins-toml/validate.ts';
+export { errorsText, validatePluginConfig, withoutConfigPrefix } from '../formats/plugins-toml/validate.ts';
 export type { AtifStorageSettings } from '../formats/plugins-toml/sinks.ts';
 export { createAtifStorage, type AtifStorage, type AtifUpload } from '../export/storage/storage.ts';
 export { writeFileAtomic } from '../shared/atomic-file.ts';

@@ -688,6 +688,8 @@ describe.each(BACKENDS)('RelayBackend contract: $name', (backendCase) => {
         );
         expect(outcome).toBeInstanceOf(Error);
         expect((outcome as Error).message).toMatch(/invalid observability plugin config: invalid type: string "yes", expected a boolean/);
+        // Said once: native's diagnostics carry the prefix the rejection's text already starts with.
+        expect((outcome as Error).message.match(/invalid config/g)).toHaveLength(1);
       });
     }
 

@@ -198,5 +198,18 @@ export function activationError(validation: PluginConfigValidation): string | nu
   if (validation.shapeError !== undefined) return validation.shapeError;
   const errors = validation.diagnostics.filter((d) => d.level === 'error');
   if (errors.length === 0) return null;
-  return `invalid config: ${errors.map((d) => d.message).join('; ')}`;
+  return `invalid config: ${errorsText(errors)}`;
+}
+
+/**
+ * The error diagnostics' messages, joined. Native's own messages begin with
+ * `invalid config: `, which the rejection's text already says once.
+ */
+export function errorsText(errors: readonly ConfigDiagnostic[]): string {
+  return errors.map((d) => withoutConfigPrefix(d.message)).join('; ');
+}
+
+/** A native message without its leading `invalid config: `, for a text that says it once with its own context. */
+export function withoutConfigPrefix(message: string): string {
+  return message.replace(/^invalid config:\s*/, '');
 }
