@@ -311,7 +311,10 @@ export interface ToolCallIds {
 export interface PreToolCallPayload extends ObserverPayload, ToolCallIds {
   /** The tool's name. */
   tool_name: string;
-  /** Privacy: the model's tool arguments. */
+  /**
+   * Privacy: the model's tool arguments, as an object. A JavaScript host that has only text (the JSON text of a
+   * model's tool call, a command line) may pass it: the plugin records it as an object (docs/hosts/emitting-hooks.md).
+   */
   args?: Record<string, unknown>;
   /** The request-middleware rewrites that shaped this request, in order. */
   middleware_trace?: readonly MiddlewareTraceEntry[];

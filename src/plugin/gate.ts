@@ -20,7 +20,7 @@ import type { Logger } from '../shared/logger.ts';
 import { safeLog } from '../shared/logger.ts';
 import { nowMicros } from '../shared/clock.ts';
 import { atExit } from '../shared/exit-hook.ts';
-import { snapshotPayload } from '../shared/snapshot.ts';
+import { copyToQueue } from '../shared/snapshot.ts';
 import type { BackendChoice, ResolvedBackend } from '../backends/select.ts';
 import { prepareMemoryPluginHost, resolveBackend, resolveBackendNow } from '../backends/select.ts';
 import type { RedactHook } from './egress.ts';
@@ -154,8 +154,8 @@ export class HookGate implements ManagedGate {
     }
     // The clock first: a queued hook keeps the time it was emitted at.
     const timestampUs = (this.options.clock ?? nowMicros)();
-    // The host keeps ownership of its payload; a queued hook must record what it said then.
-    this.queue.push({ record, payload: snapshotPayload(payload), timestampUs });
+    // The host keeps ownership of its payload; a queued hook must record what it said then, and as it would live.
+    this.queue.push({ record, payload: copyToQueue(payload), timestampUs });
     this.removeExitTask ??= atExit(() => this.recordQueuedAtExit(), 'record');
   }
 

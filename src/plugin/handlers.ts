@@ -10,7 +10,7 @@
 import type { HookName } from '../hooks/names.ts';
 import type { Logger } from '../shared/logger.ts';
 import { safeLog } from '../shared/logger.ts';
-import { isSnapshot, snapshotPayload } from '../shared/snapshot.ts';
+import { copyToRetry, isSnapshot } from '../shared/snapshot.ts';
 import type { HookGate, RecordHook } from './gate.ts';
 import type { UnmanagedCalls } from './managed.ts';
 import type { LiveRecording } from './recording.ts';
@@ -97,8 +97,10 @@ function guard(name: HookName, record: RecordHook, warned: Set<string>, options:
       record(live, payload, timestampUs);
     } catch (error) {
       // Most often a getter or a Proxy trap of the payload threw: handle the
-      // event once more from a plain copy rather than lose it.
-      if (!isSnapshot(payload) && retryFromCopy(name, () => record(live, snapshotPayload(payload), timestampUs), error, warned, options)) return;
+      // event once more from a plain copy rather than lose it. A hook queued
+      // while the backend started comes here the same way: its copy throws
+      // where the payload threw (shared/snapshot.ts, copyToQueue).
+      if (!isSnapshot(payload) && retryFromCopy(name, () => record(live, copyToRetry(payload), timestampUs), error, warned, options)) return;
       options.counters.errors += 1;
       // One warning per hook kind; the count keeps growing in status().
       const level = warned.has(name) ? 'debug' : 'warn';

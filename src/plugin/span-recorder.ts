@@ -21,6 +21,7 @@ import type { TrajectoryWriter } from './trajectories.ts';
 import { stringOf } from '../shared/text.ts';
 import { remoteTrajectoryRef } from './remote.ts';
 import { errorMessage } from '../shared/error-text.ts';
+import { argumentsObject } from '../shared/tool-arguments.ts';
 
 /** Tool statuses that record the tool span as failed. */
 const FAILED_TOOL_STATUSES = new Set(['error', 'failed', 'failure', 'timeout', 'timed_out', 'blocked', 'denied', 'cancelled']);
@@ -267,7 +268,8 @@ export class Recorder {
     const span = this.backend.toolStart({
       name: toolNameOf(payload),
       parent: state.handle,
-      args: truthy(payload.args) ? payload.args : {},
+      // An object, as ATIF's tool calls need: a host may emit the JSON text or a command line (docs/hosts/emitting-hooks.md).
+      args: truthy(payload.args) ? argumentsObject(payload.args) : {},
       metadata: metadataOf(payload),
       toolCallId: truthy(payload.tool_call_id) ? stringOf(payload.tool_call_id) : '',
       ...stamp(timestampUs),

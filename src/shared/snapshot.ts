@@ -18,6 +18,14 @@
  * goes through `toJson` (media bytes left out); a field that throws becomes
  * `"[Unserializable: <message>]"`. Never throws.
  *
+ * The plugin's copies (`copyToRecord`, `copyToQueue`) also keep what the
+ * relay's copy of the payload itself would read: its top-level `toJSON`
+ * (the relay records that method's result as the data, as `toJson` does,
+ * while the handlers read the ids by name), and, for a queued hook, its
+ * fields that could not be read, which throw again when read. A queued hook
+ * is then recorded and reported as it would have been live: the same data,
+ * and the same warning when a handler reads a field that throws.
+ *
  * @module
  */
 
@@ -46,6 +54,17 @@ const MEDIA_AND_CREDENTIALS_LEFT_OUT = Object.freeze({ ...MEDIA_LEFT_OUT, withou
 
 /** A plain JSON copy of `payload`'s top-level fields (an empty one for anything that is not an object). */
 export function snapshotPayload(payload: unknown, options: SnapshotOptions = {}): LoosePayload {
+  return copyFields(payload, options, null);
+}
+
+/** A field the copy could not read: what reading it threw, and whether it was data (own and enumerable). */
+interface Unreadable {
+  key: string;
+  error: unknown;
+  asData: boolean;
+}
+
+function copyFields(payload: unknown, options: SnapshotOptions, unreadable: Unreadable[] | null): LoosePayload {
   const copy: LoosePayload = {};
   snapshots.add(copy);
   if ((typeof payload !== 'object' && typeof payload !== 'function') || payload === null) return copy;
@@ -56,7 +75,9 @@ export function snapshotPayload(payload: unknown, options: SnapshotOptions = {})
     try {
       value = (payload as Record<string, unknown>)[key];
     } catch (error) {
-      copyField(copy, key, `[Unserializable: ${errorMessage(error)}]`, own.has(key) || options.derivedAsData === true);
+      const asData = own.has(key) || options.derivedAsData === true;
+      copyField(copy, key, `[Unserializable: ${errorMessage(error)}]`, asData);
+      unreadable?.push({ key, error, asData });
       continue;
     }
     if (value === undefined || typeof value === 'function' || typeof value === 'symbol') continue;
@@ -95,4 +116,70 @@ function fieldNames(payload: object): { own: Set<string>; derived: Set<string> }
     // A hostile prototype chain: the own fields are what there is.
   }
   return { own, derived };
+}
+
+/**
+ * The plain copy a handler records in the payload's place when the payload
+ * cannot be read where it is (a getter or Proxy trap threw): its fields as
+ * `snapshotPayload` copies them, and its top-level `toJSON`, whose converted
+ * result (taken now) the relay's copy records as the data, as it would from
+ * the payload. Never throws.
+ */
+export function copyToRecord(payload: unknown): LoosePayload {
+  return copyWithToJson(payload, copyFields(payload, {}, null));
+}
+
+/** The copy `copyToRecord` keeps for each `copyToQueue` copy whose fields do not all read. */
+const recordedCopies = new WeakMap<object, LoosePayload>();
+
+/**
+ * The copy a hook queued while the backend starts keeps, to be recorded
+ * later: `copyToRecord`'s, except that a field that could not be read
+ * throws the same error again when read (own data as such, a getter's field
+ * by name only). Replayed, the hook then meets what it would have met live:
+ * a handler that reads such a field fails and is retried from the plain
+ * copy (`copyToRetry`), with the same warning; a field no handler reads is
+ * left to the relay's copy, which writes it as `"[Unserializable: ...]"`,
+ * silently, as live. Never throws.
+ */
+export function copyToQueue(payload: unknown): LoosePayload {
+  const unreadable: Unreadable[] = [];
+  const recorded = copyWithToJson(payload, copyFields(payload, {}, unreadable));
+  if (unreadable.length === 0) return recorded;
+  const queued: LoosePayload = {};
+  for (const key of Reflect.ownKeys(recorded)) Object.defineProperty(queued, key, Object.getOwnPropertyDescriptor(recorded, key)!);
+  for (const { key, error, asData } of unreadable) {
+    Object.defineProperty(queued, key, {
+      get() {
+        throw error;
+      },
+      enumerable: asData,
+      configurable: true,
+    });
+  }
+  recordedCopies.set(queued, recorded);
+  return queued;
+}
+
+/** The plain copy to record `payload` from when reading it failed: a queued copy's own, else `copyToRecord`'s. */
+export function copyToRetry(payload: object): LoosePayload {
+  return recordedCopies.get(payload) ?? copyToRecord(payload);
+}
+
+function copyWithToJson(payload: unknown, copy: LoosePayload): LoosePayload {
+  if ((typeof payload !== 'object' && typeof payload !== 'function') || payload === null) return copy;
+  let toJSON: unknown;
+  try {
+    toJSON = (payload as { toJSON?: unknown }).toJSON;
+  } catch {
+    // toJson reads it too, and records the error as the relay's copy would.
+    return withData(copy, toJson(payload, MEDIA_LEFT_OUT));
+  }
+  return typeof toJSON === 'function' ? withData(copy, toJson(payload, MEDIA_LEFT_OUT)) : copy;
+}
+
+/** `copy` whose relay copy (through `toJSON`, not enumerable: never a field) is `data`. */
+function withData(copy: LoosePayload, data: unknown): LoosePayload {
+  Object.defineProperty(copy, 'toJSON', { value: () => data, writable: true, configurable: true, enumerable: false });
+  return copy;
 }

@@ -5,7 +5,16 @@
 // streamed second API call whose usage the host reads from the last chunk.
 // The files must say what the host emitted: ids, order, tokens, statuses and
 // the sub-agent's link; and memory and native write the same.
+//
+// Then a host whose tools take their arguments as text (the JSON text a
+// model's tool call carries, a shell's command line), with no tool call in
+// the model's answer: the trajectory held that text as the call's
+// `arguments`, which ATIF requires to be an object, so `validate` rejected
+// the file (native's converter wrote the same).
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { cliInProcess } from '../cli/support.ts';
 import { ExecutionBlocked, TurnIds } from '../../src/hooks/index.ts';
 import { backends, finishedRun, recordedPlugin, type AtifDoc, type AtofEvent } from '../adapters/support.ts';
 import { sameOnNative } from '../adapters/same-on-native.ts';
@@ -193,6 +202,52 @@ describe.each(backends())('a host that emits the hooks as the docs say (%s)', (b
       ['hermes.approval.request', 'call_rm'],
       ['hermes.approval.response', 'call_rm'],
     ]));
+    await sameOnNative(recorded);
+  });
+});
+
+/** The tool calls of the string-arguments host: its id, tool name and the arguments as the host emits them. */
+const TEXT_ARGUMENTS = [
+  ['call_read', 'read_file', '{"path":"notes.txt"}'],
+  ['call_shell', 'shell', 'ls -la'],
+  ['call_touch', 'touch', '["a.txt","b.txt"]'],
+] as const;
+
+describe.each(backends())('a host whose tools take string arguments (%s)', (backend) => {
+  it('records them as objects, as docs/hosts/emitting-hooks.md says: the trajectory validates, and memory writes what native writes', async () => {
+    const recorded = recordedPlugin('host-text-args', backend);
+    const { hooks } = recorded;
+    hooks.emit('on_session_start', { session_id: 's-text', model: 'gpt-4o', platform: 'cli' });
+    const turn = new TurnIds({ sessionId: 's-text', taskId: 'task-text', turnId: 'turn-text' });
+    hooks.emit('pre_llm_call', () => ({ ...turn, user_message: 'Tidy up' }));
+    const api = turn.nextApiCall();
+    hooks.emit('pre_api_request', () => ({ ...turn, ...api, provider: 'openai', model: 'gpt-4o', request: { body: { messages: [{ role: 'user', content: 'Tidy up' }] } } }));
+    hooks.emit('post_api_request', () => ({ ...turn, ...api, response: { choices: [{ message: { role: 'assistant', content: 'On it.' }, finish_reason: 'stop' }] }, usage: { prompt_tokens: 5, completion_tokens: 2 } }));
+    // The host runs its tools itself: no model asked for them. The payload types say an object; a JavaScript host passes text.
+    for (const [tool_call_id, tool_name, text] of TEXT_ARGUMENTS) {
+      const args = text as unknown as Record<string, unknown>;
+      hooks.emit('pre_tool_call', () => ({ ...turn, api_request_id: api.api_request_id, tool_call_id, tool_name, args }));
+      hooks.emit('post_tool_call', () => ({ ...turn, api_request_id: api.api_request_id, tool_call_id, tool_name, args, result: 'done', status: 'ok' }));
+    }
+    hooks.emit('post_llm_call', () => ({ ...turn, assistant_response: 'On it.' }));
+    hooks.emit('on_session_end', () => ({ ...turn, completed: true }));
+    hooks.emit('on_session_finalize', { session_id: 's-text' });
+    const { doc, atof } = await finishedRun(recorded);
+
+    const atifDir = path.join(recorded.dir, 'atif');
+    const validated = await cliInProcess(['validate', ...readdirSync(atifDir).map((file) => path.join(atifDir, file))]);
+    expect(validated.code, validated.stdout + validated.stderr).toBe(0);
+    // A JSON object's text is that object; other text is {raw}; JSON that is not an object is {value}.
+    const expected = [
+      ['call_read', 'read_file', { path: 'notes.txt' }],
+      ['call_shell', 'shell', { raw: 'ls -la' }],
+      ['call_touch', 'touch', { value: ['a.txt', 'b.txt'] }],
+    ];
+    const calls = (doc.steps as AtifDoc[]).flatMap((step) => (step.tool_calls ?? []) as AtifDoc[]);
+    expect(calls.map((call) => [call.tool_call_id, call.function_name, call.arguments])).toEqual(expected);
+    // The ATOF tool spans carry the same objects, so every reader of either file sees one form.
+    const starts = atof.filter((event) => event.kind === 'scope' && event.scope_category === 'start' && event.category === 'tool');
+    expect(starts.map((event) => [event.metadata.tool_call_id, event.name, event.data])).toEqual(expected);
     await sameOnNative(recorded);
   });
 });

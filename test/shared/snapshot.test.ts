@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { isSnapshot, snapshotPayload } from '../../src/shared/snapshot.ts';
+import { copyToQueue, copyToRecord, copyToRetry, isSnapshot, snapshotPayload } from '../../src/shared/snapshot.ts';
+import { toJson } from '../../src/shared/json.ts';
 
 describe('snapshotPayload', () => {
   it('copies own fields as plain JSON, dropping undefined, functions and symbols', () => {
@@ -48,5 +49,36 @@ describe('snapshotPayload', () => {
     for (const odd of [revocable.proxy, new Proxy({}, { ownKeys() { throw new Error('trap'); } }), null, 42, 'text', undefined]) {
       expect(snapshotPayload(odd)).toEqual({});
     }
+  });
+});
+
+describe('the plugin\'s copies: what the relay would copy from the payload', () => {
+  it('keeps a top-level toJSON\'s result as the data, and the fields to read by name', () => {
+    const payload = { session_id: 's', turn_id: 't', toJSON: () => ({ summary: 'x' }) };
+    for (const copy of [copyToRecord(payload), copyToQueue(payload)]) {
+      expect(copy.turn_id).toBe('t');
+      expect(toJson(copy)).toEqual({ summary: 'x' });
+      expect(Object.keys(copy)).toEqual(['session_id', 'turn_id']);
+    }
+  });
+
+  it('a queued copy throws again where the payload threw; its retry copy reads', () => {
+    const error = new Error('no task');
+    class Turn {
+      readonly session_id = 's';
+      get task_id(): string {
+        throw error;
+      }
+    }
+    const queued = copyToQueue(new Turn());
+    expect(isSnapshot(queued)).toBe(false);
+    expect(() => queued.task_id).toThrow(error);
+    expect(Object.keys(queued)).toEqual(['session_id']);
+    const retry = copyToRetry(queued);
+    expect(isSnapshot(retry)).toBe(true);
+    expect(retry.task_id).toBe('[Unserializable: no task]');
+    expect(toJson(retry)).toEqual({ session_id: 's' });
+    // A payload whose fields all read is queued as its plain copy.
+    expect(isSnapshot(copyToQueue({ session_id: 's' }))).toBe(true);
   });
 });

@@ -11,6 +11,10 @@
 
 import { jsonEqual, jsonIfReadable, MEDIA_LEFT_OUT, toJson, type Json } from '../../shared/json.ts';
 import { isRecord } from '../../shared/record.ts';
+import { argumentsObject } from '../../shared/tool-arguments.ts';
+
+/** Arguments as an object, for `pre_tool_call.args` (the plugin applies the same rule to a host's own hooks). */
+export { argumentsObject };
 
 /** A chat message in OpenAI chat-completions form. */
 export type ChatMessage = Record<string, unknown>;
@@ -66,23 +70,6 @@ function argumentsText(args: unknown): string {
   } catch {
     return '{}';
   }
-}
-
-/**
- * Arguments as an object, for `pre_tool_call.args`. A JSON string is
- * parsed; anything else is wrapped. The framework's own object is passed
- * on as it is: the relay makes the one plain-JSON copy of every payload
- * it records (docs/contributing/payload-journey.md).
- */
-export function argumentsObject(args: unknown): Record<string, unknown> {
-  let value = args;
-  if (typeof value === 'string') {
-    const read = jsonIfReadable(value);
-    if (read === undefined) return { raw: args };
-    value = read.value;
-  }
-  if (typeof value === 'object' && value !== null && !Array.isArray(value)) return value as Record<string, unknown>;
-  return value === undefined || value === null ? {} : { value };
 }
 
 /** What an approval says, when nobody gave a reason, of a decision that runs the call with other input than the model's. */
