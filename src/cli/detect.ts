@@ -21,7 +21,8 @@ export type LoadedFile =
   | { kind: 'unknown'; reason: string };
 
 
-function looksLikeAtofEvent(value: unknown): boolean {
+/** An ATOF event as readers tell one: its `atof_version`, or a scope or mark with its `uuid`. */
+export function looksLikeAtofEvent(value: unknown): boolean {
   return isRecord(value) && ('atof_version' in value || ((value.kind === 'scope' || value.kind === 'mark') && 'uuid' in value));
 }
 

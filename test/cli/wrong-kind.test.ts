@@ -69,6 +69,37 @@ describe('replay and convert given the wrong kind of file', () => {
     expect(result.stderr.trim()).toBe(`nemo-relay-hooks: cannot read ${folder}: is a directory; to list and open its sessions, run "nemo-relay-hooks view --serve ${folder}"`);
   });
 
+  it('view and compare refuse a JSONL file that holds no ATOF event (another program\'s log, text) with one line, as a JSON file that is no trajectory is', async () => {
+    // A user trial pointed view at its loopback server's own JSONL log: "(no sessions in server-log.jsonl)", exit 0.
+    const log = path.join(dir, 'server-log.jsonl');
+    writeFileSync(log, '{"at":1,"url":"/v1/responses","kind":"responses"}\n{"at":2,"url":"/v1/chat/completions","kind":"chat"}\n');
+    const text = path.join(dir, 'notes.jsonl');
+    writeFileSync(text, 'not json\n');
+    const cases: Array<[string[], number, string]> = [
+      [['view', log], 1, `nemo-relay-hooks: ${log} holds no ATOF events: none of its 2 lines is an ATOF event`],
+      [['view', log, '--json'], 1, `nemo-relay-hooks: ${log} holds no ATOF events: none of its 2 lines is an ATOF event`],
+      [['view', text], 1, `nemo-relay-hooks: ${text} holds no ATOF events: line 1 is not valid JSON`],
+      [['compare', log, atof], 2, `nemo-relay-hooks: ${log} holds no ATOF events: none of its 2 lines is an ATOF event`],
+    ];
+    for (const [args, code, says] of cases) {
+      const result = await cliInProcess(args);
+      expectNoStack(result.stderr);
+      expect(result.code, result.stderr).toBe(code);
+      expect(result.stdout).toBe('');
+      expect(result.stderr.trim().split('\n'), result.stderr).toHaveLength(1);
+      expect(result.stderr).toContain(says);
+    }
+    // An empty file is an ATOF file that recorded nothing, and an ATOF file after junk lines is still read.
+    const empty = path.join(dir, 'empty.jsonl');
+    writeFileSync(empty, '');
+    expect(await cliInProcess(['view', empty])).toMatchObject({ code: 0, stdout: `(no sessions in ${empty})\n` });
+    const mixed = path.join(dir, 'mixed.jsonl');
+    writeFileSync(mixed, `${readFileSync(log, 'utf8')}${readFileSync(atof, 'utf8')}`);
+    const read = await cliInProcess(['view', mixed]);
+    expect(read.code, read.stderr).toBe(0);
+    expect(read.stdout).toMatch(/session demo-session-7f3a .*7 LLM calls, 5 tool calls/);
+  });
+
   it('view --serve lists a trajectory saved as .jsonl as what it is, and the ATIF beside it as a session', () => {
     const folder = path.join(dir, 'served');
     mkdirSync(folder);

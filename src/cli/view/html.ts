@@ -30,7 +30,7 @@ import path from 'node:path';
 import { formatDuration } from '../io.ts';
 import { detailOf, type NodeDetail } from './detail.ts';
 import { durationText, eachRoot, errorCount, totalTokens, type RootList, type ViewNode } from './model.ts';
-import { figuresText, tokenText } from './text.ts';
+import { callCountsText, countText, figuresText, tokenText } from './text.ts';
 import { formatCost, isRollupRow, rollupOf } from './rollup.ts';
 
 export interface HtmlSource {
@@ -223,9 +223,9 @@ function section(file: string, root: ViewNode, nextId: (current: ViewNode) => nu
   const facts = [
     root.startUs !== undefined ? `started ${escape(new Date(root.startUs / 1000).toISOString())}` : '',
     duration ? `duration ${escape(duration)}` : '',
-    `${totals.llmCalls} LLM calls, ${totals.toolCalls} tool calls`,
+    escape(callCountsText(totals)),
     ...figuresText(totals).map((text) => escape(text)),
-    errors > 0 ? `<span class="bad">${errors} error${errors === 1 ? '' : 's'}</span>` : 'no errors',
+    errors > 0 ? `<span class="bad">${escape(countText(errors, 'error'))}</span>` : 'no errors',
   ].filter(Boolean);
   return `<section>
 <h2>${escape(root.title)}${root.note ? ` <small>${escape(root.note)}</small>` : ''}</h2>
@@ -255,12 +255,15 @@ function row(current: ViewNode, depth: number, id: number, parentId: number | nu
   }
   const duration = durationText(current);
   // Sessions, turns and subagents show their totals (everything under them); calls their own figures.
-  const figures = isRollupRow(current)
-    ? figuresText(rollupOf(current).totals)
+  const rollup = isRollupRow(current) ? rollupOf(current).totals : undefined;
+  const figures = rollup
+    ? figuresText(rollup)
     : [current.tokens && current.tokens.prompt + current.tokens.completion > 0 ? tokenText(current.tokens) : '', current.costUsd !== undefined ? formatCost(current.costUsd) : ''].filter(Boolean);
   const meta = [
     duration ? `<span class="dur">${escape(duration)}</span>` : '',
-    figures.length > 0 ? `<span class="tok">${escape(`${isRollupRow(current) ? 'Σ ' : ''}${figures.join(' ')}`)}</span>` : '',
+    figures.length > 0 ? `<span class="tok">${escape(`${rollup ? 'Σ ' : ''}${figures.join(' ')}`)}</span>` : '',
+    // A folded turn or subagent still says that something under it failed, as its terminal line does.
+    rollup && rollup.errors > 0 ? `<span class="bad">${escape(`Σ ${countText(rollup.errors, 'error')}`)}</span>` : '',
     failed ? `<span class="err">ERROR ${escape(current.error!)}</span>` : current.note ? `<span class="note">${escape(current.note)}</span>` : '',
   ].filter(Boolean);
   const tooltip = [current.title, duration, current.tokens ? tokenText(current.tokens) : '', current.error ?? current.note ?? ''].filter(Boolean).join(' · ');

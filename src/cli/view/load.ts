@@ -9,7 +9,8 @@
 
 import path from 'node:path';
 import { atofMajor } from '../../formats/atof/rules/envelope.ts';
-import { firstLineKind, loadByContent } from '../detect.ts';
+import type { AtofLineError } from '../../formats/atof/validate.ts';
+import { firstLineKind, loadByContent, looksLikeAtofEvent } from '../detect.ts';
 import { describeFsError, InputError } from '../errors.ts';
 import { checkInputFile, inputName, readInputText, STDIN } from '../files.ts';
 import { formatCount, type CliIo } from '../io.ts';
@@ -36,6 +37,8 @@ export function sessionsOf(name: string, text: string, detectAs = name): LoadedS
     case 'atof': {
       const major = loaded.events.map((event) => atofMajor(event.atof_version)).find((value) => value !== undefined && value !== 0);
       if (major !== undefined) throw new InputError(`${name}: ATOF major version ${major}; this reader knows ATOF 0.x only`);
+      const problem = noAtofEvents(loaded.events, loaded.lineErrors);
+      if (problem !== undefined) throw new InputError(`${name} holds no ATOF events: ${problem}`);
       return { kind: 'atof', roots: treesFromAtof(loaded.events), lineErrors: loaded.lineErrors.map((error) => error.message) };
     }
     case 'hooks':
@@ -43,6 +46,19 @@ export function sessionsOf(name: string, text: string, detectAs = name): LoadedS
     case 'unknown':
       throw new InputError(`${name}: ${loaded.reason}`);
   }
+}
+
+/**
+ * Why a JSONL input with lines holds no ATOF event at all (another program's
+ * log, text), else undefined: such a file is the wrong file, refused as a JSON
+ * file that is not a trajectory is, not an ATOF file that recorded nothing
+ * (an empty file is that, and shows no sessions).
+ */
+function noAtofEvents(events: readonly unknown[], lineErrors: readonly AtofLineError[]): string | undefined {
+  if (events.some(looksLikeAtofEvent) || events.length + lineErrors.length === 0) return undefined;
+  if (events.length === 0) return lineErrors[0]!.message;
+  const lines = events.length + lineErrors.length;
+  return `${lines === 1 ? 'its one line is not' : `none of its ${lines} lines is`} an ATOF event (one has an atof_version, or a kind "scope" or "mark" and a uuid)`;
 }
 
 /** A file's sessions, each built when asked: `roots.at(i)` of a streamed ATOF file reads that session's lines back. */

@@ -33,9 +33,9 @@ function headerLine(root: ViewNode, style: Style): string {
   const duration = durationText(root);
   if (duration) parts.push(duration);
   const { own, totals } = rollupOf(root);
-  parts.push(`${totals.llmCalls} LLM call${totals.llmCalls === 1 ? '' : 's'}, ${totals.toolCalls} tool call${totals.toolCalls === 1 ? '' : 's'}`);
+  parts.push(callCountsText(totals));
   parts.push(...figuresText(totals));
-  if (totals.errors > 0) parts.push(style.red(`${totals.errors} error${totals.errors === 1 ? '' : 's'}`));
+  if (totals.errors > 0) parts.push(style.red(countText(totals.errors, 'error')));
   const ownText = ownFiguresText(own, totals);
   if (ownText) parts.push(style.dim(ownText));
   return `${' '.repeat(8)}  ${parts.join('  ')}`;
@@ -51,7 +51,7 @@ function describe(current: ViewNode, style: Style): string {
     const { own, totals } = rollupOf(current);
     const figures = figuresText(totals);
     if (figures.length > 0) parts.push(style.yellow(figures.join(' ')));
-    if (totals.errors > 0) parts.push(style.red(`Σ ${totals.errors} error${totals.errors === 1 ? '' : 's'}`));
+    if (totals.errors > 0) parts.push(style.red(`Σ ${countText(totals.errors, 'error')}`));
     const ownText = ownFiguresText(own, totals);
     if (ownText) parts.push(style.dim(ownText));
   } else {
@@ -66,6 +66,16 @@ function describe(current: ViewNode, style: Style): string {
 export function tokenText(tokens: Tokens): string {
   const cached = tokens.cached > 0 ? ` (${formatCount(tokens.cached)} cached)` : '';
   return `${formatCount(tokens.prompt)} in${cached} / ${formatCount(tokens.completion)} out`;
+}
+
+/** `1 tool call`, `2 tool calls`: the terminal and the HTML page count the same way. */
+export function countText(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? '' : 's'}`;
+}
+
+/** A rollup's LLM and tool calls, as words: `5 LLM calls, 1 tool call`. */
+export function callCountsText(figures: Figures): string {
+  return `${countText(figures.llmCalls, 'LLM call')}, ${countText(figures.toolCalls, 'tool call')}`;
 }
 
 /** Tokens and cost of a rollup, as words (nothing when it has neither). */
@@ -84,8 +94,8 @@ function ownFiguresText(own: Figures, totals: Figures): string | undefined {
   const figures = figuresText(own);
   // No tokens of its own beside totals that have some (every call in nested subagents): said, not left out.
   if (own.promptTokens + own.completionTokens + own.cachedTokens === 0 && totals.promptTokens + totals.completionTokens + totals.cachedTokens > 0) figures.unshift('0 in / 0 out');
-  const counts = [`${own.toolCalls} tool call${own.toolCalls === 1 ? '' : 's'}`];
-  if (totals.errors > 0) counts.push(`${own.errors} error${own.errors === 1 ? '' : 's'}`);
+  const counts = [countText(own.toolCalls, 'tool call')];
+  if (totals.errors > 0) counts.push(countText(own.errors, 'error'));
   return `(own: ${[...figures, ...counts].join(', ')})`;
 }
 
