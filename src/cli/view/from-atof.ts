@@ -11,7 +11,7 @@
  * turn; a call asked about that never starts is shown, not run). A tool call
  * nests under the LLM call whose answer asked for it, found by request id,
  * else by its tool call id (a call run after a resume). A run resumed after a pause is the turn it resumed
- * (`settleTurns`), as the trajectory has it.
+ * (`settleTurns`), and a tool call no LLM call asked for is listed where it ended, as the trajectory has them.
  * Errors: a tool end with `otel.status_code: ERROR`, an LLM end with an `error.type` or an `error` in its response.
  *
  * @module
@@ -219,6 +219,10 @@ export function treesFromAtof(events: readonly AtofEvent[]): ViewNode[] {
   for (const agent of agents.values()) showCallsNeverRun(agent, started, anyWithoutId);
   for (const agent of agents.values()) showAgentModel(agent);
   for (const agent of agents.values()) settleTurns(agent.turnsInOrder, agent.turnNotes);
+  for (const agent of agents.values()) {
+    listRunsWhereTheyEnded(agent.node);
+    for (const { turn } of agent.turnsInOrder) listRunsWhereTheyEnded(turn);
+  }
   for (const root of roots) spanFromChildren(root);
   return roots;
 }
@@ -230,6 +234,26 @@ export function treesFromAtof(events: readonly AtofEvent[]): ViewNode[] {
  */
 export function continuesCall(event: AtofEvent): event is AtofEvent & { parent_uuid: string } {
   return event.category === 'agent' && typeof event.parent_uuid === 'string' && isRecord(event.metadata) && event.metadata.nemo_relay_scope_role === 'session';
+}
+
+/**
+ * A tool call no LLM call asked for, in a session or its turn (an MCP server's own call), listed where it ended: its
+ * trajectory keeps its result in a step at the moment it ended, not when it started, so the rows before it are
+ * those that began (an LLM call: ended) by then, read from either file. Its row keeps its start and duration.
+ */
+function listRunsWhereTheyEnded(row: ViewNode): void {
+  for (const run of row.children.filter((child) => child.kind === 'tool' && child.endUs !== undefined)) {
+    const from = row.children.indexOf(run);
+    row.children.splice(from, 1);
+    let at = from;
+    while (at < row.children.length && (stepTime(row.children[at]!) ?? Number.POSITIVE_INFINITY) <= run.endUs!) at++;
+    row.children.splice(at, 0, run);
+  }
+}
+
+/** When a row's trajectory step is stamped: an LLM or tool call's when it ended, any other row's when it began. */
+function stepTime(row: ViewNode): number | undefined {
+  return row.kind === 'llm' || row.kind === 'tool' ? (row.endUs ?? row.startUs) : row.startUs;
 }
 
 /** The marks, out of the rows they were put in. */
