@@ -166,14 +166,13 @@ describe('view: an MCP server call whose tool failed, recorded by the two proces
   it('from its ATOF lines (in either order) or its trajectories, view shows the same rows: turns by their number, agents by name and model, LLM calls by model', async () => {
     const readings = new Map<string, { rows: string[]; titles: string[] }>();
     await eachReading((kind, text, html) => {
-      // Each row without its time, duration and tree branch: the server's tool call, whose start its trajectory does
-      // not keep, is listed after its turn there, before it in the ATOF file; so the rows are compared as a set.
+      // Each row without its time, duration and tree branch, in order: the server's tool call, whose start its
+      // trajectory does not keep, is listed where it ended (after the server's turn) from either file.
       const rows = text
         .split('\n')
         .filter((line) => /^ {10}session |[├└]─ /.test(line))
-        .map((line) => rowWithoutDuration(line.trim()))
-        .sort();
-      readings.set(kind, { rows, titles: [...html.matchAll(/<span class="title">([^<]*)<\/span>/g)].map((match) => match[1]!).sort() });
+        .map((line) => rowWithoutDuration(line.trim()));
+      readings.set(kind, { rows, titles: [...html.matchAll(/<span class="title">([^<]*)<\/span>/g)].map((match) => match[1]!) });
     });
     const atif = readings.get('atif')!;
     for (const [kind, reading] of readings) {
@@ -188,10 +187,13 @@ describe('view: an MCP server call whose tool failed, recorded by the two proces
     ]);
     expect(line(`remote session ${serverId}`)).toBe(`remote session ${serverId}  Σ 2 errors  weather-server, gpt-4o-mini · failed`);
     expect(atif.rows.filter((row) => /^(✗ )?LLM /.test(row))).toEqual([
-      'LLM gpt-4o-2024-08-06 (asked gpt-4o)  130 in / 12 out  No forecast for Oslo today.',
       'LLM gpt-4o-2024-08-06 (asked gpt-4o)  90 in / 15 out  → forecast',
       '✗ LLM gpt-4o-mini  ERROR AI_APICallError: Invalid model for this key',
+      'LLM gpt-4o-2024-08-06 (asked gpt-4o)  130 in / 12 out  No forecast for Oslo today.',
     ]);
+    // The server's session: its turn, then its own tool call, which ended after it.
+    const remote = atif.rows.findIndex((row) => row.startsWith('remote session '));
+    expect(atif.rows.slice(remote + 1, remote + 4).map((row) => row.replace(/ {2}.*/, ''))).toEqual(['turn 1', '✗ LLM gpt-4o-mini', '✗ tool forecast']);
     // `--json` keeps an ATOF turn's id, which its title no longer shows; the trajectory has none.
     const turnsOf = async (files: string[]) => all(JSON.parse((await cliInProcess(['view', '--json', ...files])).stdout).files.at(-1).sessions[0]).filter((row) => row.kind === 'turn');
     const ids = (text: string) => [...new Set([...text.matchAll(/"turn_id":"([^"]+)"/g)].map((match) => match[1]))];

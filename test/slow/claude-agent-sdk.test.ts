@@ -19,7 +19,8 @@ import * as z from 'zod';
 import { wrapClaudeAgentSdk } from '../../src/adapters/claude-agent-sdk/index.ts';
 import { HookRegistry } from '../../src/hooks/registry.ts';
 import { validateAtif } from '../../src/formats/atif/validate.ts';
-import { backends, expectNothingLost, llmModels, recordedPlugin, type AtifDoc, type AtofEvent } from '../adapters/support.ts';
+import { backends, expectNothingLost, llmModels, recordedPlugin, rowWithoutDuration, type AtifDoc, type AtofEvent } from '../adapters/support.ts';
+import { cliInProcess } from '../cli/support.ts';
 import { offlineClaudeEnv, startAnthropicMock, type AnthropicMock, type MockReply, type MockRequest } from '../support/anthropic-mock.ts';
 import { recordedConversation, sentConversation } from '../support/claude-conversation.ts';
 
@@ -735,6 +736,18 @@ describe('wrapClaudeAgentSdk: the real SDK and CLI against a loopback Anthropic 
     expect(userSteps).toEqual(scope === 'run' ? [['first question'], ['second question']] : [['first question', 'second question']]);
     const totals = atif.reduce<[number, number]>((sum, doc) => [sum[0] + stepTotals(doc)[0], sum[1] + stepTotals(doc)[1]], [0, 0]);
     expect(totals).toEqual(results.reduce<[number, number]>((sum, m) => [sum[0] + m.usage.input_tokens, sum[1] + m.usage.output_tokens], [0, 0]));
+    // The resumed query brought a new message: `view` shows it as the next turn from the ATOF file and the
+    // trajectory alike (not a run resumed after a pause, which goes on with its turn), row for row but durations.
+    if (scope === 'host') {
+      const rows = async (dir: string) => {
+        const files = readdirSync(path.join(recorded.dir, dir)).map((name) => path.join(recorded.dir, dir, name));
+        const text = (await cliInProcess(['view', ...files])).stdout;
+        return text.split('\n').filter((line) => /^ {10}session |[├└]─ /.test(line)).map((line) => rowWithoutDuration(line.trim()));
+      };
+      const fromAtif = await rows('atif');
+      expect(await rows('atof')).toEqual(fromAtif);
+      expect(fromAtif.filter((row) => row.startsWith('turn ')).map((row) => row.replace(/ {2}.*(“.*”)$/, ' $1'))).toEqual(['turn 1 “first question”', 'turn 2 “second question”']);
+    }
   }, 120_000);
   }
   }

@@ -13,12 +13,13 @@
 
 import { isRecord } from '../../shared/record.ts';
 import { nonEmptyString } from '../../shared/text.ts';
-import { extractToolCalls, extractUserMessage, requestTurnState, unwrapLlmRequest } from '../../formats/atif/payload/index.ts';
+import { extractToolCalls } from '../../formats/atif/payload/index.ts';
 import type { Json } from '../../shared/json.ts';
 import { atifToolResult } from '../view/atif-tool-result.ts';
 import { answerMessages } from '../view/detail.ts';
 import { answeringModel } from '../view/llm-model.ts';
 import type { ViewNode } from '../view/model.ts';
+import { continuesConversation, textOf, userMessage } from '../view/turn-continues.ts';
 import { parseJson } from '../../shared/json.ts';
 
 export type StepKind = 'user' | 'llm' | 'agent' | 'tool' | 'subagent' | 'system' | 'mark';
@@ -95,17 +96,15 @@ export function stepsOf(root: ViewNode): RunStep[] {
   const visit = (current: ViewNode, prefix: string): void => {
     switch (current.kind) {
       case 'turn': {
-        const ending = turnEnding(current);
-        // A run resumed after a pause (an approval answered) is a turn of its own in an ATOF file, without a user
-        // message of its own; the trajectory, as the conversation, has one user step: the turn it resumed goes on.
-        // An agent handed the conversation (a handoff) starts so too, with no user step in its trajectory.
-        if (continuesConversation(current, lastUser.get(prefix))) {
-          lastUser.get(prefix)?.turnEnds?.push('resumed', ending ?? 'no end recorded');
+        // An agent handed the conversation (a handoff) starts with no user step in its trajectory: its turn, which
+        // goes on with the conversation, is no step. (A run resumed after a pause is the turn it resumed: `view`
+        // reads it so, with how each of its runs ended.)
+        if (continuesConversation(current, lastUser.get(prefix)?.message)) {
           walk(current, prefix);
           return;
         }
         const step = base(current, 'user', prefix, { message: userMessage(current) ?? current.note ?? '' });
-        if (recordsTurnEnds(current)) step.turnEnds = [ending ?? 'no end recorded'];
+        if (recordsTurnEnds(current)) step.turnEnds = turnEnds(current);
         else if (trajectoryEndings(current) !== undefined) {
           step.turnEnds = trajectoryEndings(current);
           step.turnEndsUnfinishedOnly = true;
@@ -353,49 +352,15 @@ function trajectoryEndings(turn: ViewNode): string[] | undefined {
   return Array.isArray(endings) && endings.length > 0 ? (endings as string[]) : undefined;
 }
 
-/** How an ATOF turn ended (`completed`, `interrupted`, `failed`), when its end says. */
-function turnEnding(turn: ViewNode): string | undefined {
-  return nonEmptyString(sourceOf(turn).ending);
-}
-
 /**
- * Whether an ATOF turn goes on with the conversation rather than starting with a user message: its first LLM request
- * continues the conversation (ends with tool results, as the trajectory reads it: no user step); or the turn has no
- * user message of its own and its first request starts afresh with the message of the turn before it (`last`):
- * LangGraph starts a node its retryPolicy ran again afresh when a `Command` resumes it, and the trajectory shows that
- * message as a user step again, which is the turn it repeats going on (as a retry that repeats it); or, with no LLM
- * call, the turn has no user message.
+ * How an ATOF turn ended, each run of it (`completed`, `interrupted`, `failed`; `no end recorded`), with each run
+ * resumed after a pause that `view` read as the same turn (`interrupted, resumed, completed`).
  */
-function continuesConversation(turn: ViewNode, last: RunStep | undefined): boolean {
-  const first = firstLlm(turn);
-  const start = first === undefined ? undefined : sourceOf(first).start;
-  const own = userMessage(turn) ?? '';
-  if (isRecord(start) && start.data !== undefined && start.data !== null) {
-    const request = unwrapLlmRequest(start.data as Json);
-    if (requestTurnState(request) === 'continuation') return true;
-    return own === '' && last?.message !== undefined && textOf(extractUserMessage(request)) === last.message;
-  }
-  return first === undefined && own === '';
-}
-
-function firstLlm(current: ViewNode): ViewNode | undefined {
-  for (const child of current.children) {
-    if (child.kind === 'llm') return child;
-    if (child.kind === 'subagent') continue;
-    const inner = firstLlm(child);
-    if (inner !== undefined) return inner;
-  }
-  return undefined;
-}
-
-/** Text content: a string as it is, content parts joined, anything else as JSON. */
-function textOf(value: unknown): string | undefined {
-  if (value === undefined || value === null) return undefined;
-  if (typeof value === 'string') return value;
-  if (Array.isArray(value) && value.every((part) => isRecord(part) && part.type === 'text' && typeof part.text === 'string')) {
-    return value.map((part) => (part as { text: string }).text).join('');
-  }
-  return JSON.stringify(value);
+function turnEnds(turn: ViewNode): string[] {
+  const source = sourceOf(turn);
+  const resumed = Array.isArray(source.resumedRuns) ? source.resumedRuns.filter(isRecord) : [];
+  const end = (ending: unknown) => nonEmptyString(ending) ?? 'no end recorded';
+  return [end(source.ending), ...resumed.flatMap((run) => ['resumed', end(run.ending)])];
 }
 
 function answerText(current: ViewNode): string | undefined {
@@ -404,13 +369,6 @@ function answerText(current: ViewNode): string | undefined {
   if (!isRecord(source.end)) return undefined;
   const answer = answerMessages(source.end.data);
   return answer ? answer.map((message) => message.text).join('\n') : textOf(source.end.data);
-}
-
-function userMessage(current: ViewNode): string | undefined {
-  const source = sourceOf(current);
-  if (isRecord(source.step)) return textOf(source.step.message);
-  if (isRecord(source.event) && isRecord(source.event.data)) return textOf(source.event.data.user_message);
-  return undefined;
 }
 
 function systemText(current: ViewNode): string | undefined {

@@ -14,6 +14,7 @@ import { nonEmptyString } from '../../shared/text.ts';
 import { isRecord } from '../../shared/record.ts';
 import { parseJson } from '../../shared/json.ts';
 import { atifToolResult } from './atif-tool-result.ts';
+import { resumedRunsOf } from './atof-turns.ts';
 
 /** One message of a conversation, its content reduced to text where it is text. */
 interface DetailMessage {
@@ -55,8 +56,12 @@ export function detailOf(target: ViewNode): NodeDetail {
   else if (isRecord(source.event)) atofMark(source.event, sections);
   else if (isRecord(source.agent) || source.session_id !== undefined) atifSession(source, sections);
   sections.unshift({ title: 'Timing', type: 'facts', facts: timing(target) });
-  // The id its title leaves out (an ATOF turn's `turn_id`: the title numbers the turn), first.
-  if (target.id !== undefined) sections.unshift({ title: 'Id', type: 'facts', facts: [[`${target.kind} id`, target.id]] });
+  // The id its title leaves out (an ATOF turn's `turn_id`: the title numbers the turn), first; a turn resumed after a
+  // pause, each resumed run's too.
+  if (target.id !== undefined) {
+    const resumed = resumedRunsOf(target).flatMap((run): [string, string][] => (run.turn_id !== undefined ? [['resumed as turn id', run.turn_id]] : []));
+    sections.unshift({ title: 'Id', type: 'facts', facts: [[`${target.kind} id`, target.id], ...resumed] });
+  }
   if (target.tokens) {
     const usage: [string, string][] = [
       ['prompt tokens', String(target.tokens.prompt)],

@@ -10,8 +10,9 @@
  * approves while that call runs (asked before it starts, it stays in the
  * turn; a call asked about that never starts is shown, not run). A tool call
  * nests under the LLM call whose answer asked for it, found by request id,
- * else by its tool call id (a call run after a resume). Errors: a tool end with `otel.status_code: ERROR`, an LLM end
- * with an `error.type` or an `error` in its response.
+ * else by its tool call id (a call run after a resume). A run resumed after a pause is the turn it resumed
+ * (`settleTurns`), and a tool call no LLM call asked for is listed where it ended, as the trajectory has them.
+ * Errors: a tool end with `otel.status_code: ERROR`, an LLM end with an `error.type` or an `error` in its response.
  *
  * @module
  */
@@ -26,6 +27,7 @@ import { asRemoteSession, containsNode, costOf, failedAttemptsNote, guardrailsNo
 import { nonEmptyString, quotedValue } from '../../shared/text.ts';
 import { answeringModel, atofLlmModel, llmTitle } from './llm-model.ts';
 import { isRecord } from '../../shared/record.ts';
+import { addTurnNote, settleTurns, type TurnNote } from './atof-turns.ts';
 
 type Obj = Record<string, unknown>;
 
@@ -41,8 +43,10 @@ interface AgentState {
   /** The session id its title shows. */
   sessionId: string;
   turns: Map<string, ViewNode>;
-  /** Turns started so far: a turn's title is its ordinal in its session, as the trajectory numbers its user turns. */
-  turnCount: number;
+  /** Its turns in the order they started, with the row each was put in (`settleTurns` numbers them). */
+  turnsInOrder: { turn: ViewNode; container: ViewNode }[];
+  /** What each turn's ends said (`TurnNote`), written on its row once a resumed run is read as the turn it resumed. */
+  turnNotes: Map<ViewNode, TurnNote[]>;
   /** What its row says of the agent, as its trajectory's `agent` block does (`AgentAbout`). */
   about: AgentAbout;
   /** Tool calls started and not yet ended, newest last. */
@@ -83,9 +87,10 @@ export function treesFromAtof(events: readonly AtofEvent[]): ViewNode[] {
   const turnOf = (agent: AgentState, turnId: string, at?: number): ViewNode => {
     let turn = agent.turns.get(turnId);
     if (!turn) {
-      turn = node('turn', `turn ${++agent.turnCount}`, { id: turnId, ...(at !== undefined ? { startUs: at } : {}) });
+      turn = node('turn', 'turn', { id: turnId, ...(at !== undefined ? { startUs: at } : {}) });
       agent.turns.set(turnId, turn);
       agent.node.children.push(turn);
+      agent.turnsInOrder.push({ turn, container: agent.node });
     }
     return turn;
   };
@@ -164,7 +169,7 @@ export function treesFromAtof(events: readonly AtofEvent[]): ViewNode[] {
         source: { start: event },
       });
       about.shown = note;
-      const state: AgentState = { node: agentNode, sessionId, turns: new Map(), turnCount: 0, about, openTools: [], llmByRequest: new Map(), llmByToolCall: new Map(), toolsByCallId: new Map(), toolWithoutId: false, subagentsBySession: new Map(), stopsBySession: new Map(), denialsByCallId: new Map(), approvalsByCallId: new Map() };
+      const state: AgentState = { node: agentNode, sessionId, turns: new Map(), turnsInOrder: [], turnNotes: new Map(), about, openTools: [], llmByRequest: new Map(), llmByToolCall: new Map(), toolsByCallId: new Map(), toolWithoutId: false, subagentsBySession: new Map(), stopsBySession: new Map(), denialsByCallId: new Map(), approvalsByCallId: new Map() };
       agents.set(event.uuid, state);
       scopes.set(event.uuid, { node: agentNode, agent: state });
       if (parent) {
@@ -193,7 +198,7 @@ export function treesFromAtof(events: readonly AtofEvent[]): ViewNode[] {
       else parent.agent.toolWithoutId = true;
     } else if (metadata.nemo_relay_scope_role === 'turn') {
       const turnId = nonEmptyString(metadata.turn_id);
-      created = node('turn', `turn ${++parent.agent.turnCount}`, { ...(turnId !== undefined ? { id: turnId } : {}), ...(time !== undefined ? { startUs: time } : {}), ...noteOf(preview(event.data)) });
+      created = node('turn', 'turn', { ...(turnId !== undefined ? { id: turnId } : {}), ...(time !== undefined ? { startUs: time } : {}), ...noteOf(preview(event.data)) });
     } else {
       created = node('scope', `${category ?? 'scope'} ${event.name}`, time !== undefined ? { startUs: time } : {});
     }
@@ -201,7 +206,9 @@ export function treesFromAtof(events: readonly AtofEvent[]): ViewNode[] {
     const requestId = nonEmptyString(metadata.api_request_id);
     const callId = nonEmptyString(profile.tool_call_id);
     const requester = category !== 'tool' ? undefined : (requestId ? parent.agent.llmByRequest.get(requestId) : undefined) ?? (callId ? parent.agent.llmByToolCall.get(callId)?.llm : undefined);
-    (requester ?? containerFor(parent, metadata, time)).children.push(created);
+    const container = requester ?? containerFor(parent, metadata, time);
+    container.children.push(created);
+    if (created.kind === 'turn') parent.agent.turnsInOrder.push({ turn: created, container });
     if (category === 'llm' && requestId) parent.agent.llmByRequest.set(requestId, created);
     scopes.set(event.uuid, { node: created, agent: parent.agent });
     adopt(event.uuid, { node: created, agent: parent.agent });
@@ -211,6 +218,11 @@ export function treesFromAtof(events: readonly AtofEvent[]): ViewNode[] {
   const anyWithoutId = [...agents.values()].some((agent) => agent.toolWithoutId);
   for (const agent of agents.values()) showCallsNeverRun(agent, started, anyWithoutId);
   for (const agent of agents.values()) showAgentModel(agent);
+  for (const agent of agents.values()) settleTurns(agent.turnsInOrder, agent.turnNotes);
+  for (const agent of agents.values()) {
+    listRunsWhereTheyEnded(agent.node);
+    for (const { turn } of agent.turnsInOrder) listRunsWhereTheyEnded(turn);
+  }
   for (const root of roots) spanFromChildren(root);
   return roots;
 }
@@ -222,6 +234,26 @@ export function treesFromAtof(events: readonly AtofEvent[]): ViewNode[] {
  */
 export function continuesCall(event: AtofEvent): event is AtofEvent & { parent_uuid: string } {
   return event.category === 'agent' && typeof event.parent_uuid === 'string' && isRecord(event.metadata) && event.metadata.nemo_relay_scope_role === 'session';
+}
+
+/**
+ * A tool call no LLM call asked for, in a session or its turn (an MCP server's own call), listed where it ended: its
+ * trajectory keeps its result in a step at the moment it ended, not when it started, so the rows before it are
+ * those that began (an LLM call: ended) by then, read from either file. Its row keeps its start and duration.
+ */
+function listRunsWhereTheyEnded(row: ViewNode): void {
+  for (const run of row.children.filter((child) => child.kind === 'tool' && child.endUs !== undefined)) {
+    const from = row.children.indexOf(run);
+    row.children.splice(from, 1);
+    let at = from;
+    while (at < row.children.length && (stepTime(row.children[at]!) ?? Number.POSITIVE_INFINITY) <= run.endUs!) at++;
+    row.children.splice(at, 0, run);
+  }
+}
+
+/** When a row's trajectory step is stamped: an LLM or tool call's when it ended, any other row's when it began. */
+function stepTime(row: ViewNode): number | undefined {
+  return row.kind === 'llm' || row.kind === 'tool' ? (row.endUs ?? row.startUs) : row.startUs;
 }
 
 /** The marks, out of the rows they were put in. */
@@ -342,9 +374,9 @@ function placeMark(
       // no failed call or tool to show it: its row says so, with the error's type.
       const ending = data.interrupted === true ? 'interrupted' : data.failed === true ? 'failed' : data.completed === true ? 'completed' : undefined;
       const label = turnEndLabel(ending, data.error_type);
-      if (label !== undefined) noteOnce(turn, label);
+      if (label !== undefined) addTurnNote(parent.agent.turnNotes, turn, { text: label, ending: true });
       const guardrails = guardrailsNote(data.guardrails);
-      if (guardrails !== undefined) noteOnce(turn, guardrails);
+      if (guardrails !== undefined) addTurnNote(parent.agent.turnNotes, turn, { text: guardrails, ending: false });
       // How it ended, for `compare` (the last end that says).
       if (ending !== undefined) turn.source = { ...turn.source, ending };
       return;

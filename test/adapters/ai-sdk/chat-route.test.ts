@@ -320,7 +320,8 @@ describe('a chat route served to the SDK\'s own chat client (useChat\'s Abstract
 
         // `view`, from the trajectory and from the events: the same turns, each tool under the call that asked for it,
         // the stopped call failed when the run was stopped. The events keep one turn per POST: the one that brought
-        // the client tool's output back names the user message it still answers.
+        // the client tool's output back names the user message it still answers and goes on with its conversation, so
+        // it is read as that turn, as the trajectory reads it (each run's end kept: `resumedRuns`).
         const storyCalls = [stop === 'interrupted' ? 'llm!' : 'llm'];
         expect(viewTurns(treeFromAtif(doc)).map(({ said, calls }) => ({ said, calls }))).toEqual([
           { said: words.hello, calls: ['llm'] },
@@ -333,8 +334,7 @@ describe('a chat route served to the SDK\'s own chat client (useChat\'s Abstract
         expect(viewTurns(fromEvents)).toEqual([
           { said: words.hello, calls: ['llm'], ending: 'completed' },
           { said: words.weather, calls: ['llm tool:weather', 'llm'], ending: 'completed' },
-          { said: words.where, calls: ['llm tool:getLocation'], ending: 'completed' },
-          { said: words.where, calls: ['llm'], ending: 'completed' },
+          { said: words.where, calls: ['llm tool:getLocation', 'llm'], ending: 'completed' },
           { said: words.story, calls: storyCalls, ending: stop === 'unreported' ? undefined : stop },
           { said: words.thanks, calls: ['llm'], ending: 'completed' },
         ]);
