@@ -131,6 +131,15 @@ describe('doctor connects to the destinations a plugins.toml sends to', () => {
     expect(rx.requests).toHaveLength(0);
   });
 
+  it('checks the OTLP endpoint the environment configures (no plugins.toml) as well', async () => {
+    const port = await closedPort();
+    const env = { NEMO_RELAY_HOOKS_BACKEND: 'memory', NEMO_RELAY_HOOKS_OTLP_ENABLED: '1', OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}` };
+    const result = await cliInProcess(['doctor', '--json'], { env });
+    const report = JSON.parse(result.stdout) as Report;
+    expect(result.code).toBe(1);
+    expect(report.destinations).toEqual([{ kind: 'otlp-traces', url: `http://127.0.0.1:${port}/v1/traces`, status: 'unreachable', reason: 'connection refused' }]);
+  });
+
   it('--offline connects to nothing: the destinations are listed as not checked, and a closed port is no error', async () => {
     const port = await closedPort();
     const file = writeToml(otlpEndpoint(`http://127.0.0.1:${port}`));
