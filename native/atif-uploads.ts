@@ -172,7 +172,7 @@ export class NativeAtifUploads {
   collect(final = false): void {
     if (this.#done) return;
     // In the order native wrote them (a look may find several), as native would have uploaded them.
-    for (const relative of byWriteTime(this.#staging, this.#stagedFiles())) {
+    for (const relative of byWriteTime(this.#staging, finishedFilesUnder(this.#staging))) {
       const file = path.join(this.#staging, relative);
       let text: string;
       try {
@@ -250,14 +250,6 @@ export class NativeAtifUploads {
     this.#timer = null;
   }
 
-  /** Files under the staging folder, relative to it; native's own temporary files (dot-named, `.tmp`) left out. */
-  #stagedFiles(): string[] {
-    return filesUnder(this.#staging).filter((relative) => {
-      const name = path.basename(relative);
-      return !name.startsWith('.') && !name.endsWith('.tmp');
-    });
-  }
-
   /** Where a trajectory whose upload did not succeed is kept (owner-only, as native), or null. */
   #keepRecoveryCopy(upload: AtifUpload): string | null {
     const target = upload.localPath ?? path.join(this.#outputDirectory, upload.filename);
@@ -287,15 +279,25 @@ function keepLocally(file: string, target: string, why: string, logger: Logger):
 }
 
 /**
+ * The files native finished writing under `staging`, relative to it: its own
+ * temporary files (dot-named, or ending `.tmp`), still being written or
+ * abandoned half-way, left out.
+ */
+function finishedFilesUnder(staging: string): string[] {
+  return filesUnder(staging).filter((relative) => {
+    const name = path.basename(relative);
+    return !name.startsWith('.') && !name.endsWith('.tmp');
+  });
+}
+
+/**
  * Empties a staging folder nobody will upload from any more: each file
  * native finished goes to the configured folder (said, with `why`), its own
  * half-written temporary files (dot-named, `.tmp`) are removed, and the
  * folder goes. Never throws.
  */
 function emptyStaging(staging: string, outputDirectory: string, logger: Logger, why: string): void {
-  for (const relative of filesUnder(staging)) {
-    const name = path.basename(relative);
-    if (name.startsWith('.') || name.endsWith('.tmp')) continue;
+  for (const relative of finishedFilesUnder(staging)) {
     const whole = (() => {
       try {
         return sessionIdOf(readFileSync(path.join(staging, relative), 'utf8')) !== null;

@@ -168,6 +168,8 @@ export class NativePluginActivation implements PluginConfigActivation {
   readonly #uploads: NativeAtifUploads | null;
   #closing: Promise<void> | null = null;
   #closed = false;
+  /** Set once native's close was called: even one that fails has removed the activation's sinks and exporters. */
+  #tornDown = false;
   /** What native's failed close said of its OpenTelemetry delivery, per signal (native counts nothing else). */
   readonly #otlpFailures: Record<'otlp-traces' | 'otlp-logs', string | null> = { 'otlp-traces': null, 'otlp-logs': null };
 
@@ -190,6 +192,16 @@ export class NativePluginActivation implements PluginConfigActivation {
   /** Whether `close()` completed. */
   get closed(): boolean {
     return this.#closed;
+  }
+
+  /**
+   * Whether the activation still writes to its outputs: false from the
+   * first close on, even one native failed (it keeps the activation owned so
+   * that close() can be retried, but writes no ATOF line and exports nothing
+   * through it any more).
+   */
+  get isActive(): boolean {
+    return !this.#tornDown;
   }
 
   close(): Promise<void> {
@@ -225,6 +237,7 @@ export class NativePluginActivation implements PluginConfigActivation {
 
   async #close(): Promise<void> {
     await this.#context.drain();
+    this.#tornDown = true;
     try {
       await this.#activation.close();
       this.#closed = true;

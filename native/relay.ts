@@ -632,9 +632,11 @@ export class NativeRelay implements RelayBackend {
     const outputs: OutputHealth[] = [];
     for (const sink of this.#sinks) outputs.push(sink.health());
     // A collector is listed once, whichever activations sent to it; a closed activation still says a delivery it lost.
+    // One closed because the event loop ran dry keeps every output listed: no shutdown() retired them into status().
     const collectors = new Map<string, OutputHealth>();
     for (const activation of this.#activations) {
-      for (const health of activation.closed ? activation.failedCollectors() : activation.outputs()) {
+      const listsAll = !activation.closed || this.#closedAtLoopEnd.has(activation);
+      for (const health of listsAll ? activation.outputs() : activation.failedCollectors()) {
         if (health.kind !== 'otlp-traces' && health.kind !== 'otlp-logs') {
           outputs.push(health);
           continue;

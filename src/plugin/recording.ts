@@ -11,7 +11,7 @@ import path from 'node:path';
 import type { Logger } from '../shared/logger.ts';
 import { safeLog } from '../shared/logger.ts';
 import { settleWithin } from '../shared/deadline.ts';
-import type { AtofExporter, JsonObject, OutputHealth, RelayBackend } from '../relay/contract.ts';
+import type { AtofExporter, JsonObject, OutputHealth, PluginConfigActivation, RelayBackend } from '../relay/contract.ts';
 import type { AtofEvent } from '../formats/atof/types.ts';
 import type { ResolvedBackend } from '../backends/select.ts';
 import type { PluginsTomlOutcome } from './activation.ts';
@@ -178,7 +178,7 @@ export class LiveRecording {
 
   /** Whether a plugins.toml activation is live now. */
   configActive(): boolean {
-    return this.config.kind === 'active' && !this.configClosed;
+    return this.config.kind === 'active' && !this.configClosed && stillActive(this.config.activation);
   }
 
   /**
@@ -353,6 +353,15 @@ function absolute(folder: string): string {
   } catch {
     // No working directory to resolve against (it was deleted): the folder as configured.
     return folder;
+  }
+}
+
+/** False once the backend closed the activation on its own (native, when the event loop ran dry); an unreadable answer reads as active. */
+function stillActive(activation: PluginConfigActivation): boolean {
+  try {
+    return activation.isActive !== false;
+  } catch {
+    return true;
   }
 }
 

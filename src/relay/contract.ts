@@ -331,6 +331,13 @@ export interface PluginConfigActivation {
   readonly report: PluginConfigReport;
   /** Flushes and tears the activation down, writing any partial trajectories. Idempotent. */
   close(): Promise<void>;
+  /**
+   * Whether the activation still writes to its outputs: false once it is
+   * closed, by `close()` or by the backend itself (native closes its
+   * activations with OTLP collectors when the event loop runs dry, so that
+   * its exporter sends its batch). Absent: active until `close()`.
+   */
+  readonly isActive?: boolean;
 }
 
 /** Options of `initializePluginConfig`. */

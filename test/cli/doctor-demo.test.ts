@@ -107,7 +107,8 @@ describe('nemo-relay-hooks doctor', () => {
         `[components.config.atif]\nenabled = true\noutput_directory = ${JSON.stringify(dir)}\n` +
         `[[components.config.atif.storage]]\ntype = "http"\nendpoint = "http://127.0.0.1:9/atif"\n`,
     );
-    const result = await cliInProcess(['doctor', '--plugins-toml', file], { env: clean });
+    // Nobody listens on port 9: --offline keeps this about the document (doctor-destinations.test.ts connects).
+    const result = await cliInProcess(['doctor', '--plugins-toml', file, '--offline'], { env: clean });
     expect(result.stdout).toMatch(/plugins\.toml: valid \(observability: 1 ATOF file sink, ATIF on, 1 ATOF stream sink, 1 ATIF store\)/);
     expect(result.stdout).toMatch(/^  warning observability\.unsupported_value \(atof sinks\[2\]\.header_env\.authorization\): .*this destination is skipped/m);
     expect(result.code).toBe(0);

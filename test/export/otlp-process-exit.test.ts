@@ -134,6 +134,49 @@ describe.skipIf(!nativeAvailable)(`native OTLP when the host ends without shutdo
     expect(child.stderr).not.toMatch(/may not have been sent|reached none/);
   });
 
+  // A user trial: status() read after the loop-end close (a host's own exit
+  // listener) still said plugins.toml was active, and listed none of its
+  // outputs: the ATOF file and the collector were gone from it.
+  const STATUS_AT_EXIT = `const activeBefore = plugin.status().pluginConfig.active;
+process.on('exit', () => {
+  const status = plugin.status();
+  console.log('@@RESULT@@' + JSON.stringify({ activeBefore, active: status.pluginConfig.active, outputs: status.outputs }));
+});`;
+
+  it('status() after the loop-end close says the document is no longer active and keeps its outputs, as after a shutdown', async () => {
+    const rx = await startHttpReceiver();
+    open.push(rx);
+    const dir = tempDir('otlp-exit-status-native');
+    const child = await spawnChild(host(pluginsToml(dir, rx.url), STATUS_AT_EXIT, 'native'), { killAfterMs: 30_000 });
+    expect(child.status).toBe(0);
+    expect(rx.spans()).toHaveLength(3);
+    const result = child.result as { activeBefore: boolean; active: boolean; outputs: { kind: string; path: string; bytes: number; errors: number; lastError?: string }[] };
+    expect(result.activeBefore).toBe(true);
+    expect(result.active).toBe(false);
+    const atofBytes = fs.statSync(path.join(dir, 'events.jsonl')).size;
+    expect(result.outputs).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ kind: 'atof', path: path.join(dir, 'events.jsonl'), bytes: atofBytes, errors: 0 }),
+        expect.objectContaining({ kind: 'otlp-traces', path: `${rx.url}/v1/traces`, errors: 0 }),
+      ]),
+    );
+    expect(result.outputs).toHaveLength(2);
+  });
+
+  it('status() after a loop-end close whose delivery failed says so, and that the document is no longer active', async () => {
+    const rx = await startHttpReceiver();
+    await rx.close();
+    const dir = tempDir('otlp-exit-status-down-native');
+    const child = await spawnChild(host(pluginsToml(dir, rx.url, 'timeout_millis = 1000'), STATUS_AT_EXIT, 'native'), { killAfterMs: 30_000 });
+    expect(child.status).toBe(0);
+    const result = child.result as { active: boolean; outputs: { kind: string; errors: number; lastError?: string }[] };
+    expect(result.active).toBe(false);
+    const collector = result.outputs.find((output) => output.kind === 'otlp-traces');
+    expect(collector?.errors).toBe(1);
+    expect(collector?.lastError).toMatch(/^native reported a failed delivery when the activation closed: .*failed/);
+    expect(result.outputs.find((output) => output.kind === 'atof')).toEqual(expect.objectContaining({ errors: 0 }));
+  });
+
   it('process.exit() right after the last hook: what native could not confirm sending is said on stderr, with its number', async () => {
     const rx = await startHttpReceiver();
     open.push(rx);

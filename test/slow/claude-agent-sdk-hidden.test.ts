@@ -10,8 +10,6 @@
 // figure to what the mock answered that request with.
 //
 // Slow (each query spawns the CLI), so it runs in `npm run test:slow`.
-import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -21,6 +19,7 @@ import { wrapClaudeAgentSdk } from '../../src/adapters/claude-agent-sdk/index.ts
 import { validateAtif } from '../../src/formats/atif/validate.ts';
 import { backends, recordedPlugin, type AtifDoc, type AtofEvent } from '../adapters/support.ts';
 import type { MockReply, MockRequest } from '../support/anthropic-mock.ts';
+import { loopbackCertificate } from '../support/loopback-certificate.ts';
 import { isSummary, offlineApi as offlineApiOf, resultTotals, statedByTurn, stepTotals, tokensByModel, turnByTurn, userMessage } from '../support/claude-checks.ts';
 
 /** The model the program asks for (`modelUsage` is keyed by it), and the one the API answers with. */
@@ -60,19 +59,6 @@ function statedInAtof(atof: AtofEvent[]): unknown[] {
 }
 
 const usage = (input: number, output: number, cacheRead = 0, cacheWrite = 0) => ({ input_tokens: input, output_tokens: output, cache_read_input_tokens: cacheRead, cache_creation_input_tokens: cacheWrite });
-
-/** A self-signed certificate for 127.0.0.1, made with openssl; undefined (said why) where there is none. */
-function loopbackCertificate(dir: string): { key: Buffer; cert: Buffer } | undefined {
-  const key = path.join(dir, 'page-key.pem');
-  const cert = path.join(dir, 'page-cert.pem');
-  try {
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
-  } catch (error) {
-    console.log(`claude-agent-sdk-hidden: WebFetch case skipped, openssl could not make a certificate for the loopback page (${String(error)}); install openssl`);
-    return undefined;
-  }
-  return { key: readFileSync(key), cert: readFileSync(cert) };
-}
 
 describe('Claude Agent SDK: model requests the stream never shows', () => {
   for (const backend of backends()) {
@@ -115,7 +101,7 @@ describe('Claude Agent SDK: model requests the stream never shows', () => {
         if (request.assistantTurns === 0) return { blocks: [{ type: 'tool_use', id: 'toolu_fetch', name: 'WebFetch', input: { url: pageUrl, prompt: 'What does it say?' } }], usage: { input: 30, output: 8 }, model: ANSWERED };
         return { blocks: [{ type: 'text', text: 'It says hello.' }], usage: { input: 50, output: 5 }, model: ANSWERED };
       });
-      const certificate = loopbackCertificate(home);
+      const certificate = loopbackCertificate(home, 'claude-agent-sdk-hidden WebFetch case');
       if (certificate === undefined) return;
       // WebFetch upgrades http to https: the page is served over TLS, with a certificate the CLI is told not to check.
       const page = https.createServer(certificate, (_request, response) => {

@@ -79,7 +79,7 @@ export interface PluginHost {
   flush(): Promise<void>;
 }
 
-/** The activation handle: the contract's plus native's `isActive`. */
+/** The activation handle: the contract's, its `isActive` always there. */
 export interface MemoryPluginActivation extends PluginConfigActivation {
   /** Whether the activation still runs (false once closed). */
   readonly isActive: boolean;

@@ -4,13 +4,15 @@
  * as the plugin does) and why native was not used when it was not; the
  * native package version; whether the `NEMO_RELAY_HOOKS_*` (or
  * `HERMES_NEMO_RELAY_*`) settings and the `plugins.toml` they point to are
- * valid; and whether the optional packages each configured destination
- * needs (OTLP exporters, `ws`, `aws4`) can be imported.
+ * valid; whether the optional packages each configured destination
+ * needs (OTLP exporters, `ws`, `aws4`) can be imported; and, unless
+ * `--offline`, whether each remote destination answers a connection
+ * (`../reachability.ts`: a connection only, nothing sent).
  *
  * The `plugins.toml` observability component is checked with the in-memory
  * relay's validator, which reports the same diagnostics native's `validate`
  * does (the native adapter does not expose `validate` on its own). Exit
- * code 1 when any diagnostic is an error.
+ * code 1 when any diagnostic is an error, an unreachable destination included.
  *
  * @module
  */
@@ -29,7 +31,7 @@ import { packageHost } from '../../plugin/config/host-identity.ts';
 import { effectiveAtifTemplate } from '../../plugin/atif-file.ts';
 import { displaySettingValue, displayUrl } from '../../shared/secret-text.ts';
 import type { ConfigDiagnostic } from '../../relay/contract.ts';
-import { validatePluginConfig } from '../../formats/plugins-toml/validate.ts';
+import { validatePluginConfig, type ObservabilitySettings } from '../../formats/plugins-toml/validate.ts';
 import { skippedDestination } from '../../formats/plugins-toml/sinks.ts';
 import { detectRuntime } from '../../shared/js-runtime.ts';
 import { BACKEND_ENV, resolveBackend } from '../../backends/select.ts';
@@ -38,20 +40,25 @@ import { checkInputFile } from '../files.ts';
 import { installCommand, missingPackages, packagesNeeded } from '../../export/packages.ts';
 import type { CliIo, Style } from '../io.ts';
 import { packageVersion } from '../package-info.ts';
+import { checkReachability, REACH_TIMEOUT_MS, remoteDestinations, type DestinationCheck, type RemoteDestination } from '../reachability.ts';
 
 export const doctorSpec: CommandSpec = {
   name: 'doctor',
   summary: 'Check the runtime, the backend auto would load, and the NeMo Relay settings',
-  usage: '[--plugins-toml <file>]',
+  usage: '[--plugins-toml <file>] [--offline]',
   details: [
     'Reports the JavaScript runtime, which backend "auto" picks here (and why native',
     'was not used, if it was not), the nemo-relay-node version, and problems in the',
     'NEMO_RELAY_HOOKS_* (or HERMES_NEMO_RELAY_*) variables and the plugins.toml they',
     'name, and that the packages each configured destination needs can be imported.',
-    'Exits 1 when any problem is an error.',
+    'Connects to each OTLP endpoint, ATOF stream and ATIF upload the plugins.toml',
+    `names (a connection only: nothing is sent; at most ${REACH_TIMEOUT_MS / 1000} s) and reports it ok or`,
+    'unreachable, with the reason. Exits 1 when any problem is an error; an',
+    'unreachable destination is one.',
   ].join('\n'),
   flags: {
     'plugins-toml': { type: 'string', value: '<file>', description: 'Check this plugins.toml instead of NEMO_RELAY_HOOKS_PLUGINS_TOML.' },
+    offline: { type: 'boolean', description: 'Do not connect to the remote destinations (they are listed as not checked).' },
     json: JSON_FLAG,
     help: HELP_FLAG,
   },
@@ -69,6 +76,8 @@ interface DoctorReport {
   environment: { set: Record<string, string>; total: number };
   exporters: { format: 'atof' | 'atif' | 'otlp'; path: string | null; mode?: string }[];
   pluginsToml: { path: string; valid: boolean; summary: string } | null;
+  /** The remote destinations of the document the backend would activate, each ok, unreachable or not checked (`--offline`). */
+  destinations: DestinationCheck[];
   problems: ConfigDiagnostic[];
   errors: number;
   warnings: number;
@@ -140,6 +149,7 @@ async function examine(args: ParsedArgs, io: CliIo): Promise<DoctorReport> {
   }
 
   let pluginsToml: DoctorReport['pluginsToml'] = null;
+  let destinations: DestinationCheck[] = [];
   if (settings.pluginsTomlPath && !settings.pluginsConfig) {
     pluginsToml = { path: settings.pluginsTomlPath, valid: false, summary: 'not usable' };
   }
@@ -175,6 +185,7 @@ async function examine(args: ParsedArgs, io: CliIo): Promise<DoctorReport> {
         });
       }
     }
+    if (observability) destinations = await reach(observability, booleanFlag(args, 'offline'), problems);
     // Every section off (a misspelt `enabled` is only an unknown-field warning): the host would record nothing.
     if (observability && settings.pluginsTomlPath && settings.dynamicPlugins.length === 0 && !recordsAnything(observability)) {
       problems.push({
@@ -205,10 +216,38 @@ async function examine(args: ParsedArgs, io: CliIo): Promise<DoctorReport> {
     environment: { set, total: names.length },
     exporters,
     pluginsToml,
+    destinations,
     problems,
     errors,
     warnings: problems.length - errors,
   };
+}
+
+/** The words of `status().outputs` kinds, for the destinations row and the problems. */
+const DESTINATION_NAMES: Record<RemoteDestination['kind'], string> = {
+  'otlp-traces': 'OTLP traces',
+  'otlp-logs': 'OTLP logs',
+  'atof-stream': 'ATOF stream',
+  'atif-storage': 'ATIF upload',
+};
+
+/** Whether each remote destination answers (all at once, each bounded), an error for each that does not. */
+async function reach(observability: ObservabilitySettings, offline: boolean, problems: ConfigDiagnostic[]): Promise<DestinationCheck[]> {
+  const configured = remoteDestinations(observability);
+  if (offline) return configured.map((destination) => ({ kind: destination.kind, url: destination.url, status: 'not checked' }));
+  const checks = await checkReachability(configured);
+  checks.forEach((check, index) => {
+    if (check.status !== 'unreachable') return;
+    const field = configured[index]!.field;
+    problems.push({
+      level: 'error',
+      code: 'destination.unreachable',
+      component: 'observability',
+      ...(field !== undefined ? { field } : {}),
+      message: `${DESTINATION_NAMES[check.kind]} ${check.url} cannot be reached from here (${check.reason}): what the host sends there would fail; start the receiver or fix the address (--offline skips this check)`,
+    });
+  });
+  return checks;
 }
 
 /** The part of a fallback reason that says why native did not load. */
@@ -260,6 +299,10 @@ function renderDoctor(report: DoctorReport, style: Style): string {
   if (toml === null) rows.push(['plugins.toml', style.dim('not configured (NEMO_RELAY_HOOKS_PLUGINS_TOML unset)')]);
   else if (toml.summary === 'not usable') rows.push(['plugins.toml', `${toml.path}: ${style.red('not usable')}`]);
   else rows.push(['plugins.toml', `${toml.path}: ${toml.valid ? style.green('valid') : style.red('invalid')} (${toml.summary})`]);
+  report.destinations.forEach((check, index) => {
+    const status = check.status === 'ok' ? style.green('ok') : check.status === 'unreachable' ? `${style.red('unreachable')} (${check.reason})` : style.dim('not checked (--offline)');
+    rows.push([index === 0 ? 'destinations' : '', `${DESTINATION_NAMES[check.kind]} ${check.url}: ${status}`]);
+  });
 
   const width = Math.max(...rows.map(([key]) => key.length)) + 2;
   const lines = [style.bold('nemo-relay-hooks doctor'), ...rows.map(([key, value]) => `  ${key.padEnd(width)}${value}`)];

@@ -60,7 +60,10 @@ export interface DeliveryQueue<T> {
    * Stops accepting items and gives pending ones until `timeoutMs` to go
    * out: each gets one more try without backoff, and the first that fails
    * ends the drain (the destination is down: waiting would only delay the
-   * host's shutdown). At the deadline the attempt in flight is aborted.
+   * host's shutdown; events and uploads go out as they come, so the drain
+   * holds only the tail, and a failed upload is kept as its recovery copy;
+   * OTLP batches differ, see `OtlpPipeline.shutdown`). At the deadline the
+   * attempt in flight is aborted.
    * Everything not delivered is counted. Idempotent.
    */
   close(timeoutMs: number): Promise<void>;

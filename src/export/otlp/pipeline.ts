@@ -148,6 +148,10 @@ export class OtlpPipeline {
   /**
    * Flushes within `timeoutMs`, then stops: whatever is still queued is
    * counted as dropped. Resolves within the timeout even when a request hangs.
+   * A failed batch is still retried meanwhile, unlike a stream's or upload's
+   * last drain (`DeliveryQueue.close`): spans wait for their batch, so the
+   * shutdown is often when most of a short run's spans are first sent
+   * (docs/operators/otlp.md, "Shutdown").
    */
   async shutdown(timeoutMs: number): Promise<void> {
     if (this.closed) return;

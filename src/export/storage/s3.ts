@@ -47,11 +47,15 @@ function loadSigner(): Promise<Sign> {
  * inside the configured bucket, as native keeps it.
  */
 function s3ObjectPath(settings: S3StorageSettings, key: string): { url: URL; path: string } {
-  const base = settings.endpointUrl ?? `https://s3.${settings.region}.amazonaws.com`;
-  const url = new URL(base);
+  const url = new URL(s3EndpointOf(settings));
   const prefix = url.pathname.replace(/\/+$/, '');
   const path = `${prefix}/${encodeSegment(settings.bucket)}/${key.split('/').map(encodeKeySegment).join('/')}`;
   return { url, path };
+}
+
+/** Where an S3 storage entry's requests go: its `endpoint_url`, else the region's AWS endpoint. */
+export function s3EndpointOf(settings: Pick<S3StorageSettings, 'endpointUrl' | 'region'>): string {
+  return settings.endpointUrl ?? `https://s3.${settings.region}.amazonaws.com`;
 }
 
 /** One segment of an object key: `.` and `..` encoded, so that nothing on the way resolves them. */
