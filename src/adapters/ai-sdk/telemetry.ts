@@ -47,7 +47,7 @@ import {
   type ApprovalAnswer,
   type ProgramToolResult,
 } from './messages.ts';
-import type { AdapterCore, AgentRun, ApiCall, RequestParts } from '../core/run.ts';
+import type { AdapterCore, AgentRun, ApiCall, RequestParts, ResponseParts } from '../core/run.ts';
 import type { SentRequest } from '../core/sent-settings.ts';
 import { MAX_HELD_SESSIONS, MAX_PENDING_APPROVALS, PausedSubagents, SessionHolds } from '../core/holds.ts';
 import { APPROVAL_REQUIRED, approvalPause } from '../core/pause.ts';
@@ -61,6 +61,7 @@ import { isNativeInteger } from '../../formats/native-text.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 import { completionServedBy } from '../core/upstream.ts';
 import { SETTING_NAMES, sentRequestOf, unsupportedSettings } from './sent.ts';
+import { StreamedSoFar } from './streamed.ts';
 import { judgmentRequest, responseOfJudgment, stateContent, unansweredJudgment } from './judgments.ts';
 
 type Event = Record<string, unknown>;
@@ -115,6 +116,8 @@ interface RunState {
   toolChoice: unknown;
   /** What the provider package said of the current model call's last attempt: the body it sent, the settings it warned it dropped. */
   sentRequest: SentRequest | undefined;
+  /** What the current model call's last attempt, when streamed, has delivered so far: its text, an error event. */
+  streamed: StreamedSoFar | undefined;
 }
 
 /** The part of the SDK's `Output` the adapter reads: the parser the SDK runs on the run's answer. */
@@ -277,6 +280,7 @@ function withSentCalls<T>(state: RunState, result: T): T {
   state.sent = sent;
   state.served = undefined;
   state.sentRequest = undefined;
+  state.streamed = undefined;
   if (typeof result !== 'object' || result === null) return result;
   const { content, stream, response, request, warnings } = result as { content?: unknown; stream?: unknown; response?: { body?: unknown }; request?: { body?: unknown }; warnings?: unknown };
   const sentRequest = sentRequestOf({ request, warnings });
@@ -287,10 +291,13 @@ function withSentCalls<T>(state: RunState, result: T): T {
     return result;
   }
   if (typeof (stream as ReadableStream | undefined)?.pipeThrough !== 'function') return result;
+  const streamed = new StreamedSoFar();
+  state.streamed = streamed;
   const noted = (stream as ReadableStream).pipeThrough(
     new TransformStream({
       transform(part, controller) {
         noteSentCall(sent, part);
+        streamed.note(part);
         // A stream's warnings come in its first part.
         if ((part as { type?: unknown } | undefined)?.type === 'stream-start') sentRequest.unsupported.push(...unsupportedSettings((part as { warnings?: unknown }).warnings));
         // Only with `includeRawChunks`: each chunk as the server sent it.
@@ -401,6 +408,7 @@ export class AiSdkTelemetry {
         structuredText: undefined,
         toolChoice: undefined,
         sentRequest: undefined,
+        streamed: undefined,
       };
       this.#runs.set(callId, state);
       for (const answer of answers) this.#answer(state, answer, undefined);
@@ -424,8 +432,10 @@ export class AiSdkTelemetry {
       // A steering interrupt's redo is a new request (it carries the message), not a retry of the cancelled one.
       const steered = pending !== undefined && addsSteeringMessages(state.callMessages, event.messages);
       // An attempt still open was streaming when it stopped: the SDK gave it up for a new one (streamRetries, or a
-      // steering interrupt). One that already failed (a fetch the interrupt aborted) was reported by executeLanguageModelCall.
-      if (pending?.attemptOpen === true) pending.attemptError(steered ? new SteeringInterrupted() : new StreamRetried(), steered);
+      // steering interrupt), with what it had delivered. One that already failed (a fetch the interrupt aborted) was
+      // reported by executeLanguageModelCall.
+      const streamed = state.streamed;
+      if (pending?.attemptOpen === true) pending.attemptError(steered ? new SteeringInterrupted() : streamed?.failed ? streamed.retriedError : new StreamRetried(), steered, streamed?.delivered());
       else if (steered) pending.settle();
       const call = pending !== undefined && !steered ? pending : state.run.newApiCall();
       call.describe(requestOf(event, state.toolChoice));
@@ -463,7 +473,7 @@ export class AiSdkTelemetry {
       const servedBy = response.servedBy ?? state!.served;
       // The OpenAI package drops the `approval_request_id` of the call OpenAI ran once approved: its name and arguments say it.
       const sent = state!.sentRequest;
-      call.attemptEnd({ ...response, toolCalls: linkApprovedCalls(response.toolCalls, state!.providerApproved), ...(servedBy === undefined ? {} : { servedBy }), ...(sent === undefined ? {} : { sent }) });
+      this.#endAttempt(state!, call, { ...response, toolCalls: linkApprovedCalls(response.toolCalls, state!.providerApproved), ...(servedBy === undefined ? {} : { servedBy }), ...(sent === undefined ? {} : { sent }) });
     });
   };
 
@@ -613,9 +623,22 @@ export class AiSdkTelemetry {
     const call = state.call;
     if (call === undefined || !call.attemptOpen) return;
     const response = isRecord(event.response) ? event.response : {};
-    call.attemptEnd(
+    this.#endAttempt(
+      state,
+      call,
       responseOfCallEnd({ content: event.content, usage: event.usage, finishReason: event.finishReason, modelId: response.modelId, responseId: response.id, providerMetadata: event.providerMetadata }, state.sent, state.deferred),
     );
+  }
+
+  /**
+   * The model call's attempt answered: its response, or, when the provider sent an error event down the stream (OpenAI
+   * Responses' `error` or `response.failed`, Anthropic's `error`), a failed attempt with that error and the answer that
+   * came before it. Not final: the SDK may retry it (`streamRetries`).
+   */
+  #endAttempt(state: RunState, call: ApiCall, response: ResponseParts): void {
+    const streamed = state.streamed;
+    if (streamed?.failed === true) call.attemptError(streamed.error, false, response);
+    else call.attemptEnd(response);
   }
 
   readonly onStepError = (event: Event): void => {
@@ -753,8 +776,10 @@ export class AiSdkTelemetry {
     if (answered !== undefined) return call.attemptEnd(responseOfObjectStep(answered));
     const judged = unansweredJudgment(error, state.run.requestedModel);
     if (judged !== undefined) return call.attemptEnd(judged);
-    // An attempt that already failed was reported by executeLanguageModelCall.
-    if (call.attemptOpen || call.attempts === 0) call.attemptError(error, true);
+    // An attempt that already failed was reported by executeLanguageModelCall. One still streaming (stopped, broken)
+    // keeps the answer it had delivered: the text the program showed its user.
+    if (call.attemptOpen) call.attemptError(error, true, state.streamed?.delivered());
+    else if (call.attempts === 0) call.attemptError(error, true);
     else call.settle();
   }
 
