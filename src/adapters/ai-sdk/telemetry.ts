@@ -42,6 +42,7 @@ import {
   NO_DEFERRED_TOOLS,
   responseOfObjectStep,
   toolChoiceOf,
+  toolOutputText,
   toolResults,
   unansweredCalls,
   type ApprovalAnswer,
@@ -118,6 +119,24 @@ interface RunState {
   sentRequest: SentRequest | undefined;
   /** What the current model call's last attempt, when streamed, has delivered so far: its text, an error event. */
   streamed: StreamedSoFar | undefined;
+  /** The run's tools' `toModelOutput`, by tool name: what the model is told of a call's result. */
+  readonly modelOutputs: ReadonlyMap<string, ToModelOutput>;
+}
+
+/** A tool's `toModelOutput`, as the SDK calls it on the tool's result before it tells the model. */
+type ToModelOutput = (options: { toolCallId: string; input: unknown; output: unknown }) => unknown;
+
+const NO_MODEL_OUTPUTS: ReadonlyMap<string, ToModelOutput> = new Map();
+
+/** The tools of a run (its `tools` set) that tell the model something else than their result. */
+function modelOutputsOf(tools: unknown): ReadonlyMap<string, ToModelOutput> {
+  if (!isRecord(tools)) return NO_MODEL_OUTPUTS;
+  let out: Map<string, ToModelOutput> | undefined;
+  for (const [name, tool] of Object.entries(tools)) {
+    const toModelOutput = isRecord(tool) ? tool.toModelOutput : undefined;
+    if (typeof toModelOutput === 'function') (out ??= new Map()).set(name, toModelOutput.bind(tool) as ToModelOutput);
+  }
+  return out ?? NO_MODEL_OUTPUTS;
 }
 
 /** The part of the SDK's `Output` the adapter reads: the parser the SDK runs on the run's answer. */
@@ -409,6 +428,7 @@ export class AiSdkTelemetry {
         toolChoice: undefined,
         sentRequest: undefined,
         streamed: undefined,
+        modelOutputs: modelOutputsOf(event.tools),
       };
       this.#runs.set(callId, state);
       for (const answer of answers) this.#answer(state, answer, undefined);
@@ -555,9 +575,39 @@ export class AiSdkTelemetry {
     return await runInToolFrame({ run: state.run, toolCallId: options.toolCallId }, () => options.execute());
   };
 
-  readonly onToolExecutionEnd = (event: Event): void => {
+  /**
+   * A tool call's outcome. A tool with `toModelOutput` tells the model what that makes of the result: the outcome is
+   * that (`toolOutputText`, as the next request's tool message says it), so the handler waits for it (the SDK waits
+   * for its telemetry before it goes on). The SDK itself calls `toModelOutput` again for each message it builds.
+   */
+  readonly onToolExecutionEnd = (event: Event): void | Promise<void> => {
     const state = this.#state(event);
     if (state === undefined) return;
+    const told = this.#toldOutput(state, event);
+    if (told === undefined) return this.#toolEnded(state, event, undefined, undefined);
+    const endedMs = Date.now();
+    return told.then(
+      (text) => this.#toolEnded(state, event, text, endedMs),
+      () => this.#toolEnded(state, event, undefined, endedMs),
+    );
+  };
+
+  /** What the tool's `toModelOutput` tells the model of the call's result, as text; `undefined` when it has none. */
+  #toldOutput(state: RunState, event: Event): Promise<string> | undefined {
+    const output = (event.toolOutput ?? {}) as Event;
+    if (output.type !== 'tool-result' || state.modelOutputs.size === 0) return undefined;
+    const call = (event.toolCall ?? {}) as Event;
+    const toModelOutput = state.modelOutputs.get(nonEmptyString(call.toolName) ?? '');
+    if (toModelOutput === undefined) return undefined;
+    try {
+      return Promise.resolve(toModelOutput({ toolCallId: call.toolCallId as string, input: call.input, output: output.output })).then(toolOutputText);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** `told`: what the model was told of the result, when not the result itself. */
+  #toolEnded(state: RunState, event: Event, told: string | undefined, endedMs: number | undefined): void {
     this.#guard('onToolExecutionEnd', () => {
       const call = (event.toolCall ?? {}) as Event;
       const id = nonEmptyString(call.toolCallId);
@@ -574,9 +624,9 @@ export class AiSdkTelemetry {
       // An MCP tool's result with `isError` (the AI SDK's MCP tools return it, not throw): an output to the SDK, which
       // gives the model its text, but the call failed, as the server that answered it records.
       const reported = mcpErrorText(output.output);
-      state.run.toolEnd(id, { result: output.output, ...(reported === undefined ? {} : { error: reportedToolError(reported) }), name });
+      state.run.toolEnd(id, { result: told ?? output.output, ...(reported === undefined ? {} : { error: reportedToolError(reported) }), name, ...(endedMs === undefined ? {} : { endedMs }) });
     });
-  };
+  }
 
   /**
    * Approvals the step asked for. A person's answer comes with a later run
