@@ -289,6 +289,11 @@ export interface ApiRequestErrorPayload extends ObserverPayload, ApiRequestIds {
   reason?: string;
   /** Privacy: error text may contain provider or user data. Typically `{type, message}`. */
   error?: unknown;
+  /**
+   * What the answer had delivered when the attempt failed (a stream stopped or broken mid-answer), shaped as
+   * `post_api_request`'s `response` (`assistant_message`, `usage`, ...): recorded with the error. Absent when nothing came.
+   */
+  response?: Record<string, unknown>;
   /** The sanitised request envelope. */
   request?: Record<string, unknown>;
 }

@@ -249,11 +249,14 @@ export class Recorder {
     const error = truthy(payload.error) ? payload.error : {};
     // The error travels in the response (ATIF shows it) and in the metadata,
     // and the span ends as an error where the backend can say so (memory;
-    // native forces OK on a manual LLM end).
+    // native forces OK on a manual LLM end). What the answer had delivered
+    // before it failed (a cut stream's text, its usage) is that response's.
+    const delivered = payload.response;
+    const response = isRecord(delivered) ? { ...delivered, error } : { error };
     const metadata = metadataOf(payload);
     metadata['error.type'] = errorTypeOf(error, payload);
     state.llmSpans.delete(key);
-    this.backend.llmEnd(span, { response: { error }, metadata, status: 'error', ...stamp(timestampUs) });
+    this.backend.llmEnd(span, { response, metadata, status: 'error', ...stamp(timestampUs) });
   }
 
   // ---------------------------------------------------------------- tool spans

@@ -35,6 +35,8 @@ export const NATIVE_SHARED = [
   'test/adapters/ai-sdk/agent-ui-stream.test.ts',
   'test/adapters/ai-sdk/tool-callers.test.ts',
   'test/adapters/ai-sdk/tool-returns-nothing.test.ts',
+  'test/adapters/ai-sdk/aborts.test.ts',
+  'test/adapters/ai-sdk/stream-errors.test.ts',
   'test/adapters/openai-agents/programmatic.test.ts',
   'test/adapters/mcp/sampling-in-process.test.ts',
   'test/adapters/mcp/sampling-langchain.test.ts',

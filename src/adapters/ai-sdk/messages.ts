@@ -43,8 +43,12 @@ export function chatMessages(instructions: unknown, messages: unknown): ChatMess
   return out;
 }
 
-/** A tool result's `output` (`{type:'text'|'json'|'error-text'|..., value}`) as text. */
-function toolOutputText(output: unknown): string {
+/**
+ * A tool result's `output` (`{type:'text'|'json'|'error-text'|..., value}`, what `toModelOutput` returns) as text: a
+ * text value as it is, any other value (a `json` value, a `content` list of parts) as its JSON, the text Chat
+ * Completions sends (the Responses API and Anthropic send a `content` list as parts of their own).
+ */
+export function toolOutputText(output: unknown): string {
   if (!isRecord(output)) return typeof output === 'string' ? output : recordedText(output);
   const value = output.value;
   if (typeof value === 'string') return value;

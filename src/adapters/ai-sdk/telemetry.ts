@@ -42,12 +42,13 @@ import {
   NO_DEFERRED_TOOLS,
   responseOfObjectStep,
   toolChoiceOf,
+  toolOutputText,
   toolResults,
   unansweredCalls,
   type ApprovalAnswer,
   type ProgramToolResult,
 } from './messages.ts';
-import type { AdapterCore, AgentRun, ApiCall, RequestParts } from '../core/run.ts';
+import type { AdapterCore, AgentRun, ApiCall, RequestParts, ResponseParts } from '../core/run.ts';
 import type { SentRequest } from '../core/sent-settings.ts';
 import { MAX_HELD_SESSIONS, MAX_PENDING_APPROVALS, PausedSubagents, SessionHolds } from '../core/holds.ts';
 import { APPROVAL_REQUIRED, approvalPause } from '../core/pause.ts';
@@ -61,6 +62,7 @@ import { isNativeInteger } from '../../formats/native-text.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 import { completionServedBy } from '../core/upstream.ts';
 import { SETTING_NAMES, sentRequestOf, unsupportedSettings } from './sent.ts';
+import { StreamedSoFar } from './streamed.ts';
 import { judgmentRequest, responseOfJudgment, stateContent, unansweredJudgment } from './judgments.ts';
 
 type Event = Record<string, unknown>;
@@ -115,6 +117,26 @@ interface RunState {
   toolChoice: unknown;
   /** What the provider package said of the current model call's last attempt: the body it sent, the settings it warned it dropped. */
   sentRequest: SentRequest | undefined;
+  /** What the current model call's last attempt, when streamed, has delivered so far: its text, an error event. */
+  streamed: StreamedSoFar | undefined;
+  /** The run's tools' `toModelOutput`, by tool name: what the model is told of a call's result. */
+  readonly modelOutputs: ReadonlyMap<string, ToModelOutput>;
+}
+
+/** A tool's `toModelOutput`, as the SDK calls it on the tool's result before it tells the model. */
+type ToModelOutput = (options: { toolCallId: string; input: unknown; output: unknown }) => unknown;
+
+const NO_MODEL_OUTPUTS: ReadonlyMap<string, ToModelOutput> = new Map();
+
+/** The tools of a run (its `tools` set) that tell the model something else than their result. */
+function modelOutputsOf(tools: unknown): ReadonlyMap<string, ToModelOutput> {
+  if (!isRecord(tools)) return NO_MODEL_OUTPUTS;
+  let out: Map<string, ToModelOutput> | undefined;
+  for (const [name, tool] of Object.entries(tools)) {
+    const toModelOutput = isRecord(tool) ? tool.toModelOutput : undefined;
+    if (typeof toModelOutput === 'function') (out ??= new Map()).set(name, toModelOutput.bind(tool) as ToModelOutput);
+  }
+  return out ?? NO_MODEL_OUTPUTS;
 }
 
 /** The part of the SDK's `Output` the adapter reads: the parser the SDK runs on the run's answer. */
@@ -277,6 +299,7 @@ function withSentCalls<T>(state: RunState, result: T): T {
   state.sent = sent;
   state.served = undefined;
   state.sentRequest = undefined;
+  state.streamed = undefined;
   if (typeof result !== 'object' || result === null) return result;
   const { content, stream, response, request, warnings } = result as { content?: unknown; stream?: unknown; response?: { body?: unknown }; request?: { body?: unknown }; warnings?: unknown };
   const sentRequest = sentRequestOf({ request, warnings });
@@ -287,10 +310,13 @@ function withSentCalls<T>(state: RunState, result: T): T {
     return result;
   }
   if (typeof (stream as ReadableStream | undefined)?.pipeThrough !== 'function') return result;
+  const streamed = new StreamedSoFar();
+  state.streamed = streamed;
   const noted = (stream as ReadableStream).pipeThrough(
     new TransformStream({
       transform(part, controller) {
         noteSentCall(sent, part);
+        streamed.note(part);
         // A stream's warnings come in its first part.
         if ((part as { type?: unknown } | undefined)?.type === 'stream-start') sentRequest.unsupported.push(...unsupportedSettings((part as { warnings?: unknown }).warnings));
         // Only with `includeRawChunks`: each chunk as the server sent it.
@@ -401,6 +427,8 @@ export class AiSdkTelemetry {
         structuredText: undefined,
         toolChoice: undefined,
         sentRequest: undefined,
+        streamed: undefined,
+        modelOutputs: modelOutputsOf(event.tools),
       };
       this.#runs.set(callId, state);
       for (const answer of answers) this.#answer(state, answer, undefined);
@@ -424,8 +452,10 @@ export class AiSdkTelemetry {
       // A steering interrupt's redo is a new request (it carries the message), not a retry of the cancelled one.
       const steered = pending !== undefined && addsSteeringMessages(state.callMessages, event.messages);
       // An attempt still open was streaming when it stopped: the SDK gave it up for a new one (streamRetries, or a
-      // steering interrupt). One that already failed (a fetch the interrupt aborted) was reported by executeLanguageModelCall.
-      if (pending?.attemptOpen === true) pending.attemptError(steered ? new SteeringInterrupted() : new StreamRetried(), steered);
+      // steering interrupt), with what it had delivered. One that already failed (a fetch the interrupt aborted) was
+      // reported by executeLanguageModelCall.
+      const streamed = state.streamed;
+      if (pending?.attemptOpen === true) pending.attemptError(steered ? new SteeringInterrupted() : streamed?.failed ? streamed.retriedError : new StreamRetried(), steered, streamed?.delivered());
       else if (steered) pending.settle();
       const call = pending !== undefined && !steered ? pending : state.run.newApiCall();
       call.describe(requestOf(event, state.toolChoice));
@@ -463,7 +493,7 @@ export class AiSdkTelemetry {
       const servedBy = response.servedBy ?? state!.served;
       // The OpenAI package drops the `approval_request_id` of the call OpenAI ran once approved: its name and arguments say it.
       const sent = state!.sentRequest;
-      call.attemptEnd({ ...response, toolCalls: linkApprovedCalls(response.toolCalls, state!.providerApproved), ...(servedBy === undefined ? {} : { servedBy }), ...(sent === undefined ? {} : { sent }) });
+      this.#endAttempt(state!, call, { ...response, toolCalls: linkApprovedCalls(response.toolCalls, state!.providerApproved), ...(servedBy === undefined ? {} : { servedBy }), ...(sent === undefined ? {} : { sent }) });
     });
   };
 
@@ -545,9 +575,39 @@ export class AiSdkTelemetry {
     return await runInToolFrame({ run: state.run, toolCallId: options.toolCallId }, () => options.execute());
   };
 
-  readonly onToolExecutionEnd = (event: Event): void => {
+  /**
+   * A tool call's outcome. A tool with `toModelOutput` tells the model what that makes of the result: the outcome is
+   * that (`toolOutputText`, as the next request's tool message says it), so the handler waits for it (the SDK waits
+   * for its telemetry before it goes on). The SDK itself calls `toModelOutput` again for each message it builds.
+   */
+  readonly onToolExecutionEnd = (event: Event): void | Promise<void> => {
     const state = this.#state(event);
     if (state === undefined) return;
+    const told = this.#toldOutput(state, event);
+    if (told === undefined) return this.#toolEnded(state, event, undefined, undefined);
+    const endedMs = Date.now();
+    return told.then(
+      (text) => this.#toolEnded(state, event, text, endedMs),
+      () => this.#toolEnded(state, event, undefined, endedMs),
+    );
+  };
+
+  /** What the tool's `toModelOutput` tells the model of the call's result, as text; `undefined` when it has none. */
+  #toldOutput(state: RunState, event: Event): Promise<string> | undefined {
+    const output = (event.toolOutput ?? {}) as Event;
+    if (output.type !== 'tool-result' || state.modelOutputs.size === 0) return undefined;
+    const call = (event.toolCall ?? {}) as Event;
+    const toModelOutput = state.modelOutputs.get(nonEmptyString(call.toolName) ?? '');
+    if (toModelOutput === undefined) return undefined;
+    try {
+      return Promise.resolve(toModelOutput({ toolCallId: call.toolCallId as string, input: call.input, output: output.output })).then(toolOutputText);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** `told`: what the model was told of the result, when not the result itself. */
+  #toolEnded(state: RunState, event: Event, told: string | undefined, endedMs: number | undefined): void {
     this.#guard('onToolExecutionEnd', () => {
       const call = (event.toolCall ?? {}) as Event;
       const id = nonEmptyString(call.toolCallId);
@@ -564,9 +624,9 @@ export class AiSdkTelemetry {
       // An MCP tool's result with `isError` (the AI SDK's MCP tools return it, not throw): an output to the SDK, which
       // gives the model its text, but the call failed, as the server that answered it records.
       const reported = mcpErrorText(output.output);
-      state.run.toolEnd(id, { result: output.output, ...(reported === undefined ? {} : { error: reportedToolError(reported) }), name });
+      state.run.toolEnd(id, { result: told ?? output.output, ...(reported === undefined ? {} : { error: reportedToolError(reported) }), name, ...(endedMs === undefined ? {} : { endedMs }) });
     });
-  };
+  }
 
   /**
    * Approvals the step asked for. A person's answer comes with a later run
@@ -613,9 +673,22 @@ export class AiSdkTelemetry {
     const call = state.call;
     if (call === undefined || !call.attemptOpen) return;
     const response = isRecord(event.response) ? event.response : {};
-    call.attemptEnd(
+    this.#endAttempt(
+      state,
+      call,
       responseOfCallEnd({ content: event.content, usage: event.usage, finishReason: event.finishReason, modelId: response.modelId, responseId: response.id, providerMetadata: event.providerMetadata }, state.sent, state.deferred),
     );
+  }
+
+  /**
+   * The model call's attempt answered: its response, or, when the provider sent an error event down the stream (OpenAI
+   * Responses' `error` or `response.failed`, Anthropic's `error`), a failed attempt with that error and the answer that
+   * came before it. Not final: the SDK may retry it (`streamRetries`).
+   */
+  #endAttempt(state: RunState, call: ApiCall, response: ResponseParts): void {
+    const streamed = state.streamed;
+    if (streamed?.failed === true) call.attemptError(streamed.error, false, response);
+    else call.attemptEnd(response);
   }
 
   readonly onStepError = (event: Event): void => {
@@ -753,8 +826,10 @@ export class AiSdkTelemetry {
     if (answered !== undefined) return call.attemptEnd(responseOfObjectStep(answered));
     const judged = unansweredJudgment(error, state.run.requestedModel);
     if (judged !== undefined) return call.attemptEnd(judged);
-    // An attempt that already failed was reported by executeLanguageModelCall.
-    if (call.attemptOpen || call.attempts === 0) call.attemptError(error, true);
+    // An attempt that already failed was reported by executeLanguageModelCall. One still streaming (stopped, broken)
+    // keeps the answer it had delivered: the text the program showed its user.
+    if (call.attemptOpen) call.attemptError(error, true, state.streamed?.delivered());
+    else if (call.attempts === 0) call.attemptError(error, true);
     else call.settle();
   }
 

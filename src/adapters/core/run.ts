@@ -792,8 +792,12 @@ export class ApiCall {
     });
   }
 
-  /** The open attempt failed: `api_request_error` with its `retry_count`. */
-  attemptError(error: unknown, final = false): void {
+  /**
+   * The open attempt failed: `api_request_error` with its `retry_count`. `partial`: what the answer had delivered when
+   * it failed (a stream the program stopped, or an error event mid-answer), written as the error's `response`, so the
+   * trajectory's step shows the text the user saw and its tokens, with the error. The one rule for a cut stream.
+   */
+  attemptError(error: unknown, final = false, partial?: ResponseParts): void {
     if (this.run.ended) return;
     if (!this.#open) this.attemptStart();
     this.#open = false;
@@ -813,6 +817,7 @@ export class ApiCall {
         retryable: described.retryable,
         reason: described.type,
         error: { type: described.type, message: described.message },
+        ...(partial === undefined ? {} : { response: this.#responseBody(partial, partial.toolCalls).response }),
       };
     });
   }
@@ -835,13 +840,7 @@ export class ApiCall {
     const startedAt = this.#startedAt;
     const endedAt = now();
     run.core.emit('post_api_request', () => {
-      const message = answerMessage({ text: response.text, toolCalls: calls, reasoning: response.reasoning, media: response.media });
-      const counted = chatCompletionsUsage(readProviderUsage(response.usage));
-      const usage = response.costUsd === undefined ? counted : { ...counted, cost_usd: response.costUsd };
-      const model = response.model ?? this.#parts().model ?? run.requestedModel;
-      const finish = chatFinishReason(response.finishReason, localCalls(calls).length > 0) ?? null;
-      const parts = this.#parts();
-      const difference = settingsDifference(parts.settings, response.sent, parts.provider ?? run.provider);
+      const { response: body, message, usage, model, finish } = this.#responseBody(response, calls);
       return {
         ...this.#base(),
         started_at: startedAt,
@@ -849,9 +848,8 @@ export class ApiCall {
         api_duration: endedAt - startedAt,
         finish_reason: finish,
         response_model: model,
-        // `reasoning` at the top of the response is where the ATIF builder reads a step's reasoning_content.
-        response: { id: response.id, model, assistant_message: message, finish_reason: finish, usage: usage ?? null, ...(response.reasoning ? { reasoning: response.reasoning } : {}), ...(response.servedBy === undefined ? {} : { served_by: response.servedBy }), ...(response.failedUpstreams === undefined ? {} : { failed_upstreams: [...response.failedUpstreams] }), ...difference },
-        usage: usage ?? null,
+        response: body,
+        usage,
         assistant_message: message,
         assistant_content_chars: response.text.length,
         assistant_tool_call_count: calls.length,
@@ -860,6 +858,21 @@ export class ApiCall {
     for (const call of calls) if (call.providerApproval === true) run.providerApprovalAsked(call);
     for (const result of later) run.providerResultArrived(result);
     for (const call of calls) if (call.providerResultPending === true) run.providerResultAwaited(call, this.ids.api_request_id);
+  }
+
+  /** A response as the hooks write it: its message, usage (with what it was charged), model and finish reason in the one vocabulary. */
+  #responseBody(response: ResponseParts, calls: readonly CallOfTool[]): { response: Record<string, unknown>; message: ReturnType<typeof answerMessage>; usage: Record<string, unknown> | null; model: string | undefined; finish: string | null } {
+    const run = this.run;
+    const message = answerMessage({ text: response.text, toolCalls: calls, reasoning: response.reasoning, media: response.media });
+    const counted = chatCompletionsUsage(readProviderUsage(response.usage));
+    const usage = (response.costUsd === undefined ? counted : { ...counted, cost_usd: response.costUsd }) ?? null;
+    const parts = this.#parts();
+    const model = response.model ?? parts.model ?? run.requestedModel;
+    const finish = chatFinishReason(response.finishReason, localCalls(calls).length > 0) ?? null;
+    const difference = settingsDifference(parts.settings, response.sent, parts.provider ?? run.provider);
+    // `reasoning` at the top of the response is where the ATIF builder reads a step's reasoning_content.
+    const body = { id: response.id, model, assistant_message: message, finish_reason: finish, usage, ...(response.reasoning ? { reasoning: response.reasoning } : {}), ...(response.servedBy === undefined ? {} : { served_by: response.servedBy }), ...(response.failedUpstreams === undefined ? {} : { failed_upstreams: [...response.failedUpstreams] }), ...difference };
+    return { response: body, message, usage, model, finish };
   }
 }
 

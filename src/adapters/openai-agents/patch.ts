@@ -26,7 +26,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { Runner, getCurrentSpan } from '@openai/agents';
 import { addToolFrameFinder, runInApiCall, runOutsideToolFrames, type ToolFrame } from '../core/context.ts';
-import type { ApiCall } from '../core/run.ts';
+import type { ApiCall, ResponseParts } from '../core/run.ts';
 import { mcpErrorText } from '../mcp/meta.ts';
 import { streamedCacheWrites, streamedCost, streamedFinish, streamedModel, streamedServedBy, streamedFailedUpstreams, streamedWarnings } from './items.ts';
 import { isRecord } from '../../shared/record.ts';
@@ -79,8 +79,10 @@ export interface AttemptObserver {
   /** The attempt answered (for a stream: its `response_done` event's response). */
   response(response: Loose): void;
   error(error: unknown): void;
-  /** The stream ended without a `response_done` event. */
+  /** The stream ended without a `response_done` event (the caller stopped it). */
   streamEnded(): void;
+  /** A stream's attempt: what it has handed on so far, asked when the attempt ends without its response. */
+  streaming(delivered: () => ResponseParts | undefined): void;
 }
 
 /** What the adapter knows of the model an attempt went to. */
@@ -555,6 +557,10 @@ async function* observedStream(stream: AsyncIterable<unknown>, attempts: readonl
   // A Responses stream's response_done keeps the SDK's own usage only; the raw finishing event the SDK yields right
   // after it has the usage as the server sent it (xAI's `cost_in_usd_ticks`): the answer waits for that event.
   let held: Loose | undefined;
+  // The answer's text as the stream handed it on, for a stream that stops before its response: what the caller showed.
+  let text = '';
+  const delivered = (): ResponseParts | undefined => (text === '' ? undefined : { text, toolCalls: [], model });
+  for (const attempt of attempts) quietly(() => attempt.streaming(delivered));
   const answer = (done: Loose): void => {
     answered = true;
     held = undefined;
@@ -575,6 +581,7 @@ async function* observedStream(stream: AsyncIterable<unknown>, attempts: readonl
           failed = streamedFailedUpstreams(record.event) ?? failed;
           warnings ??= streamedWarnings(record.event);
         }
+        else if (record.type === 'output_text_delta' && typeof record.delta === 'string') text += record.delta;
         if (held !== undefined) answer(held);
         if (record.type === 'response_done' && !answered && held === undefined) {
           const done = (record.response ?? {}) as Loose;

@@ -36,7 +36,7 @@
  */
 
 import { getCurrentTrace, getHandoff, ToolTimeoutError } from '@openai/agents';
-import { ToolCallRefused, type AdapterCore, type AgentRun, type ApiCall, type RunStatus } from '../core/run.ts';
+import { ToolCallRefused, type AdapterCore, type AgentRun, type ApiCall, type ResponseParts, type RunStatus } from '../core/run.ts';
 import { abortErrorOf, isAbortedSignal, localCalls, reportedToolError, type CallOfTool } from '../core/shapes.ts';
 import { approvalPause } from '../core/pause.ts';
 import { guardrailTurnEnd, type GuardrailRecord } from '../core/guardrails.ts';
@@ -166,6 +166,8 @@ export class RunRecord implements RunObserver {
   #call: ApiCall | undefined;
   #lastInput: unknown;
   #lastFailed = false;
+  /** What the current attempt's stream has handed on, when it streams (`AttemptObserver.streaming`). */
+  #delivered: (() => ResponseParts | undefined) | undefined;
   /** The function calls of the latest response: handoffs are matched against them. */
   #lastCalls: CallOfTool[] = [];
   readonly #tools = new Map<string, OpenTool>();
@@ -562,6 +564,7 @@ export class RunRecord implements RunObserver {
     const call = retry ? this.#call! : run.newApiCall();
     this.#call = call;
     this.#lastInput = input;
+    this.#delivered = undefined;
     this.#lastFailed = false;
     const config = isRecord(this.#runner.config) ? this.#runner.config : {};
     const requested = model.requestedName ?? modelNameOf(this.#agent as Loose | undefined, config) ?? modelNameOfObject(model.model);
@@ -588,12 +591,16 @@ export class RunRecord implements RunObserver {
       },
       error: (error) => {
         this.#lastFailed = true;
-        if (call.attemptOpen) call.attemptError(error);
+        if (call.attemptOpen) call.attemptError(error, false, this.#delivered?.());
       },
       streamEnded: () => {
         if (!call.attemptOpen) return;
         const cancelled = this.#callerCancelled();
-        call.attemptError(cancelled ?? Object.assign(new Error('the stream ended before the response did'), { name: 'StreamEnded' }));
+        call.attemptError(cancelled ?? Object.assign(new Error('the stream ended before the response did'), { name: 'StreamEnded' }), false, this.#delivered?.());
+      },
+      // A stream stopped or broken before its response keeps the text it had handed on, the answer the user saw.
+      streaming: (delivered) => {
+        this.#delivered = delivered;
       },
     };
   }
@@ -785,7 +792,7 @@ export class RunRecord implements RunObserver {
   /** Ends what the run left open: a model attempt, tools that never returned, rejected calls never reported. */
   #closeOpen(error: unknown): void {
     const call = this.#call;
-    if (call !== undefined && call.attemptOpen) call.attemptError(error ?? new Error('the run ended during the request'), true);
+    if (call !== undefined && call.attemptOpen) call.attemptError(error ?? new Error('the run ended during the request'), true, this.#delivered?.());
     for (const [id, tool] of this.#tools) tool.run.toolEnd(id, { error: this.#threw.get(id) ?? error ?? new Error('the run ended before the tool did'), name: tool.name });
     this.#tools.clear();
     this.#threw.clear();

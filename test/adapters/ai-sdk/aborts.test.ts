@@ -9,8 +9,9 @@ import { ToolLoopAgent, stepCountIs, streamText, tool } from 'ai';
 import * as z from 'zod';
 import { instrumentAiSdk } from '../../../src/adapters/ai-sdk/index.ts';
 import { AI_SDK_PROVIDERS } from '../../support/ai-sdk-providers.ts';
-import { expectNothingLost, recordedPlugin } from '../support.ts';
+import { expectNothingLost, onlyTrajectory, recordedPlugin, type AtifDoc, type AtofEvent } from '../support.ts';
 import { FakeProvider } from './wire.ts';
+import { sameOnNative } from '../same-on-native.ts';
 
 (globalThis as { AI_SDK_LOG_WARNINGS?: boolean }).AI_SDK_LOG_WARNINGS = false;
 
@@ -74,7 +75,9 @@ function defaultAbortMessage(): string {
 
 // The stop pressed while the answer streams in (the reader has had some of the text): streamText reports it as
 // `onAbort` with the signal's reason, the request cut short fails with that reason as generateText's does: the
-// AbortError by default (with the runtime's own message), or the reason the program gave its controller.
+// AbortError by default (with the runtime's own message), or the reason the program gave its controller. The text
+// the program had streamed to its user is the failed call's answer (a user trial found it lost: the SDK's abort
+// event carries the finished steps only): the trajectory's agent step shows it, with the abort as the error.
 describe.each(AI_SDK_PROVIDERS.map((packages) => [packages.major, packages] as const))('a stop while the answer streams in (%s)', (_major, packages) => {
   for (const [label, reason, expected] of [
     ['abort()', undefined, { type: 'AbortError', message: defaultAbortMessage() }],
@@ -96,11 +99,62 @@ describe.each(AI_SDK_PROVIDERS.map((packages) => [packages.major, packages] as c
       const errors = recorded.log.filter((entry) => entry.hook === 'api_request_error').map((entry) => entry.payload.error);
       expect(errors).toEqual([expected]);
       expect(recorded.log.filter((entry) => entry.hook === 'on_session_end').map((entry) => [entry.payload.interrupted, entry.payload.turn_exit_reason])).toEqual([[true, 'interrupted']]);
-      const { counters } = await recorded.finish();
+      const { atif, atof, counters } = await recorded.finish();
       expectNothingLost(counters);
+      expectStoppedAnswer(atif, atof, { seen, expected, model: 'gpt-4o-2024-08-06' });
     });
   }
+
+  it('the program stops reading, then aborts: the call keeps the text its stream had delivered', async () => {
+    const text = 'Once upon a time there was a very long story.';
+    const fake = new FakeProvider();
+    fake.reply('anthropic', { id: 'msg_1', model: 'claude-sonnet-4-5-20250929', text, usage: { input: 40, output: 9 } }, { stream: true, hang: true });
+    const recorded = recordedPlugin('ai-abort-stop-reading');
+    uninstall = instrumentAiSdk(recorded.hooks);
+    const controller = new AbortController();
+    let aborted!: () => void;
+    const stopped = new Promise<void>((resolve) => (aborted = resolve));
+    const result = streamText({
+      model: packages.anthropic({ apiKey: 'test-key', fetch: fake.fetch as typeof globalThis.fetch })('claude-sonnet-4-5'),
+      prompt: 'Tell me a story',
+      abortSignal: controller.signal,
+      onAbort: () => aborted(),
+    });
+    let seen = '';
+    for await (const delta of result.textStream) {
+      seen += delta;
+      break; // the user navigated away
+    }
+    controller.abort();
+    await stopped;
+    const { atif, atof, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    // The SDK had taken more of the stream than the loop read (the half the server sent before it waited): the call
+    // keeps what the stream delivered, which begins with what the program read.
+    const [message] = expectStoppedAnswer(atif, atof, { expected: { type: 'AbortError', message: defaultAbortMessage() }, model: 'claude-sonnet-4-5-20250929' });
+    expect(message.startsWith(seen) && text.startsWith(message) && message.length >= seen.length).toBe(true);
+    await sameOnNative(recorded);
+  });
 });
+
+/**
+ * The trajectory of a streamText run stopped mid-answer: one agent step, its message the text the stream had delivered
+ * (`seen`, when the program read all of it), the call failed with the abort; the ATOF LLM span ends with the same
+ * text and error. Returns the step's message.
+ */
+function expectStoppedAnswer(atif: AtifDoc[], atof: AtofEvent[], options: { seen?: string; expected: { type: string; message: string }; model: string }): [string] {
+  const doc = onlyTrajectory(atif);
+  const agent = (doc.steps as AtifDoc[]).filter((step) => step.source === 'agent');
+  expect(agent).toHaveLength(1);
+  const [step] = agent;
+  if (options.seen !== undefined) expect(step!.message).toBe(options.seen);
+  expect(step!.message).not.toBe('');
+  expect([step!.model_name, step!.extra.invocation.status, step!.extra.llm_response.error]).toEqual([options.model, 'failed', options.expected]);
+  const llmEnd = atof.find((event) => event.category === 'llm' && event.scope_category === 'end')!;
+  expect(llmEnd.metadata['error.type']).toBe(options.expected.type);
+  expect(llmEnd.data).toMatchObject({ assistant_message: { role: 'assistant', content: step!.message }, error: options.expected });
+  return [step!.message as string];
+}
 
 // The stop pressed while sub-agents (agents a tool runs with the tool's abortSignal, as the SDK docs pass it on) wait
 // for their model: one, or two the model called in one step. Under streamText the SDK ends the parent's turn at once

@@ -191,9 +191,10 @@ describe('createAgentUIStreamResponse: a ToolLoopAgent route with a streaming su
     ]);
     expect(agentSteps.map((step) => step.model_name)).toEqual([model, model, model]);
     expect(agentSteps.at(-1)!.message).toBe('Removed build/; the other command was not approved.');
-    // The research call's outcome is the last UIMessage it yielded, what the UI shows; linked to the sub-agent.
+    // The research call's outcome is what the model was told of it, the summary toModelOutput made of the last
+    // UIMessage the tool yielded (the UI shows the message); linked to the sub-agent.
     const [researched] = agentSteps[0]!.observation.results as AtifDoc[];
-    expect(JSON.parse(researched!.content)).toEqual(JSON.parse(JSON.stringify(research.output)));
+    expect(researched!.content).toBe(fake.requests[3]!.body.input.find((item: any) => item.type === 'function_call_output' && item.call_id === 'call_research').output);
     expect(researched!.subagent_trajectory_ref).toEqual([expect.objectContaining({ session_id: 'chat-1:sub:call_research' })]);
     // The pause is on the step that asked, in ATIF too (which writes interrupted and failed turn ends only).
     expect(agentSteps.map((step) => (step.extra?.turn_ends ?? []).map((end: AtifDoc) => end.status))).toEqual([[], ['interrupted'], []]);

@@ -305,13 +305,16 @@ describe('a chat route served to the SDK\'s own chat client (useChat\'s Abstract
           ['post_tool_call', words.locationCall],
         ]);
 
-        // The stopped model call: cut short (a failed call, no tokens: the provider never sent its usage), or
-        // answered in full on the server, as the provider sent it.
+        // The stopped model call: cut short (a failed call with the text the provider had streamed, which begins
+        // with what the user was shown; no tokens: the provider never sent its usage), or answered in full on the
+        // server, as the provider sent it.
         const storyAt = steps.findIndex((step) => step.message === words.story);
         const answer = steps[storyAt + 1]!;
         expect(steps[storyAt + 2]!.message).toBe(words.thanks);
         if (stop === 'interrupted') {
-          expect(answer.message).toMatch(/aborted/);
+          const shown = (chatId === 'chat-a' ? a! : b!).shown;
+          expect(answer.message.startsWith(shown) && 'Once upon a time, a model told a very long story.'.startsWith(answer.message)).toBe(true);
+          expect([answer.extra.invocation.status, answer.extra.llm_response.error.type]).toEqual(['failed', 'AbortError']);
           expect(answer.metrics).toBeUndefined();
         } else expect(answer.message).toBe('Once upon a time, a model told a very long story.');
         const storyCall = hooks.filter((entry) => /api_request/.test(entry.hook)).slice(10, 12).map((entry) => entry.hook);

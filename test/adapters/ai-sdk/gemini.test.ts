@@ -218,16 +218,23 @@ describe.each(AI_SDK_PROVIDERS.map((packages) => [packages.major, packages] as c
       ['pre_api_request', 'step 2', 1],
       ['post_api_request', 'step 2', undefined],
     ]);
-    expect(attempts[3]!.payload).toMatchObject({ retryable: true, error: { type: 'StreamRetried' } });
+    // The attempt failed with the error the program's onError got (Gemini's frame: its message and 503), retryable
+    // (the SDK retried it), with the text it had streamed.
+    const told = errors[0] as Error & { statusCode?: number };
+    expect(attempts[3]!.payload).toMatchObject({ retryable: true, status_code: told.statusCode, error: { type: told.name, message: OVERLOADED.error.message } });
+    expect(told.statusCode).toBe(OVERLOADED.error.code);
+    expect((attempts[3]!.payload.response as Steps[number]).assistant_message.content).not.toBe('');
+    expect(LOOP[2]!.text!.startsWith((attempts[3]!.payload.response as Steps[number]).assistant_message.content)).toBe(true);
     expect(answers(recorded).map((post) => post.response.id)).toEqual(['gem-resp-1', 'gem-resp-3b']);
   });
 
-  it('an error frame mid-stream without streamRetries: the call ends as the SDK reports it (finish reason error, the text that came)', async () => {
+  it('an error frame mid-stream without streamRetries: the call fails with the error onError got, with the text that came and its tokens', async () => {
     const fake = new FakeProvider();
     fake.reply('gemini', LOOP[2]!, { stream: true, cut: OVERLOADED });
     const recorded = recordedPlugin(`ai-gemini-stream-error-${major}`);
     uninstall = instrumentAiSdk(recorded.hooks);
-    const result = streamText({ model: gemini(packages, fake), prompt: 'Weather in Paris?', onError: () => {} });
+    const errors: Error[] = [];
+    const result = streamText({ model: gemini(packages, fake), prompt: 'Weather in Paris?', onError: ({ error }) => void errors.push(error as Error) });
     await result.consumeStream();
     const [step] = await result.steps;
     expect(step!.finishReason).toBe('error');
@@ -236,7 +243,10 @@ describe.each(AI_SDK_PROVIDERS.map((packages) => [packages.major, packages] as c
     const answered = (atif[0]!.steps as Steps).filter((s) => s.source === 'agent');
     expect(answered.map((s) => [s.message, s.metrics?.prompt_tokens, s.metrics?.completion_tokens])).toEqual([[step!.text, step!.usage.inputTokens, step!.usage.outputTokens]]);
     expect(step!.text).not.toBe('');
-    expect(answers(recorded).map((post) => post.finish_reason)).toEqual(['error']);
+    expect(answers(recorded)).toEqual([]);
+    const failed = recorded.log.filter((entry) => entry.hook === 'api_request_error').map((entry) => [entry.payload.error, (entry.payload.response as Steps[number]).finish_reason]);
+    expect(failed).toEqual([[{ type: errors[0]!.name, message: OVERLOADED.error.message }, 'error']]);
+    expect(answered.map((s) => [s.extra.invocation.status, s.extra.llm_response.error])).toEqual([['failed', failed[0]![0]]]);
   });
 
   it('a connection reset mid-stream: the call and the run fail, with the SDK\'s error', async () => {

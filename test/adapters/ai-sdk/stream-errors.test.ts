@@ -2,13 +2,16 @@
 // a user trial met it on Anthropic's wire: @ai-sdk/anthropic ends such a stream without a finish part, so the SDK
 // reports no end of the model call (no onLanguageModelCallEnd), only the step's end with finish reason `error` and
 // the text that came. The call was left open and closed at the session's end as never answered
-// (`session_closed`), the text lost. It must end as the SDK reports the step, as OpenAI's stream (which does send
-// its finish) ends; and under `streamRetries` the broken attempt stays a failed attempt of the call the SDK retried.
+// (`session_closed`), the text lost. And the error itself reaches the program's `onError` only, never telemetry: a
+// later trial found the call ended with the text but without the error the provider sent. The call must fail with
+// that error (as `onError` got it) and keep the text that came and the model that answered; under `streamRetries`
+// the broken attempt stays a failed attempt, with that error, of the call the SDK retried.
 import { afterEach, describe, expect, it } from 'vitest';
 import { streamText } from 'ai';
 import { instrumentAiSdk } from '../../../src/adapters/ai-sdk/index.ts';
 import { AI_SDK_PROVIDERS } from '../../support/ai-sdk-providers.ts';
 import { expectNothingLost, recordedPlugin } from '../support.ts';
+import { sameOnNative } from '../same-on-native.ts';
 import { FakeProvider, type Turn, type Wire } from './wire.ts';
 
 (globalThis as { AI_SDK_LOG_WARNINGS?: boolean }).AI_SDK_LOG_WARNINGS = false;
@@ -23,39 +26,70 @@ type Step = Record<string, any>;
 
 const WIRES = {
   anthropic: {
+    wire: 'anthropic',
     turn: { id: 'msg_1', model: 'claude-sonnet-4-5-20250929', text: 'Hello there friend, how are you today?', usage: { input: 40, output: 9 } },
     error: { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } },
   },
   responses: {
+    wire: 'responses',
     turn: { id: 'resp_1', model: 'gpt-4o-2024-08-06', text: 'Hello there friend, how are you today?', usage: { input: 40, output: 9 } },
     error: { type: 'error', sequence_number: 99, code: 'server_error', message: 'The server had an error while processing your request.', param: null },
   },
-} satisfies Record<string, { turn: Turn; error: Record<string, unknown> }>;
+  // The Responses API's own end of a failed response: its error, and the tokens it had spent.
+  'responses failed': {
+    wire: 'responses',
+    turn: { id: 'resp_1', model: 'gpt-4o-2024-08-06', text: 'Hello there friend, how are you today?', usage: { input: 40, output: 9 } },
+    error: {
+      type: 'response.failed',
+      sequence_number: 99,
+      response: { id: 'resp_1', object: 'response', status: 'failed', model: 'gpt-4o-2024-08-06', error: { code: 'server_error', message: 'The model failed to generate a response.' }, incomplete_details: null, usage: { input_tokens: 40, output_tokens: 5 } },
+    },
+    spent: { prompt_tokens: 40, completion_tokens: 5 },
+  },
+} satisfies Record<string, { wire: Wire; turn: Turn; error: Record<string, unknown>; spent?: Record<string, number> }>;
+
+/** The message of the error event the fake server sent on `wire`. */
+const sentMessage = (wire: keyof typeof WIRES): string => {
+  const error = WIRES[wire].error as { message?: string; error?: { message: string }; response?: { error: { message: string } } };
+  return error.error?.message ?? error.response?.error.message ?? error.message!;
+};
 
 describe.each(AI_SDK_PROVIDERS.map((packages) => [packages.major, packages] as const))('an error event mid-stream (%s)', (_major, packages) => {
-  const modelOf = (wire: keyof typeof WIRES, fake: FakeProvider) =>
+  const modelOf = (wire: Wire, fake: FakeProvider) =>
     wire === 'anthropic'
       ? packages.anthropic({ apiKey: 'test-key', fetch: fake.fetch as typeof globalThis.fetch })('claude-sonnet-4-5')
       : packages.openai({ apiKey: 'test-key', fetch: fake.fetch as typeof globalThis.fetch })('gpt-4o');
 
   for (const wire of Object.keys(WIRES) as Array<keyof typeof WIRES>) {
-    it(`${wire}, no streamRetries: the call ends as the SDK reports its step (finish reason error, the text that came)`, async () => {
-      const fake = new FakeProvider().reply(wire as Wire, WIRES[wire].turn, { stream: true, cut: WIRES[wire].error });
+    it(`${wire}, no streamRetries: the call fails with the error event onError got, with the text that came`, async () => {
+      const fake = new FakeProvider().reply(WIRES[wire].wire, WIRES[wire].turn, { stream: true, cut: WIRES[wire].error });
       const recorded = recordedPlugin(`ai-stream-error-${wire}`);
       uninstall = instrumentAiSdk(recorded.hooks);
-      const errors: unknown[] = [];
-      const result = streamText({ model: modelOf(wire, fake), prompt: 'Say hello.', onError: ({ error }) => void errors.push(error) });
+      const errors: Error[] = [];
+      const result = streamText({ model: modelOf(WIRES[wire].wire, fake), prompt: 'Say hello.', onError: ({ error }) => void errors.push(error as Error) });
       await result.consumeStream();
       const [step] = await result.steps;
       expect(step!.finishReason).toBe('error');
       expect(step!.text).not.toBe('');
       expect(errors).toHaveLength(1);
+      // The program was told the message the server sent in its error event.
+      expect(errors[0]!.message).toBe(sentMessage(wire));
+      const told = { type: errors[0]!.name, message: errors[0]!.message };
       const ends = recorded.log.filter((entry) => entry.hook === 'post_api_request' || entry.hook === 'api_request_error');
-      expect(ends.map((entry) => [entry.hook, entry.payload.finish_reason])).toEqual([['post_api_request', 'error']]);
-      const { atif, counters } = await recorded.finish();
+      expect(ends.map((entry) => [entry.hook, entry.payload.error, (entry.payload.response as Step | undefined)?.assistant_message])).toEqual([['api_request_error', told, { role: 'assistant', content: step!.text }]]);
+      const { atif, atof, counters } = await recorded.finish();
       expectNothingLost(counters);
+      // ATOF: the LLM span ends failed, its response the text that came and the error.
+      const llmEnd = atof.find((event) => event.category === 'llm' && event.scope_category === 'end')!;
+      expect(llmEnd.metadata['error.type']).toBe(told.type);
+      expect(llmEnd.data).toMatchObject({ assistant_message: { content: step!.text }, error: told, model: WIRES[wire].turn.model });
+      // ATIF: the agent step shows the text the program streamed, the call failed with the error.
       const answered = (atif[0]!.steps as Step[]).filter((s) => s.source === 'agent');
-      expect(answered.map((s) => [s.message, s.model_name])).toEqual([[step!.text, WIRES[wire].turn.model]]);
+      expect(answered.map((s) => [s.message, s.model_name, s.extra.invocation.status, s.extra.llm_response.error])).toEqual([[step!.text, WIRES[wire].turn.model, 'failed', told]]);
+      // The tokens the failed response says it spent, when it says.
+      const spent = (WIRES[wire] as { spent?: Record<string, number> }).spent;
+      if (spent !== undefined) expect(answered[0]!.metrics).toMatchObject(spent);
+      await sameOnNative(recorded);
     });
   }
 
@@ -69,11 +103,12 @@ describe.each(AI_SDK_PROVIDERS.map((packages) => [packages.major, packages] as c
     await result.consumeStream();
     expect(await result.text).toBe('Hello!');
     const attempts = recorded.log.filter((entry) => ['pre_api_request', 'post_api_request', 'api_request_error'].includes(entry.hook));
-    expect(attempts.map((entry) => [entry.hook, entry.payload.retry_count])).toEqual([
-      ['pre_api_request', 0],
-      ['api_request_error', 0],
-      ['pre_api_request', 1],
-      ['post_api_request', undefined],
+    expect(attempts.map((entry) => [entry.hook, entry.payload.retry_count, (entry.payload.error as { message?: string } | undefined)?.message])).toEqual([
+      ['pre_api_request', 0, undefined],
+      // The error the server sent, not only that the SDK retried.
+      ['api_request_error', 0, sentMessage('anthropic')],
+      ['pre_api_request', 1, undefined],
+      ['post_api_request', undefined, undefined],
     ]);
     const { atif, counters } = await recorded.finish();
     expectNothingLost(counters);

@@ -333,10 +333,13 @@ describe('Agents SDK run controls', () => {
       const agent = new Agent({ name: 'Talker', instructions: 'Talk.', model: 'gpt-4.1' });
       const controller = new AbortController();
       const result = await run(agent, 'Tell me a story.', { stream: true, signal: controller.signal });
-      let events = 0;
-      for await (const _event of result) {
-        events += 1;
-        if (events === 3) controller.abort();
+      let seen = '';
+      for await (const event of result) {
+        if (event.type === 'raw_model_stream_event' && event.data.type === 'output_text_delta') {
+          seen += event.data.delta;
+          // The user presses stop once part of the answer is shown.
+          if (!controller.signal.aborted) controller.abort();
+        }
       }
       // The abort closed the stream: when the loop has ended, the turn has too.
       expect(hooks(recorded, 'on_session_end')).toMatchObject([{ interrupted: true, failed: false }]);
@@ -344,9 +347,13 @@ describe('Agents SDK run controls', () => {
       expect(result.cancelled).toBe(true);
       expect(hooks(recorded, 'api_request_error')).toMatchObject([{ error: { type: 'AbortError' } }]);
       expect(hooks(recorded, 'on_session_end')).toMatchObject([{ interrupted: true, failed: false }]);
-      const { counters } = await recorded.finish();
+      const { atif, counters } = await recorded.finish();
       expectNothingLost(counters);
       expectRunsClosed(recorded);
+      // The text the stream had handed on is the cut call's answer, with the abort (as the AI SDK adapter records it).
+      expect(seen).not.toBe('');
+      const answered = (onlyTrajectory(atif).steps as Array<Record<string, any>>).filter((step) => step.source === 'agent');
+      expect(answered.map((step) => [step.message, step.extra.invocation.status, step.extra.llm_response.error.type])).toEqual([[seen, 'failed', 'AbortError']]);
     }, 30_000);
 
     it(`a run the caller aborts while a tool runs: the call fails with the abort, the run is interrupted (${tracing})`, async () => {
