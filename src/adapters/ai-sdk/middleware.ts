@@ -18,7 +18,11 @@
  * and tool calls are collected from the parts as they pass (untouched), and
  * the usage from the `finish` part. A stream the SDK cancels after an error
  * part is one `streamText` gives up to rerun its step (`streamRetries`):
- * the rerun, asked with the same prompt, is its retry.
+ * the rerun, asked with the same prompt, is its retry. A stream cut short
+ * (the program's abort, a broken connection, the provider's error part) is
+ * a failed attempt with what it had delivered, as the integration records
+ * it (streamed.ts): the abort when the signal fires, not when the cancel
+ * reaches the model's stream, which may come after the program's `onAbort`.
  *
  * @module
  */
@@ -31,10 +35,11 @@ import { answerMediumOfPart, chatMessages, deferredResultTools, finishReasonOf, 
 import { isRecord } from '../../shared/record.ts';
 import { AdapterCore, type AgentRun, type ApiCall, type RequestParts, type ResponseParts } from '../core/run.ts';
 import type { AdapterOptions } from '../core/options.ts';
-import { laterHostedResult, linkApprovedCalls, type AnswerMedium, type CallOfTool } from '../core/shapes.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 import { MAX_PENDING_APPROVALS } from '../core/holds.ts';
 import { completionServedBy } from '../core/upstream.ts';
+import { abortErrorOf, laterHostedResult, linkApprovedCalls, type AnswerMedium, type CallOfTool } from '../core/shapes.ts';
+import { StreamedSoFar } from './streamed.ts';
 
 type Params = Record<string, unknown>;
 
@@ -70,10 +75,9 @@ function responseOfResult(result: unknown, model: Model, deferred: ReadonlySet<s
   return responseOf(record.content, { usage: record.usage, finishReason: record.finishReason, model: nonEmptyString(response.modelId) ?? modelVersionOf(response.body) ?? model.modelId, id: response.id, providerMetadata: record.providerMetadata, body: response.body }, deferred);
 }
 
-/** Collects a stream's response from its parts as they pass. */
+/** Collects a stream's response from its parts as they pass; its text, reasoning and error part by the integration's rule (`StreamedSoFar`). */
 class StreamedResponse {
-  text = '';
-  reasoning = '';
+  readonly soFar = new StreamedSoFar();
   readonly toolCalls: CallOfTool[] = [];
   readonly media: AnswerMedium[] = [];
   /** What the provider returned for the calls it ran, by call id. */
@@ -92,20 +96,14 @@ class StreamedResponse {
   /** Gemini's searches and page reads, from the finish part's metadata (`groundingCallsOf`). */
   grounding: CallOfTool[] = [];
   failedUpstreams: string[] | undefined;
-  error: unknown;
 
   constructor(deferred: ReadonlySet<string>) {
     this.#deferred = deferred;
   }
 
   see(part: Part): void {
+    this.soFar.note(part);
     switch (part.type) {
-      case 'text-delta':
-        if (typeof part.delta === 'string') this.text += part.delta;
-        break;
-      case 'reasoning-delta':
-        if (typeof part.delta === 'string') this.reasoning += part.delta;
-        break;
       case 'tool-call':
         this.toolCalls.push({ id: nonEmptyString(part.toolCallId) ?? '', name: nonEmptyString(part.toolName) ?? 'tool', arguments: part.input, ...(part.providerExecuted === true ? { providerExecuted: true } : {}) });
         break;
@@ -142,9 +140,6 @@ class StreamedResponse {
         this.grounding = groundingCallsOf(part.providerMetadata, this.id);
         this.failedUpstreams = failedUpstreamsOf(part.providerMetadata);
         break;
-      case 'error':
-        this.error ??= part.error;
-        break;
     }
   }
 
@@ -157,8 +152,8 @@ class StreamedResponse {
 
   response(model: Model): ResponseParts {
     return {
-      text: this.text,
-      reasoning: this.reasoning === '' ? undefined : this.reasoning,
+      text: this.soFar.text,
+      reasoning: this.soFar.reasoning === '' ? undefined : this.soFar.reasoning,
       toolCalls: [...this.grounding, ...this.toolCalls.map((call) => (call.providerExecuted === true ? providerCall(call, this.#providerResults.get(call.id), this.#approvalIds.get(call.id), this.#deferred.has(call.name) && !this.#providerResults.has(call.id)) : call)), ...this.#laterResults()],
       ...(this.media.length > 0 ? { media: this.media } : {}),
       usage: tokenCounts(this.usage),
@@ -276,24 +271,33 @@ export function aiSdkMiddleware(hooks: HookRegistry, options: AdapterOptions = {
       if (!found.owned || !isRecord(result) || !(result.stream instanceof ReadableStream)) return result;
       const call = found.call;
       const seen = new StreamedResponse(deferredResultTools(params.tools));
+      const signal = params.abortSignal as AbortSignal | undefined;
       let settled = false;
       const settle = (error: unknown): void => {
         if (settled) return;
         settled = true;
+        signal?.removeEventListener('abort', aborted);
         core.guard.run('middleware stream end', () => {
+          const failed = seen.soFar;
           // An error part, then the consumer cancelled or the stream finished for that error: streamText gives such an
           // attempt up, and reruns the step under streamRetries. Which of the two the middleware sees depends on how far
-          // the runtime reads the stream ahead (Node 26 reads it to its end before the SDK cancels).
-          if (seen.error !== undefined && (error !== undefined || seen.finishReason === 'error')) {
-            call.attemptError(error ?? seen.error);
+          // the runtime reads the stream ahead (Node 26 reads it to its end before the SDK cancels). The attempt failed
+          // with the error part, as the program's `onError` got it (retryable when the SDK cancelled it: it reruns it),
+          // and the answer that came before it.
+          if (failed.failed && (error !== undefined || seen.finishReason === 'error')) {
+            call.attemptError(error === undefined ? failed.error : failed.retriedError, false, seen.response(model));
             const key = promptKey(params.prompt);
             if (key !== undefined) reruns.set(key, call);
             if (reruns.size > MAX_RERUNS) reruns.delete(reruns.keys().next().value as string);
-          } else if (error !== undefined) call.attemptError(error, true);
-          else if (seen.error !== undefined && seen.finishReason === undefined) call.attemptError(seen.error, true);
+          } else if (error !== undefined) call.attemptError(error, true, failed.delivered());
+          else if (failed.failed && seen.finishReason === undefined) call.attemptError(failed.error, true, seen.response(model));
           else call.attemptEnd(answered(call, seen.response(model)));
         });
       };
+      // The program's abort ends the attempt as it fires: the SDK reports its `onAbort` before the cancel it sends
+      // down reaches this stream, and a program that shuts the plugin down then would lose the call.
+      const aborted = (): void => settle(abortErrorOf(signal?.reason, 'the stream was aborted'));
+      signal?.addEventListener('abort', aborted, { once: true });
       const observed = result.stream.pipeThrough(
         new TransformStream<unknown, unknown>({
           transform(part, controller) {
@@ -319,7 +323,6 @@ export function aiSdkMiddleware(hooks: HookRegistry, options: AdapterOptions = {
           }
         },
         async cancel(reason) {
-          const signal = params.abortSignal as AbortSignal | undefined;
           settle(reason ?? (signal?.aborted === true ? signal.reason : undefined) ?? new Error('the consumer stopped reading the stream'));
           await reader.cancel(reason);
         },

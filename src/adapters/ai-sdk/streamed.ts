@@ -6,12 +6,16 @@
  * (a stopped stream's abort event carries the finished steps only, and an
  * `error` part reaches the program's `onError`, not telemetry), so a call
  * cut short would be recorded without the answer the user saw, and a call a
- * provider's error event ended without its error.
+ * provider's error event ended without its error. Both of the adapter's
+ * paths read a stream with it: `instrumentAiSdk`'s integration (the stream
+ * the provider package returns to the SDK) and `aiSdkMiddleware` (the one
+ * the wrapped model returns), so a cut or failed stream is recorded alike.
  *
  * @module
  */
 
 import type { ResponseParts } from '../core/run.ts';
+import { deliveredAnswer } from '../core/delivered.ts';
 import { isRecord } from '../../shared/record.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 
@@ -58,10 +62,19 @@ export class StreamedSoFar {
     return this.#error !== undefined;
   }
 
-  /** The answer the stream delivered before it stopped; `undefined` when no text or reasoning came. */
+  /** The text the stream has delivered so far. */
+  get text(): string {
+    return this.#text;
+  }
+
+  /** The reasoning the stream has delivered so far. */
+  get reasoning(): string {
+    return this.#reasoning;
+  }
+
+  /** The answer the stream delivered before it stopped (`deliveredAnswer`); `undefined` when no text or reasoning came. */
   delivered(): ResponseParts | undefined {
-    if (this.#text === '' && this.#reasoning === '') return undefined;
-    return { text: this.#text, toolCalls: [], ...(this.#reasoning === '' ? {} : { reasoning: this.#reasoning }), model: this.#model, id: this.#id };
+    return deliveredAnswer({ text: this.#text, reasoning: this.#reasoning, model: this.#model, id: this.#id });
   }
 }
 

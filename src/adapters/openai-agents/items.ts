@@ -331,7 +331,32 @@ function reasoningText(output: unknown): string | undefined {
     const summary = partTexts(item.content);
     texts.push(...(summary.length > 0 ? summary : partTexts(item.rawContent)));
   }
-  return texts.length === 0 ? undefined : texts.join('\n\n');
+  return texts.length === 0 ? undefined : reasoningOfParts(texts);
+}
+
+/** Reasoning parts as one text: each its own paragraph (`reasoningText`). */
+function reasoningOfParts(texts: readonly string[]): string {
+  return texts.filter((text) => text !== '').join('\n\n');
+}
+
+/**
+ * The reasoning a Responses stream has handed on so far, from its raw events (`response.reasoning_summary_text.delta`,
+ * each summary part by its item and `summary_index`): what a program that shows the reasoning as it streams has shown,
+ * written as a finished response's is, a paragraph each part.
+ */
+export class StreamedReasoning {
+  readonly #parts = new Map<string, string>();
+
+  /** One raw event of the model's stream (a `model` event's `event`). */
+  note(event: unknown): void {
+    if (!isRecord(event) || event.type !== 'response.reasoning_summary_text.delta' || typeof event.delta !== 'string') return;
+    const part = `${String(event.item_id)}:${String(event.summary_index)}`;
+    this.#parts.set(part, (this.#parts.get(part) ?? '') + event.delta);
+  }
+
+  get text(): string {
+    return reasoningOfParts([...this.#parts.values()]);
+  }
 }
 
 function partTexts(content: unknown): string[] {

@@ -28,7 +28,8 @@ import { Runner, getCurrentSpan } from '@openai/agents';
 import { addToolFrameFinder, runInApiCall, runOutsideToolFrames, type ToolFrame } from '../core/context.ts';
 import type { ApiCall, ResponseParts } from '../core/run.ts';
 import { mcpErrorText } from '../mcp/meta.ts';
-import { streamedCacheWrites, streamedCost, streamedFinish, streamedModel, streamedServedBy, streamedFailedUpstreams, streamedWarnings } from './items.ts';
+import { StreamedReasoning, streamedCacheWrites, streamedCost, streamedFinish, streamedModel, streamedServedBy, streamedFailedUpstreams, streamedWarnings } from './items.ts';
+import { deliveredAnswer } from '../core/delivered.ts';
 import { isRecord } from '../../shared/record.ts';
 
 type Loose = Record<string, unknown>;
@@ -557,9 +558,11 @@ async function* observedStream(stream: AsyncIterable<unknown>, attempts: readonl
   // A Responses stream's response_done keeps the SDK's own usage only; the raw finishing event the SDK yields right
   // after it has the usage as the server sent it (xAI's `cost_in_usd_ticks`): the answer waits for that event.
   let held: Loose | undefined;
-  // The answer's text as the stream handed it on, for a stream that stops before its response: what the caller showed.
+  // The answer's text and reasoning as the stream handed them on, for a stream that stops before its response: what
+  // the caller showed.
   let text = '';
-  const delivered = (): ResponseParts | undefined => (text === '' ? undefined : { text, toolCalls: [], model });
+  const reasoning = new StreamedReasoning();
+  const delivered = (): ResponseParts | undefined => deliveredAnswer({ text, reasoning: reasoning.text, model });
   for (const attempt of attempts) quietly(() => attempt.streaming(delivered));
   const answer = (done: Loose): void => {
     answered = true;
@@ -580,6 +583,7 @@ async function* observedStream(stream: AsyncIterable<unknown>, attempts: readonl
           servedBy ??= streamedServedBy(record.event);
           failed = streamedFailedUpstreams(record.event) ?? failed;
           warnings ??= streamedWarnings(record.event);
+          reasoning.note(record.event);
         }
         else if (record.type === 'output_text_delta' && typeof record.delta === 'string') text += record.delta;
         if (held !== undefined) answer(held);

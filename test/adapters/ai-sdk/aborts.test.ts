@@ -5,9 +5,9 @@
 // as `onError` with the abort: both must end the turn `interrupted`, the
 // request cut short a failed call, the tool that ran before kept.
 import { afterEach, describe, expect, it } from 'vitest';
-import { ToolLoopAgent, stepCountIs, streamText, tool } from 'ai';
+import { ToolLoopAgent, stepCountIs, streamText, tool, wrapLanguageModel } from 'ai';
 import * as z from 'zod';
-import { instrumentAiSdk } from '../../../src/adapters/ai-sdk/index.ts';
+import { aiSdkMiddleware, instrumentAiSdk } from '../../../src/adapters/ai-sdk/index.ts';
 import { AI_SDK_PROVIDERS } from '../../support/ai-sdk-providers.ts';
 import { expectNothingLost, onlyTrajectory, recordedPlugin, type AtifDoc, type AtofEvent } from '../support.ts';
 import { FakeProvider } from './wire.ts';
@@ -135,6 +135,86 @@ describe.each(AI_SDK_PROVIDERS.map((packages) => [packages.major, packages] as c
     expect(message.startsWith(seen) && text.startsWith(message) && message.length >= seen.length).toBe(true);
     await sameOnNative(recorded);
   });
+});
+
+// The same stops, the model wrapped with aiSdkMiddleware alone (no integration): the middleware sees the provider's
+// stream only, and records the call cut short by the same rule, the text the stream had delivered and the abort.
+describe.each(AI_SDK_PROVIDERS.map((packages) => [packages.major, packages] as const))('aiSdkMiddleware alone: a stop while the answer streams in (%s)', (_major, packages) => {
+  it('abort(): the cut call failed with the abort, its answer the text the program had read', async () => {
+    const fake = new FakeProvider();
+    fake.reply('responses', { id: 'resp_1', model: 'gpt-4o-2024-08-06', text: 'Once upon a time there was a very long story.', usage: { input: 40, output: 9 } }, { stream: true, hang: true });
+    const recorded = recordedPlugin('ai-mw-abort-midstream');
+    const model = wrapLanguageModel({ model: packages.openai({ apiKey: 'test-key', fetch: fake.fetch as typeof globalThis.fetch })('gpt-4o'), middleware: aiSdkMiddleware(recorded.hooks, { sessionId: 'mw-abort' }) });
+    const controller = new AbortController();
+    const result = streamText({ model, prompt: 'Tell me a story', abortSignal: controller.signal, onError: () => {} });
+    let seen = '';
+    for await (const delta of result.textStream) {
+      seen += delta;
+      controller.abort();
+    }
+    expect(seen).not.toBe('');
+    const { atif, atof, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    expectStoppedAnswer(atif, atof, { seen, expected: { type: 'AbortError', message: defaultAbortMessage() }, model: 'gpt-4o-2024-08-06' });
+    await sameOnNative(recorded);
+  });
+
+  it('the program stops reading, then aborts: the call keeps the text its stream had delivered', async () => {
+    const text = 'Once upon a time there was a very long story.';
+    const fake = new FakeProvider();
+    fake.reply('anthropic', { id: 'msg_1', model: 'claude-sonnet-4-5-20250929', text, usage: { input: 40, output: 9 } }, { stream: true, hang: true });
+    const recorded = recordedPlugin('ai-mw-abort-stop-reading');
+    const model = wrapLanguageModel({ model: packages.anthropic({ apiKey: 'test-key', fetch: fake.fetch as typeof globalThis.fetch })('claude-sonnet-4-5'), middleware: aiSdkMiddleware(recorded.hooks, { sessionId: 'mw-stop-reading' }) });
+    const controller = new AbortController();
+    let aborted!: () => void;
+    const stopped = new Promise<void>((resolve) => (aborted = resolve));
+    const result = streamText({ model, prompt: 'Tell me a story', abortSignal: controller.signal, onAbort: () => aborted() });
+    let seen = '';
+    for await (const delta of result.textStream) {
+      seen += delta;
+      break; // the user navigated away
+    }
+    controller.abort();
+    await stopped;
+    const { atif, atof, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    const [message] = expectStoppedAnswer(atif, atof, { expected: { type: 'AbortError', message: defaultAbortMessage() }, model: 'claude-sonnet-4-5-20250929' });
+    expect(message.startsWith(seen) && text.startsWith(message) && message.length >= seen.length).toBe(true);
+    await sameOnNative(recorded);
+  });
+});
+
+// The stop pressed while the model still thinks (the program shows the reasoning as it streams): the call cut short
+// keeps the reasoning its stream had delivered, by either path.
+describe.each(AI_SDK_PROVIDERS.map((packages) => [packages.major, packages] as const))('a stop while the model reasons (%s)', (_major, packages) => {
+  for (const path of ['instrumentAiSdk', 'aiSdkMiddleware'] as const) {
+    it(`${path}: the cut call failed with the abort, its reasoning what the stream had delivered`, async () => {
+      const fake = new FakeProvider();
+      // The stream's first half is the whole thinking block (in two deltas), then it waits.
+      fake.reply('anthropic', { id: 'msg_1', model: 'claude-sonnet-4-5-20250929', reasoning: 'The user wants a story.', text: 'Once upon a time.', usage: { input: 40, output: 9 } }, { stream: true, hang: true });
+      const recorded = recordedPlugin(`ai-abort-reasoning-${path}`);
+      const base = packages.anthropic({ apiKey: 'test-key', fetch: fake.fetch as typeof globalThis.fetch })('claude-sonnet-4-5');
+      const model = path === 'aiSdkMiddleware' ? wrapLanguageModel({ model: base, middleware: aiSdkMiddleware(recorded.hooks, { sessionId: 'mw-reasoning' }) }) : base;
+      if (path === 'instrumentAiSdk') uninstall = instrumentAiSdk(recorded.hooks);
+      const controller = new AbortController();
+      const result = streamText({ model, prompt: 'Tell me a story', abortSignal: controller.signal, onError: () => {} });
+      let thought = '';
+      for await (const part of result.fullStream) {
+        if (part.type !== 'reasoning-delta') continue;
+        thought += part.text;
+        if (thought === 'The user wants a story.') controller.abort();
+      }
+      expect(thought).toBe('The user wants a story.');
+      const { atif, atof, counters } = await recorded.finish();
+      expectNothingLost(counters);
+      const agent = (onlyTrajectory(atif).steps as AtifDoc[]).filter((step) => step.source === 'agent');
+      const expected = { type: 'AbortError', message: defaultAbortMessage() };
+      expect(agent.map((step) => [step.message, step.reasoning_content, step.extra.invocation.status, step.extra.llm_response.error])).toEqual([['', thought, 'failed', expected]]);
+      const llmEnd = atof.find((event) => event.category === 'llm' && event.scope_category === 'end')!;
+      expect(llmEnd.data).toMatchObject({ reasoning: thought, error: expected });
+      await sameOnNative(recorded);
+    });
+  }
 });
 
 /**

@@ -112,20 +112,26 @@ describe.each(AI_SDK_PROVIDERS.map((packages) => [packages.major, packages] as c
     fake.reply('gemini', { id: 'g2', model: 'gemini-2.5-flash-001', text: 'The whole answer.', usage: { input: 20, output: 4 } }, { stream: true });
     const recorded = recordedPlugin('ai-mw-stream-rerun');
     const model = wrapLanguageModel({ model: providerModel(packages, 'gemini', fake), middleware: aiSdkMiddleware(recorded.hooks, { sessionId: 'mw-rerun' }) });
-    const result = streamText({ model, prompt: 'Say it all', streamRetries: 1, onError: () => {} });
+    const errors: Error[] = [];
+    const result = streamText({ model, prompt: 'Say it all', streamRetries: 1, onError: ({ error }) => void errors.push(error as Error) });
     await result.consumeStream();
     expect(await result.text).toBe('The whole answer.');
     expect(fake.requests).toHaveLength(2);
     const attempts = recorded.log.filter((entry) => /api_request/.test(entry.hook));
     expect(attempts.map((entry) => [entry.hook, entry.payload.retry_count])).toEqual([['pre_api_request', 0], ['api_request_error', 0], ['pre_api_request', 1], ['post_api_request', undefined]]);
     expect(new Set(attempts.map((entry) => entry.payload.api_request_id)).size).toBe(1);
-    expect((attempts[1]!.payload.error as { message: string }).message).toBe('The model is overloaded.');
+    // The error as the program's onError got it (Gemini's message and 503), with the text the given-up stream had
+    // delivered, as the integration records it.
+    expect(errors.map((error) => error.message)).toEqual(['The model is overloaded.']);
+    expect(attempts[1]!.payload).toMatchObject({ retryable: true, status_code: 503, error: { type: errors[0]!.name, message: 'The model is overloaded.' } });
+    const broken = (attempts[1]!.payload.response as Record<string, any>).assistant_message.content as string;
+    expect(broken !== '' && 'A first answer that breaks off.'.startsWith(broken)).toBe(true);
     const { atif, atof, counters } = await recorded.finish();
     expectNothingLost(counters);
     checkRetry(atof);
     const steps = atif[0]!.steps as Steps;
     expect(steps.filter((step) => step.source === 'user').map((step) => step.message)).toEqual(['Say it all']);
-    expect(steps.filter((step) => step.source === 'agent' && step.metrics !== undefined).map((step) => step.message)).toEqual(['The whole answer.']);
+    expect(steps.filter((step) => step.source === 'agent').map((step) => [step.message, step.extra.invocation.status])).toEqual([[broken, 'failed'], ['The whole answer.', 'completed']]);
   });
 
   it('groups the attempts of one call under one api_request_id', async () => {

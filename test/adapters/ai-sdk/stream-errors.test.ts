@@ -7,10 +7,10 @@
 // that error (as `onError` got it) and keep the text that came and the model that answered; under `streamRetries`
 // the broken attempt stays a failed attempt, with that error, of the call the SDK retried.
 import { afterEach, describe, expect, it } from 'vitest';
-import { streamText } from 'ai';
-import { instrumentAiSdk } from '../../../src/adapters/ai-sdk/index.ts';
+import { streamText, wrapLanguageModel } from 'ai';
+import { aiSdkMiddleware, instrumentAiSdk } from '../../../src/adapters/ai-sdk/index.ts';
 import { AI_SDK_PROVIDERS } from '../../support/ai-sdk-providers.ts';
-import { expectNothingLost, recordedPlugin } from '../support.ts';
+import { expectNothingLost, recordedPlugin, type AtifDoc, type AtofEvent } from '../support.ts';
 import { sameOnNative } from '../same-on-native.ts';
 import { FakeProvider, type Turn, type Wire } from './wire.ts';
 
@@ -74,21 +74,29 @@ describe.each(AI_SDK_PROVIDERS.map((packages) => [packages.major, packages] as c
       expect(errors).toHaveLength(1);
       // The program was told the message the server sent in its error event.
       expect(errors[0]!.message).toBe(sentMessage(wire));
-      const told = { type: errors[0]!.name, message: errors[0]!.message };
-      const ends = recorded.log.filter((entry) => entry.hook === 'post_api_request' || entry.hook === 'api_request_error');
-      expect(ends.map((entry) => [entry.hook, entry.payload.error, (entry.payload.response as Step | undefined)?.assistant_message])).toEqual([['api_request_error', told, { role: 'assistant', content: step!.text }]]);
       const { atif, atof, counters } = await recorded.finish();
       expectNothingLost(counters);
-      // ATOF: the LLM span ends failed, its response the text that came and the error.
-      const llmEnd = atof.find((event) => event.category === 'llm' && event.scope_category === 'end')!;
-      expect(llmEnd.metadata['error.type']).toBe(told.type);
-      expect(llmEnd.data).toMatchObject({ assistant_message: { content: step!.text }, error: told, model: WIRES[wire].turn.model });
-      // ATIF: the agent step shows the text the program streamed, the call failed with the error.
-      const answered = (atif[0]!.steps as Step[]).filter((s) => s.source === 'agent');
-      expect(answered.map((s) => [s.message, s.model_name, s.extra.invocation.status, s.extra.llm_response.error])).toEqual([[step!.text, WIRES[wire].turn.model, 'failed', told]]);
-      // The tokens the failed response says it spent, when it says.
-      const spent = (WIRES[wire] as { spent?: Record<string, number> }).spent;
-      if (spent !== undefined) expect(answered[0]!.metrics).toMatchObject(spent);
+      expectFailedWithText(wire, { log: recorded.log, atif, atof }, errors[0]!, step!.text);
+      await sameOnNative(recorded);
+    });
+  }
+
+  // The model wrapped with aiSdkMiddleware alone: the middleware reads the same stream, and records its error event by
+  // the same rule.
+  for (const wire of Object.keys(WIRES) as Array<keyof typeof WIRES>) {
+    it(`${wire}, aiSdkMiddleware alone, no streamRetries: the call fails with the error event onError got, with the text that came`, async () => {
+      const fake = new FakeProvider().reply(WIRES[wire].wire, WIRES[wire].turn, { stream: true, cut: WIRES[wire].error });
+      const recorded = recordedPlugin(`ai-mw-stream-error-${wire}`);
+      const model = wrapLanguageModel({ model: modelOf(WIRES[wire].wire, fake), middleware: aiSdkMiddleware(recorded.hooks, { sessionId: `mw-stream-error-${wire}` }) });
+      const errors: Error[] = [];
+      const result = streamText({ model, prompt: 'Say hello.', onError: ({ error }) => void errors.push(error as Error) });
+      await result.consumeStream();
+      const [step] = await result.steps;
+      expect(step!.text).not.toBe('');
+      expect(errors.map((error) => error.message)).toEqual([sentMessage(wire)]);
+      const { atif, atof, counters } = await recorded.finish();
+      expectNothingLost(counters);
+      expectFailedWithText(wire, { log: recorded.log, atif, atof }, errors[0]!, step!.text);
       await sameOnNative(recorded);
     });
   }
@@ -115,3 +123,21 @@ describe.each(AI_SDK_PROVIDERS.map((packages) => [packages.major, packages] as c
     expect((atif[0]!.steps as Step[]).filter((s) => s.source === 'agent').map((s) => s.message)).toContain('Hello!');
   });
 });
+
+/**
+ * What a call the provider's error event ended is recorded as: one `api_request_error` with the error as the program's
+ * `onError` got it (`told`) and the text that came (`text`) as its answer; the ATOF LLM span ends failed with both; the
+ * ATIF agent step shows the text, the call failed with the error, and the tokens the failed response says it spent.
+ */
+function expectFailedWithText(wire: keyof typeof WIRES, recorded: { log: Array<{ hook: string; payload: Record<string, unknown> }>; atif: AtifDoc[]; atof: AtofEvent[] }, error: Error, text: string): void {
+  const told = { type: error.name, message: error.message };
+  const ends = recorded.log.filter((entry) => entry.hook === 'post_api_request' || entry.hook === 'api_request_error');
+  expect(ends.map((entry) => [entry.hook, entry.payload.error, (entry.payload.response as Step | undefined)?.assistant_message])).toEqual([['api_request_error', told, { role: 'assistant', content: text }]]);
+  const llmEnd = recorded.atof.find((event) => event.category === 'llm' && event.scope_category === 'end')!;
+  expect(llmEnd.metadata['error.type']).toBe(told.type);
+  expect(llmEnd.data).toMatchObject({ assistant_message: { content: text }, error: told, model: WIRES[wire].turn.model });
+  const answered = (recorded.atif[0]!.steps as Step[]).filter((s) => s.source === 'agent');
+  expect(answered.map((s) => [s.message, s.model_name, s.extra.invocation.status, s.extra.llm_response.error])).toEqual([[text, WIRES[wire].turn.model, 'failed', told]]);
+  const spent = (WIRES[wire] as { spent?: Record<string, number> }).spent;
+  if (spent !== undefined) expect(answered[0]!.metrics).toMatchObject(spent);
+}

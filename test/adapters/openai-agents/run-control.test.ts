@@ -356,6 +356,38 @@ describe('Agents SDK run controls', () => {
       expect(answered.map((step) => [step.message, step.extra.invocation.status, step.extra.llm_response.error.type])).toEqual([[seen, 'failed', 'AbortError']]);
     }, 30_000);
 
+    it(`a streamed reasoning model the caller aborts mid-answer: the cut call keeps the reasoning summary and the text it had streamed (${tracing})`, async () => {
+      useTracing(tracing);
+      const plan = ['**Picking a story**\n\nA short fable will do.', '**Setting**\n\nA forest at dawn.'];
+      api.load({ 'gpt-4.1': [{ reasoning: plan, text: 'A long answer that arrives in many small pieces over the stream.', usage: { input: 15, output: 14, reasoning: 8 } }] });
+      const recorded = recordedPlugin('agents-stream-abort-reasoning');
+      uninstall = instrumentOpenAIAgents(recorded.hooks);
+      const agent = new Agent({ name: 'Talker', instructions: 'Talk.', model: 'gpt-4.1', modelSettings: { reasoning: { effort: 'low', summary: 'auto' } } });
+      const controller = new AbortController();
+      const result = await run(agent, 'Tell me a story.', { stream: true, signal: controller.signal });
+      let seen = '';
+      const thought: string[] = [];
+      for await (const event of result) {
+        if (event.type !== 'raw_model_stream_event') continue;
+        // The program shows the reasoning summary as it streams, then the answer; the user presses stop mid-answer.
+        if (event.data.type === 'model' && (event.data.event as { type?: string }).type === 'response.reasoning_summary_text.delta') thought.push((event.data.event as { delta: string }).delta);
+        if (event.data.type === 'output_text_delta') {
+          seen += event.data.delta;
+          if (!controller.signal.aborted) controller.abort();
+        }
+      }
+      await result.completed;
+      expect(thought).toEqual(plan);
+      expect(seen).not.toBe('');
+      expect(hooks(recorded, 'api_request_error')).toMatchObject([{ error: { type: 'AbortError' } }]);
+      const { atif, counters } = await recorded.finish();
+      expectNothingLost(counters);
+      expectRunsClosed(recorded);
+      // The reasoning is the summary's parts, a paragraph each, as a finished response's is.
+      const answered = (onlyTrajectory(atif).steps as Array<Record<string, any>>).filter((step) => step.source === 'agent');
+      expect(answered.map((step) => [step.message, step.reasoning_content, step.extra.invocation.status, step.extra.llm_response.error.type])).toEqual([[seen, plan.join('\n\n'), 'failed', 'AbortError']]);
+    }, 30_000);
+
     it(`a run the caller aborts while a tool runs: the call fails with the abort, the run is interrupted (${tracing})`, async () => {
       useTracing(tracing);
       api.load({ 'gpt-4.1': [{ calls: [{ id: 'call_wait', name: 'wait_for_it', args: {} }], usage: { input: 12, output: 4 } }] });

@@ -1,0 +1,30 @@
+/**
+ * What a streamed answer had delivered when it stopped short of its
+ * response (the program's abort, a connection that broke, an error event
+ * the provider sent): the text and reasoning the program was handed, which
+ * its user saw. Every adapter gives it to `ApiCall.attemptError` as the
+ * failed attempt's answer, so the trajectory's step shows it beside the
+ * error. One rule for every path that records a streamed call.
+ *
+ * @module
+ */
+
+import type { ResponseParts } from './run.ts';
+
+/** What a stream has handed on so far, as the adapter read it from the stream's deltas. */
+export interface StreamedDeltas {
+  readonly text: string;
+  readonly reasoning: string;
+  /** The model and response id the stream named, when it did. */
+  readonly model?: string | undefined;
+  readonly id?: string | undefined;
+}
+
+/**
+ * The answer a stream cut short had delivered: its text and reasoning (no tool calls: a call not finished is not one
+ * the program ran); `undefined` when neither came, and the failed attempt is an error with no response.
+ */
+export function deliveredAnswer(streamed: StreamedDeltas): ResponseParts | undefined {
+  if (streamed.text === '' && streamed.reasoning === '') return undefined;
+  return { text: streamed.text, toolCalls: [], ...(streamed.reasoning === '' ? {} : { reasoning: streamed.reasoning }), model: streamed.model, id: streamed.id };
+}
