@@ -70,11 +70,12 @@ describe('nemo-relay-hooks view --serve', () => {
       expect(first[0]).toMatchObject({ kind: 'atif', session: 'demo-session-7f3a', llmCalls: 7, toolCalls: 5, errors: 2, promptTokens: 6654, completionTokens: 290, cachedTokens: 4352 });
       expect(first[0]!.file).toBe(path.join(folder, 'runs', 'first.json'));
       // The row's figures come as the text the terminal view prints for the same session (one formatting rule).
-      expect(first[0]!.text).toMatchObject({ tokens: '6,654 in / 290 out', cost: '' });
+      expect(first[0]!.text).toMatchObject({ tokens: '6,654 in (4,352 cached) / 290 out', cost: '' });
       expect(first[0]!.text.duration).toMatch(/^\d/);
       expect(first[0]!.text.started).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);
       const terminal = await cliInProcess(['view', path.join(folder, 'runs', 'first.json')]);
       expect(terminal.stdout).toContain(first[0]!.text.duration);
+      expect(terminal.stdout.split('\n')[0]).toContain(first[0]!.text.tokens);
 
       const index = await get(server.url);
       expect(index.status).toBe(200);
