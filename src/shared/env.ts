@@ -16,17 +16,23 @@ export type Environment = Readonly<Record<string, string | undefined>>;
 interface Denied {
   names: string[];
   error: unknown;
+  /** Each refused name's error, so one read can tell "refused" from "not set" (`readVariable`). */
+  byName: Map<string, unknown>;
 }
+
+/** What a diagnostic about a refused read tells the user to do. */
+export const REFUSED_ENV_FIX = 'Deno: run with --allow-env';
 
 const denials = new WeakMap<object, Denied>();
 
 /** `env` behind a guard: a read the runtime refuses answers `undefined` and is remembered. Idempotent. */
 export function guardEnv(env: Environment): Environment {
   if (denials.has(env)) return env;
-  const record: Denied = { names: [], error: undefined };
+  const record: Denied = { names: [], error: undefined, byName: new Map() };
   const deny = (name: PropertyKey, error: unknown): void => {
     if (record.error === undefined) record.error = error;
     const text = String(name);
+    if (!record.byName.has(text)) record.byName.set(text, error);
     if (!record.names.includes(text) && record.names.length < 100) record.names.push(text);
   };
   // The target is an empty object, not `env`: the proxy's own invariant
@@ -75,13 +81,40 @@ export function guardEnv(env: Environment): Environment {
 export function deniedEnv(env: Environment): { names: readonly string[]; message: string } | null {
   const record = denials.get(env);
   if (record === undefined || record.names.length === 0) return null;
-  let message: string;
+  return { names: record.names, message: errorText(record.error) };
+}
+
+/** One variable read through `env`; `refused` is the runtime's reason when it would not let it be read (the variable may well be set). */
+export interface VariableRead {
+  value: string | undefined;
+  refused?: string;
+}
+
+/**
+ * One variable, with the difference between a variable that is not set and
+ * one the runtime refused to read (Deno without `--allow-env`): a diagnostic
+ * that said "not set, fix: set it" about a variable that was set sent users
+ * the wrong way.
+ */
+export function readVariable(env: Environment, name: string): VariableRead {
+  const guarded = guardEnv(env);
+  const value = guarded[name];
+  if (value !== undefined) return { value };
+  const refusal = denials.get(guarded)?.byName;
+  return refusal?.has(name) ? { value, refused: errorText(refusal.get(name)) } : { value };
+}
+
+/** `the runtime refused to read X (NotCapable: …; Deno: run with --allow-env)`: how every diagnostic says it. */
+export function refusedReadText(name: string, refused: string): string {
+  return `the runtime refused to read ${name} (${refused}; ${REFUSED_ENV_FIX})`;
+}
+
+function errorText(error: unknown): string {
   try {
-    message = record.error instanceof Error ? `${record.error.name}: ${record.error.message}` : String(record.error);
+    return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
   } catch {
-    message = 'permission denied';
+    return 'permission denied';
   }
-  return { names: record.names, message };
 }
 
 /** The process environment, guarded; `{}` where there is none. */

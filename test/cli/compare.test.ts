@@ -41,6 +41,11 @@ const otherModel = await record((stream) =>
   stream.map((line) => (line.payload.api_request_id === 'turn-1:api:4' ? (JSON.parse(JSON.stringify(line).replaceAll('gpt-4o-2024-08-06', 'gpt-4.1-2025-04-14')) as Line) : line)),
 );
 
+// The last answer served less from the prompt cache: the same tokens in and out, 512 fewer cached.
+const lessCached = await record((stream) =>
+  stream.map((line) => (line.payload.api_request_id === 'turn-1:api:4' ? (JSON.parse(JSON.stringify(line).replaceAll('"cached_tokens":1536', '"cached_tokens":1024')) as Line) : line)),
+);
+
 const interrupted = await record((stream) =>
   stream.map((line) => (line.hook === 'on_session_end' && line.payload.session_id === 'demo-session-7f3a' ? { ...line, payload: { ...line.payload, completed: false, interrupted: true, turn_exit_reason: 'interrupted' } } : line)),
 );
@@ -152,6 +157,24 @@ describe('nemo-relay-hooks compare', () => {
     expect(out).toContainEqual(expect.stringMatching(/^= demo-subagent-91b2\/2 +demo-subagent-91b2\/2 +LLM gpt-4o-mini-2024-07-18 → read_file/));
     expect(out).toContainEqual(expect.stringMatching(/^prompt tokens +6,654 +6,654 +±0$/));
     expect(out.at(-2)).toBe('runs differ: 1 changed step, 0 only in a, 0 only in b (9 the same)');
+  });
+
+  it('writes a step\'s cached tokens as the timeline does, in the text and HTML rows, its difference and its delta', async () => {
+    const { report } = await compareJson(original.atif, lessCached.atif);
+    expect(report.pairs.filter((pair) => pair.status !== 'same')).toMatchObject([{ a: '6', b: '6', status: 'changed', delta: { promptTokens: 0, completionTokens: 0, cachedTokens: -512 } }]);
+    const text = cli(['compare', original.atif, lessCached.atif]);
+    const out = text.stdout.split('\n');
+    expect(out.find((line) => line.startsWith('~ 6'))).toMatch(/^~ 6 +6 +LLM gpt-4o-2024-08-06 +±0 tokens \(−512 cached\)$/);
+    expect(out).toContainEqual(expect.stringMatching(/^ +tokens: 1,702 in \(1,536 cached\) \/ 88 out → 1,702 in \(1,024 cached\) \/ 88 out$/));
+    // The timeline's own words for the same step.
+    expect(cli(['view', original.atif]).stdout).toContain('1,702 in (1,536 cached) / 88 out');
+    const page = path.join(tempDir(), 'compare.html');
+    expect(cli(['compare', original.atif, lessCached.atif, '--html', page]).code).toBe(1);
+    const html = readFileSync(page, 'utf8');
+    expect(html).toContain('<span class="dur">910ms · 1,702 in (1,536 cached) / 88 out</span>');
+    expect(html).toContain('<span class="dur">910ms · 1,702 in (1,024 cached) / 88 out</span>');
+    expect(html).toContain('<span class="delta">±0 tok (−512 cached)</span>');
+    expect(html).toContain('<li>tokens: 1,702 in (1,536 cached) / 88 out → 1,702 in (1,024 cached) / 88 out</li>');
   });
 
   it('picks sessions of a multi-session ATOF file with file#session, and says which exist when none is picked', async () => {

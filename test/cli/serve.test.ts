@@ -24,17 +24,18 @@ function get(url: string, headers: Record<string, string> = {}): Promise<{ statu
   });
 }
 
-/** One request written byte for byte (no client normalizes its path); resolves with the status line's code and the body. */
-function raw(url: string, requestLine: string): Promise<{ status: number; body: string }> {
+/** One request written byte for byte (no client normalizes its path); resolves with the status line's code, the headers and the body. */
+function raw(url: string, requestLine: string): Promise<{ status: number; head: string; body: string }> {
   const { hostname, port } = new URL(url);
   return new Promise((resolve, reject) => {
     const socket = connect(Number(port), hostname, () => socket.write(`${requestLine}\r\nHost: ${hostname}:${port}\r\nConnection: close\r\n\r\n`));
     let text = '';
     socket.setEncoding('latin1').on('data', (chunk: string) => (text += chunk));
-    socket.on('error', (error: NodeJS.ErrnoException) => (error.code === 'ECONNRESET' ? resolve({ status: -1, body: text }) : reject(error)));
+    socket.on('error', (error: NodeJS.ErrnoException) => (error.code === 'ECONNRESET' ? resolve({ status: -1, head: '', body: text }) : reject(error)));
     socket.on('close', () => {
       const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0);
-      resolve({ status, body: text.slice(text.indexOf('\r\n\r\n') + 4) });
+      const end = text.indexOf('\r\n\r\n');
+      resolve({ status, head: text.slice(0, end), body: text.slice(end + 4) });
     });
   });
 }
@@ -70,11 +71,12 @@ describe('nemo-relay-hooks view --serve', () => {
       expect(first[0]).toMatchObject({ kind: 'atif', session: 'demo-session-7f3a', llmCalls: 7, toolCalls: 5, errors: 2, promptTokens: 6654, completionTokens: 290, cachedTokens: 4352 });
       expect(first[0]!.file).toBe(path.join(folder, 'runs', 'first.json'));
       // The row's figures come as the text the terminal view prints for the same session (one formatting rule).
-      expect(first[0]!.text).toMatchObject({ tokens: '6,654 in / 290 out', cost: '' });
+      expect(first[0]!.text).toMatchObject({ tokens: '6,654 in (4,352 cached) / 290 out', cost: '' });
       expect(first[0]!.text.duration).toMatch(/^\d/);
       expect(first[0]!.text.started).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);
       const terminal = await cliInProcess(['view', path.join(folder, 'runs', 'first.json')]);
       expect(terminal.stdout).toContain(first[0]!.text.duration);
+      expect(terminal.stdout.split('\n')[0]).toContain(first[0]!.text.tokens);
 
       const index = await get(server.url);
       expect(index.status).toBe(200);
@@ -201,6 +203,37 @@ describe('nemo-relay-hooks view --serve', () => {
       expect(ended.signal).toBeNull();
       expect(ended.code).toBe(0);
       expectNoStack(ended.stderr);
+    }
+  });
+
+  it('answers a path with doubled slashes as the path with single ones, and never redirects (//evil.com stays here)', async () => {
+    const recorded = tempDir();
+    expect((await cliInProcess(['replay', path.join(EXAMPLES, 'tool-loop.hooks.jsonl'), '--out', recorded, '--quiet'])).code).toBe(0);
+    const folder = tempDir('nrh-serve-');
+    copyFileSync(path.join(recorded, 'atif', 'tool-loop-atif-loop-session-4e19.json'), path.join(folder, 'run.json'));
+    const server = await serve([folder, '--port', '0']);
+    try {
+      // A URL joined with one slash too many, as a user trial typed it: the index, not a 404.
+      const joined = await get(`${server.url}/api/sessions`);
+      expect(joined.status).toBe(200);
+      const [entry] = (JSON.parse(joined.body) as { sessions: Entry[] }).sessions;
+      expect(entry).toMatchObject({ session: 'loop-session-4e19' });
+      for (const requestLine of ['GET //api/sessions HTTP/1.1', 'GET /api//sessions?limit=1 HTTP/1.1', `GET http://127.0.0.1//api/sessions HTTP/1.1`]) {
+        const answer = await raw(server.url, requestLine);
+        expect(answer.status, requestLine).toBe(200);
+        expect(answer.body, requestLine).toContain('"session":"loop-session-4e19"');
+      }
+      const page = await raw(server.url, `GET ///session?key=${encodeURIComponent(entry!.key)} HTTP/1.1`);
+      expect(page.status).toBe(200);
+      expect(page.body).toContain('loop-session-4e19');
+      // A path that reads as another host is a path here: not found, and no Location that would send a browser there.
+      for (const target of ['//evil.com', '//evil.com/', '///evil.com/api/sessions', '/\\evil.com', '/%2F%2Fevil.com']) {
+        const answer = await raw(server.url, `GET ${target} HTTP/1.1`);
+        expect(answer.status, target).toBe(404);
+        expect(answer.head.toLowerCase(), target).not.toContain('location:');
+      }
+    } finally {
+      expect((await server.stop()).code).toBe(0);
     }
   });
 

@@ -70,7 +70,7 @@ describe.skipIf(chromium === undefined)('the served viewer and the compare page 
     await expect.poll(() => index.locator('tbody tr').count()).toBe(1);
     const row = index.locator('tbody tr').first();
     expect(await row.locator('a').textContent()).toBe('session demo-session-7f3a');
-    expect(await row.textContent()).toContain('6,654 in / 290 out');
+    expect(await row.textContent()).toContain('6,654 in (4,352 cached) / 290 out');
     await expect.poll(() => index.locator('#live').textContent()).toBe('live');
 
     // A second run lands in the folder while the index is open.

@@ -26,6 +26,7 @@ import { eachRoot, type ViewNode } from '../view/model.ts';
 import { renderText } from '../view/text.ts';
 import { isRollupRow, rollupOf, type Rollup } from '../view/rollup.ts';
 import { linkRemoteTrajectories } from '../view/linked.ts';
+import { watchLauncher } from '../launcher-gone.ts';
 
 export const viewSpec: CommandSpec = {
   name: 'view',
@@ -165,13 +166,21 @@ async function serve(args: ParsedArgs, io: CliIo): Promise<number> {
   // SIGINT at once, and a signal before them would end the process uncleanly.
   let stopRequested!: () => void;
   const stopped = new Promise<void>((resolve) => (stopRequested = resolve));
+  let why = '';
+  let unwatch = () => {};
   const stop = () => {
     process.off('SIGINT', stop);
     process.off('SIGTERM', stop);
+    unwatch();
     stopRequested();
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
+  // Under npx a SIGTERM ends npm but never reaches this process: its going is the signal.
+  unwatch = watchLauncher(io.env, () => {
+    why = ' (the npm process that started it ended)';
+    stop();
+  });
   let running: RunningServer;
   try {
     running = await startServer({ folders, host, port, generator: `nemo-relay-hooks ${packageVersion()}` });
@@ -188,7 +197,7 @@ async function serve(args: ParsedArgs, io: CliIo): Promise<number> {
   await stopped;
   await running.close();
   if (booleanFlag(args, 'report-memory')) io.err(`report-memory: maxRSS=${new MemoryProbe().peakKb()}KiB\n`);
-  io.err('stopped\n');
+  io.err(`stopped${why}\n`);
   return 0;
 }
 

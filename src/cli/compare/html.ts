@@ -11,13 +11,14 @@
  */
 
 import { writeFileAtomic } from '../../shared/atomic-file.ts';
-import { formatCount, formatDuration } from '../io.ts';
+import { formatDuration } from '../io.ts';
 import { detailOf } from '../view/detail.ts';
 import { escape, inertJson, page, type PageOptions } from '../view/html.ts';
-import { preview } from '../view/model.ts';
+import { preview, type Tokens } from '../view/model.ts';
+import { tokenCell, tokensOf } from '../view/text.ts';
 import { formatCost } from '../view/rollup.ts';
 import { shownDifferences, type Difference, type Pair, type RunTotals } from './align.ts';
-import { signed, totalsRows } from './totals.ts';
+import { signed, tokenChangeText, tokenDeltaText, totalsRows } from './totals.ts';
 import { onlyRecordedText, type ComparedRuns } from './compare-runs.ts';
 
 const MARK = { same: '=', changed: '~', 'only-a': '−', 'only-b': '+' } as const;
@@ -72,7 +73,7 @@ function side(step: Pair['a']): string {
   if (!step) return '<span class="side none">·</span>';
   const facts = [
     step.durationUs !== undefined ? formatDuration(step.durationUs) : '',
-    step.promptTokens + step.completionTokens > 0 ? `${formatCount(step.promptTokens)} in / ${formatCount(step.completionTokens)} out` : '',
+    tokenCell(tokensOf(step)),
     step.costUsd !== undefined ? formatCost(step.costUsd) : '',
   ].filter(Boolean);
   const note = step.error !== undefined ? `<span class="err">ERROR ${escape(step.error)}</span>` : step.message ? `<span class="note">${escape(preview(step.message, 80) ?? '')}</span>` : '';
@@ -82,7 +83,7 @@ function side(step: Pair['a']): string {
 function pairRow(pair: Pair, index: number): string {
   const delta = [
     pair.a && pair.b && pair.delta.durationUs ? signed(pair.delta.durationUs, formatDuration) : '',
-    pair.a && pair.b && pair.delta.promptTokens + pair.delta.completionTokens !== 0 ? `${signed(pair.delta.promptTokens + pair.delta.completionTokens, formatCount)} tok` : '',
+    pair.a && pair.b ? tokenDeltaText(pair.delta, 'tok') : '',
     pair.a && pair.b && pair.delta.costUsd ? signed(pair.delta.costUsd, formatCost) : '',
   ].filter(Boolean);
   const differences = shownDifferences(pair.differences).map((difference) => `<li>${escape(differenceText(difference))}</li>`).join('');
@@ -92,11 +93,7 @@ function pairRow(pair: Pair, index: number): string {
 function differenceText(difference: Difference): string {
   const label = difference.tool !== undefined ? difference.field.replace('tool.', `${difference.tool} `) : difference.field;
   const show = (value: unknown) => (value === null || value === undefined ? '(none)' : (preview(value, 90) ?? JSON.stringify(value)));
-  if (difference.field === 'tokens') {
-    const a = difference.a as { prompt: number; completion: number };
-    const b = difference.b as { prompt: number; completion: number };
-    return `tokens: ${a.prompt} in / ${a.completion} out → ${b.prompt} in / ${b.completion} out`;
-  }
+  if (difference.field === 'tokens') return tokenChangeText(difference.a as Tokens, difference.b as Tokens);
   if (difference.field === 'tools') return `tools: ${(difference.a as string[]).join(', ') || '(none)'} → ${(difference.b as string[]).join(', ') || '(none)'}`;
   return `${label}: ${show(difference.a)} → ${show(difference.b)}`;
 }

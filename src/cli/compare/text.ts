@@ -7,13 +7,14 @@
  * @module
  */
 
-import { formatCount, formatDuration, type Style } from '../io.ts';
+import { formatDuration, type Style } from '../io.ts';
 import { safeForTerminal } from '../terminal-text.ts';
 import { preview } from '../view/model.ts';
 import { formatCost } from '../view/rollup.ts';
 import { shownDifferences, type Difference } from './align.ts';
 import { onlyRecordedText, type Comparison, type JsonPair } from './compare-runs.ts';
-import { signed, totalsRows } from './totals.ts';
+import { signed, tokenChangeText, tokenDeltaText, totalsRows } from './totals.ts';
+import type { Tokens } from '../view/model.ts';
 
 const MARK = { same: '=', changed: '~', 'only-a': '-', 'only-b': '+' } as const;
 
@@ -61,8 +62,8 @@ function deltaText(pair: JsonPair): string {
   const parts: string[] = [];
   const { delta } = pair;
   if (delta.durationUs !== null && delta.durationUs !== 0) parts.push(signed(delta.durationUs, formatDuration));
-  const tokens = delta.promptTokens + delta.completionTokens;
-  if (delta.promptTokens !== 0 || delta.completionTokens !== 0) parts.push(`${signed(tokens, formatCount)} tokens`);
+  const tokens = tokenDeltaText(delta, 'tokens');
+  if (tokens) parts.push(tokens);
   if (delta.costUsd !== null && delta.costUsd !== 0) parts.push(signed(delta.costUsd, formatCost));
   return parts.join('  ');
 }
@@ -74,11 +75,7 @@ function value(text: unknown): string {
 
 function differenceText(difference: Difference): string {
   const label = difference.tool !== undefined ? `${difference.field.replace('tool.', `${difference.tool} `)}` : difference.field;
-  if (difference.field === 'tokens') {
-    const a = difference.a as { prompt: number; completion: number; cached: number };
-    const b = difference.b as { prompt: number; completion: number; cached: number };
-    return `tokens: ${a.prompt} in / ${a.completion} out → ${b.prompt} in / ${b.completion} out`;
-  }
+  if (difference.field === 'tokens') return tokenChangeText(difference.a as Tokens, difference.b as Tokens);
   if (difference.field === 'tools') return `tools: ${(difference.a as string[]).join(', ') || '(none)'} → ${(difference.b as string[]).join(', ') || '(none)'}`;
   return `${safe(label)}: ${value(difference.a)} → ${value(difference.b)}`;
 }

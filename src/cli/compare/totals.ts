@@ -5,11 +5,29 @@
 
 import { formatCount, formatDuration } from '../io.ts';
 import { formatCost } from '../view/rollup.ts';
+import type { Tokens } from '../view/model.ts';
+import { tokenText } from '../view/text.ts';
 import type { RunTotals } from './align.ts';
 
 /** `+3`, `−1.2 s`, `±0`: a difference with its sign always shown. */
 export function signed(value: number, format: (n: number) => string): string {
   return `${value > 0 ? '+' : value < 0 ? '−' : '±'}${format(Math.abs(value))}`;
+}
+
+/**
+ * A pair's change in tokens, `+12 tokens`, with the cached ones when they
+ * changed (`+12 tokens (−4 cached)`, cached being part of the input);
+ * '' when no count changed. The terminal says `tokens`, the page `tok`.
+ */
+export function tokenDeltaText(delta: { promptTokens: number; completionTokens: number; cachedTokens: number }, unit: string): string {
+  if (delta.promptTokens === 0 && delta.completionTokens === 0 && delta.cachedTokens === 0) return '';
+  const cached = delta.cachedTokens !== 0 ? ` (${signed(delta.cachedTokens, formatCount)} cached)` : '';
+  return `${signed(delta.promptTokens + delta.completionTokens, formatCount)} ${unit}${cached}`;
+}
+
+/** A `tokens` difference, `512 in (128 cached) / 90 out → …`, as the timeline writes tokens. */
+export function tokenChangeText(a: Tokens, b: Tokens): string {
+  return `tokens: ${tokenText(a)} → ${tokenText(b)}`;
 }
 
 /** `[figure, a, b, delta]` rows; `missing` stands for a figure a run did not record. */

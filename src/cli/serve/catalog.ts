@@ -19,7 +19,8 @@ import { AtofIndex, summaryOf, type SessionSummary } from '../view/atof-index.ts
 import { sessionsOf } from '../view/load.ts';
 import { sessionIdOf, uniqueSessionIds, type ViewNode } from '../view/model.ts';
 import { formatCost, type Figures } from '../view/rollup.ts';
-import { formatCount, formatDuration } from '../io.ts';
+import { formatDuration } from '../io.ts';
+import { tokenCell, tokensOf } from '../view/text.ts';
 
 /** An ATIF document larger than this is listed as a problem rather than read whole (ATOF files are streamed, any size). */
 const MAX_FILE_BYTES = 256 * 1024 * 1024;
@@ -233,7 +234,7 @@ function rowOf(entry: SessionEntry): SessionRow {
     text: {
       started: entry.startUs === null ? '' : new Date(entry.startUs / 1000).toISOString().replace('T', ' ').slice(0, 19),
       duration: entry.durationUs === null ? '' : formatDuration(entry.durationUs),
-      tokens: entry.promptTokens + entry.completionTokens > 0 ? `${formatCount(entry.promptTokens)} in / ${formatCount(entry.completionTokens)} out` : '',
+      tokens: tokenCell(tokensOf(entry)),
       cost: entry.costUsd === null ? '' : formatCost(entry.costUsd),
     },
   };

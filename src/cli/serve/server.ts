@@ -62,6 +62,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     }
     // Joined, not resolved: a request for //x stays a path, never a host.
     const url = new URL(`http://localhost${target.path}`);
+    url.pathname = withSingleSlashes(url.pathname);
     switch (url.pathname) {
       case '/':
         return send(response, 200, 'text/html; charset=utf-8', indexPage(options.folders, options.generator));
@@ -156,6 +157,16 @@ function requestTarget(raw: string): { path: string; host?: string } | undefined
     return undefined;
   }
   return { path: `${parsed.pathname}${parsed.search}`, host: hostName(parsed.host) };
+}
+
+/**
+ * A path with each run of slashes made one: `//api/sessions` (a URL typed or
+ * joined with one slash too many) is `/api/sessions`. Answered in place, not
+ * redirected: a redirect to what a request names would let `//evil.com`
+ * send a browser elsewhere (a `Location` of `//evil.com` is another host).
+ */
+function withSingleSlashes(pathname: string): string {
+  return pathname.replace(/\/{2,}/g, '/');
 }
 
 function hostName(header: string | undefined): string {

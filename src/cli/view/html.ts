@@ -30,7 +30,7 @@ import path from 'node:path';
 import { formatDuration } from '../io.ts';
 import { detailOf, type NodeDetail } from './detail.ts';
 import { durationText, eachRoot, errorCount, totalTokens, type RootList, type ViewNode } from './model.ts';
-import { callCountsText, countText, figuresText, tokenText } from './text.ts';
+import { callCountsText, countText, figuresText, tokenCell, tokenText } from './text.ts';
 import { formatCost, isRollupRow, rollupOf } from './rollup.ts';
 
 export interface HtmlSource {
@@ -165,7 +165,7 @@ export function writeHtmlTimeline(target: string, sources: readonly HtmlSource[]
         file: source.file,
         start: root.startUs !== undefined ? new Date(root.startUs / 1000).toISOString() : '',
         duration: durationText(root) ?? '',
-        tokens: tokens.prompt + tokens.completion > 0 ? tokenText(tokens) : '',
+        tokens: tokenCell(tokens),
         errors: errorCount(root),
       });
     }
@@ -258,7 +258,7 @@ function row(current: ViewNode, depth: number, id: number, parentId: number | nu
   const rollup = isRollupRow(current) ? rollupOf(current).totals : undefined;
   const figures = rollup
     ? figuresText(rollup)
-    : [current.tokens && current.tokens.prompt + current.tokens.completion > 0 ? tokenText(current.tokens) : '', current.costUsd !== undefined ? formatCost(current.costUsd) : ''].filter(Boolean);
+    : [current.tokens ? tokenCell(current.tokens) : '', current.costUsd !== undefined ? formatCost(current.costUsd) : ''].filter(Boolean);
   const meta = [
     duration ? `<span class="dur">${escape(duration)}</span>` : '',
     figures.length > 0 ? `<span class="tok">${escape(`${rollup ? 'Σ ' : ''}${figures.join(' ')}`)}</span>` : '',

@@ -55,7 +55,8 @@ function describe(current: ViewNode, style: Style): string {
     const ownText = ownFiguresText(own, totals);
     if (ownText) parts.push(style.dim(ownText));
   } else {
-    if (current.tokens && current.tokens.prompt + current.tokens.completion + current.tokens.cached > 0) parts.push(style.yellow(tokenText(current.tokens)));
+    const tokens = current.tokens ? tokenCell(current.tokens) : '';
+    if (tokens) parts.push(style.yellow(tokens));
     if (current.costUsd !== undefined) parts.push(style.yellow(formatCost(current.costUsd)));
   }
   if (failed) parts.push(style.red(`ERROR ${current.error}`));
@@ -66,6 +67,20 @@ function describe(current: ViewNode, style: Style): string {
 export function tokenText(tokens: Tokens): string {
   const cached = tokens.cached > 0 ? ` (${formatCount(tokens.cached)} cached)` : '';
   return `${formatCount(tokens.prompt)} in${cached} / ${formatCount(tokens.completion)} out`;
+}
+
+/**
+ * `tokenText`, or '' when there are no tokens at all: the rule of every row
+ * that lists tokens (the timeline, the served index, compare's steps), so a
+ * row never leaves out the cached tokens its totals count.
+ */
+export function tokenCell(tokens: Tokens): string {
+  return tokens.prompt + tokens.completion + tokens.cached > 0 ? tokenText(tokens) : '';
+}
+
+/** The tokens of figures that count them (a rollup, an index row, a compared step). */
+export function tokensOf(figures: { promptTokens: number; completionTokens: number; cachedTokens: number }): Tokens {
+  return { prompt: figures.promptTokens, completion: figures.completionTokens, cached: figures.cachedTokens };
 }
 
 /** `1 tool call`, `2 tool calls`: the terminal and the HTML page count the same way. */
@@ -81,8 +96,8 @@ export function callCountsText(figures: Figures): string {
 /** Tokens and cost of a rollup, as words (nothing when it has neither). */
 export function figuresText(figures: Figures): string[] {
   const parts: string[] = [];
-  const tokens = { prompt: figures.promptTokens, completion: figures.completionTokens, cached: figures.cachedTokens };
-  if (tokens.prompt + tokens.completion + tokens.cached > 0) parts.push(tokenText(tokens));
+  const tokens = tokenCell(tokensOf(figures));
+  if (tokens) parts.push(tokens);
   if (figures.costUsd !== null) parts.push(formatCost(figures.costUsd));
   return parts;
 }

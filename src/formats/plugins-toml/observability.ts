@@ -10,7 +10,7 @@
 import type { JsonObject } from '../../shared/json.ts';
 import { isJsonObject } from '../../shared/json.ts';
 // Guarded: a refused read (Deno without --allow-env) answers undefined instead of throwing out of validation.
-import { processEnv } from '../../shared/env.ts';
+import { processEnv, readVariable, type VariableRead } from '../../shared/env.ts';
 import type { ConfigDiagnostic } from './diagnostic.ts';
 import { parseFilenameTemplate } from './atif-template.ts';
 import { openTelemetrySettings, validateOpenTelemetry, type OpenTelemetrySettings } from './opentelemetry.ts';
@@ -262,6 +262,6 @@ function atifSettingsOf(atif: JsonObject, checks: Checks): AtifSettings | null {
   };
 }
 
-function readEnv(name: string): string | undefined {
-  return processEnv()[name];
+function readEnv(name: string): VariableRead {
+  return readVariable(processEnv(), name);
 }

@@ -23,6 +23,7 @@ import { destinationUrlProblem, headerKey, isHeaderName, isInvalidHeaderValue } 
 import type { ConfigDiagnostic } from './diagnostic.ts';
 import { isNativeBlank, isNativeBlankName, nativeTrim } from '../../shared/whitespace.ts';
 import { rustDebugString } from '../../shared/rust-debug.ts';
+import { readVariable, refusedReadText } from '../../shared/env.ts';
 
 /** Which attribute convention a trace endpoint's spans follow: native's full set, GenAI semantic conventions, or OpenInference. */
 export type OtlpType = 'full' | 'gen_ai' | 'openinference';
@@ -399,18 +400,24 @@ function commonSettings(endpoint: JsonObject, where: string, env: Env, bsp: Bsp,
   if (typeof endpoint.endpoint !== 'string' || isNativeBlank(endpoint.endpoint)) return null;
   const headers: Record<string, string> = {};
   if (isJsonObject(endpoint.headers)) for (const [k, v] of Object.entries(endpoint.headers)) headers[k] = String(v);
+  // Beyond native: an endpoint that could never send is skipped with its reason, not failed request by request.
+  const skip = (field: string, why: string, fix?: string) => {
+    push({
+      level: 'warning',
+      code: 'observability.otel_endpoint_skipped',
+      component: 'opentelemetry',
+      field: `${where}.${field}`,
+      message: `OpenTelemetry ${where}.${field} ${why}; this endpoint (${displayUrl(endpoint.endpoint as string)}) is skipped and nothing is sent to it (everything else still runs)${fix !== undefined ? `; fix: ${fix}` : ''}`,
+    });
+    return null;
+  };
   if (isJsonObject(endpoint.header_env)) {
     for (const [header, variable] of Object.entries(endpoint.header_env)) {
-      const value = env[String(variable)];
+      const name = String(variable);
+      const { value, refused } = readVariable(env, name);
+      if (refused !== undefined) return skip(`header_env.${header}`, `could not be read: ${refusedReadText(name, refused)}`);
       if (value === undefined || isNativeBlank(value)) {
-        push({
-          level: 'warning',
-          code: 'observability.otel_endpoint_skipped',
-          component: 'opentelemetry',
-          field: `${where}.header_env.${header}`,
-          message: `OpenTelemetry ${where}.header_env.${header} references an environment variable (${String(variable)}) that is ${value === undefined ? 'not set' : 'blank'}; this endpoint (${displayUrl(endpoint.endpoint)}) is skipped and nothing is sent to it (everything else still runs); fix: set ${String(variable)} in the host's environment before it starts`,
-        });
-        return null;
+        return skip(`header_env.${header}`, `references an environment variable (${name}) that is ${value === undefined ? 'not set' : 'blank'}`, `set ${name} in the host's environment before it starts`);
       }
       if (nativeTrim(value) !== value) {
         // Native refuses such a value (the whole document); it is never quoted, being a credential as often as not.
@@ -419,24 +426,13 @@ function commonSettings(endpoint: JsonObject, where: string, env: Env, bsp: Bsp,
           code: 'observability.otel_endpoint_skipped',
           component: 'opentelemetry',
           field: `${where}.header_env.${header}`,
-          message: `OpenTelemetry ${where}.header_env.${header}: the value of ${String(variable)} begins or ends with whitespace, which native refuses; this endpoint (${displayUrl(endpoint.endpoint)}) is skipped and nothing is sent to it (everything else still runs); fix: remove the whitespace around the value of ${String(variable)}`,
+          message: `OpenTelemetry ${where}.header_env.${header}: the value of ${name} begins or ends with whitespace, which native refuses; this endpoint (${displayUrl(endpoint.endpoint)}) is skipped and nothing is sent to it (everything else still runs); fix: remove the whitespace around the value of ${name}`,
         });
         return null;
       }
       headers[header] = value;
     }
   }
-  // Beyond native: an endpoint that could never send is skipped with its reason, not failed request by request.
-  const skip = (field: string, why: string) => {
-    push({
-      level: 'warning',
-      code: 'observability.otel_endpoint_skipped',
-      component: 'opentelemetry',
-      field: `${where}.${field}`,
-      message: `OpenTelemetry ${where}.${field} ${why}; this endpoint (${displayUrl(endpoint.endpoint as string)}) is skipped and nothing is sent to it (everything else still runs)`,
-    });
-    return null;
-  };
   const urlProblem = destinationUrlProblem(nativeTrim(endpoint.endpoint), ['http:', 'https:']) ?? nativeEndpointProblem(endpoint.endpoint);
   if (urlProblem !== null) return skip('endpoint', urlProblem);
   const credentials = userinfoOf(nativeTrim(endpoint.endpoint));

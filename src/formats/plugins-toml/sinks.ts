@@ -18,6 +18,7 @@ import { destinationUrlProblem, headerValueProblem } from '../../shared/destinat
 import type { ConfigDiagnostic } from './diagnostic.ts';
 import { isNativeBlank, nativeTrim } from '../../shared/whitespace.ts';
 import { rustDebugString } from '../../shared/rust-debug.ts';
+import { refusedReadText, type VariableRead } from '../../shared/env.ts';
 
 /** How a stream sink sends events: one HTTP POST each, a streamed NDJSON body, or a WebSocket. */
 export type StreamTransport = 'http_post' | 'ndjson' | 'websocket';
@@ -249,7 +250,7 @@ function fromVar(name: unknown, env: Env): string | undefined {
 // ---- validation (native's diagnostics, in native's order) -----------------------------
 
 type Unsupported = (component: string, field: string, message: string) => void;
-type ReadEnv = (name: string) => string | undefined;
+type ReadEnv = (name: string) => VariableRead;
 
 /** RFC 9110 token characters: what a header name may be made of. */
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
@@ -285,8 +286,10 @@ export function validateStreamSink(sink: JsonObject, i: number, names: Set<strin
     const name = `header_env.${header}`;
     if (header in headers) unsupported('atof', field(name), `ATOF sinks[${i}] header ${rustDebugString(header)} cannot appear in both headers and header_env`);
     if (!HEADER_NAME.test(header)) report(name, `.${name} header name '${header}' is invalid`);
-    const value = readEnv(String(headerEnv[header]));
-    if (value === undefined) report(name, `.${name} references an environment variable that is not set: environment variable not found`);
+    const variable = String(headerEnv[header]);
+    const { value, refused } = readEnv(variable);
+    if (refused !== undefined) report(name, `.${name} could not be read: ${refusedReadText(variable, refused)}`);
+    else if (value === undefined) report(name, `.${name} references an environment variable that is not set: environment variable not found`);
     else if (isNativeBlank(value)) report(name, `.${name} references an environment variable that is blank`);
     else if (headerValueProblem(value) !== null) report(name, `.${name}: the value of ${String(headerEnv[header])} ${headerValueProblem(value)!}`);
   }
@@ -296,9 +299,10 @@ export function validateStreamSink(sink: JsonObject, i: number, names: Set<strin
 export function validateStorageEntry(store: JsonObject, i: number, unsupported: Unsupported, readEnv: ReadEnv): void {
   const report = (name: string, message: string) => unsupported('atif', `storage[${i}].${name}`, `ATIF storage[${i}].${name} ${message}`);
   const unsetVariable = (name: string, variable: unknown) => {
-    if (typeof variable === 'string' && readEnv(variable) === undefined) {
-      unsupported('atif', `storage[${i}].${name}`, `ATIF storage[${i}].${name}='${variable}' references an environment variable that is not set`);
-    }
+    if (typeof variable !== 'string') return;
+    const { value, refused } = readEnv(variable);
+    if (refused !== undefined) unsupported('atif', `storage[${i}].${name}`, `ATIF storage[${i}].${name} could not be read: ${refusedReadText(variable, refused)}`);
+    else if (value === undefined) unsupported('atif', `storage[${i}].${name}`, `ATIF storage[${i}].${name}='${variable}' references an environment variable that is not set`);
   };
   if (store.type === 'http') {
     if (typeof store.endpoint === 'string' && !(/^https?:\/\//.test(store.endpoint) && urlFits(store.endpoint, ['http:', 'https:']))) {
@@ -311,7 +315,7 @@ export function validateStorageEntry(store: JsonObject, i: number, unsupported: 
     for (const header of Object.keys(headerEnv).sort()) {
       if (!HEADER_NAME.test(header)) report(`header_env.${header}`, `header name '${header}' is invalid`);
       unsetVariable(`header_env.${header}`, headerEnv[header]);
-      const value = typeof headerEnv[header] === 'string' ? readEnv(headerEnv[header]) : undefined;
+      const value = typeof headerEnv[header] === 'string' ? readEnv(headerEnv[header]).value : undefined;
       const problem = value === undefined ? null : headerValueProblem(value);
       if (problem !== null) report(`header_env.${header}`, `: the value of ${String(headerEnv[header])} ${problem}`);
     }

@@ -29,7 +29,7 @@
  */
 
 import type { ConfigDiagnostic, DynamicPluginSpec, JsonObject } from '../../relay/contract.ts';
-import { deniedEnv, envNames, guardEnv, processEnv, type Environment } from '../../shared/env.ts';
+import { deniedEnv, envNames, guardEnv, processEnv, REFUSED_ENV_FIX, type Environment } from '../../shared/env.ts';
 import { adaptiveModeOf, loadPluginsToml, pluginsTomlDiagnostics } from './plugins-toml.ts';
 import { dynamicPluginSpecs, enabledComponentConfig } from '../../formats/plugins-toml/document.ts';
 import { hostIdentity, type HostIdentity } from './host-identity.ts';
@@ -419,7 +419,7 @@ export function loadSettings(given: Environment, overrides: NemoRelaySettingsOve
       level: 'warning',
       code: 'settings.permission_denied',
       field: denied.names[0]!,
-      message: `the runtime refused to read ${denied.names.length === 1 ? '' : `${denied.names.length} variables: `}${listSome(denied.names, 3)} (${denied.message}); using the defaults (Deno: run with --allow-env)`,
+      message: `the runtime refused to read ${denied.names.length === 1 ? '' : `${denied.names.length} variables: `}${listSome(denied.names, 3)} (${denied.message}); using the defaults (${REFUSED_ENV_FIX})`,
     });
   }
   if (settings.atifEnabled && !settings.atifOutputDirectory && !settings.pluginsConfig) {
