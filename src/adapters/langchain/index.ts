@@ -39,7 +39,7 @@
 import { BaseCallbackHandler } from '@langchain/core/callbacks/base';
 import { AsyncLocalStorageProviderSingleton } from '@langchain/core/singletons';
 import type { HookRegistry } from '../../hooks/registry.ts';
-import { AdapterCore, OpenSessions, ToolCallRefused, type AgentRun, type ApiCall, type RunStatus } from '../core/run.ts';
+import { AdapterCore, OpenSessions, ToolCallRefused, type AgentRun, type ApiCall, type ResponseParts, type RunStatus } from '../core/run.ts';
 import { currentToolFrame } from '../core/context.ts';
 import { approvalPause } from '../core/pause.ts';
 import { guardrailTurnEnd, type GuardrailRecord } from '../core/guardrails.ts';
@@ -47,7 +47,7 @@ import { moderationHook, moderationVerdictOfEnd, moderationVerdictOfError, type 
 import { MAX_HELD_SESSIONS, MAX_PENDING_APPROVALS, PausedSubagents, SessionHolds } from '../core/holds.ts';
 import type { AdapterOptions } from '../core/options.ts';
 import { chatMessages, chunkServedBy, contentText, finalTextOfOutputs, offeredTools, parsedResultOf, providerApprovalAnswersOf, responseOfResult, toolMessageOf, userMessageOfInputs, userTextOfInputs } from './messages.ts';
-import { argumentsObject, changedArgs, localCalls, reportedToolError, textOrJson, type CallOfTool } from '../core/shapes.ts';
+import { abortErrorOf, argumentsObject, changedArgs, localCalls, reportedToolError, textOrJson, type CallOfTool } from '../core/shapes.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 import { BareTurns } from './bare.ts';
 import { HeldToolFailures } from './tool-failures.ts';
@@ -93,6 +93,8 @@ interface Node {
   readonly provider?: string;
   /** The chunks a model run streamed, as LangChain told them (`handleLLMNewToken`). */
   chunks?: number;
+  /** The text those chunks carried: a stream stopped before its end keeps it as the failed call's answer. */
+  delivered?: string;
   /** The upstream a router named in a streamed chunk's raw response (`chunkServedBy`): the merged message repeats it. */
   servedBy?: string;
   call?: ApiCall;
@@ -171,8 +173,18 @@ const MAX_UNCLAIMED_CALLS = 256;
 /** Top-level runs kept open at once; beyond it the oldest (a run that never ended) is ended as interrupted. */
 export const MAX_OPEN_RUNS = 1_000;
 
-/** A run stopped from outside (the consumer left a stream, an AbortSignal fired): interrupted, not failed. */
-const isAbort = (error: unknown): boolean => isRecord(error) && (error.name === 'AbortError' || (error.name === 'Error' && error.message === 'Abort'));
+/**
+ * A run stopped from outside (the consumer left a stream, an AbortSignal fired): interrupted, not failed. Told as
+ * LangChain's packages throw it: a DOMException `AbortError`, LangChain's `ModelAbortError`, LangGraph's
+ * `Error('Abort')` and ChatOpenAI's `Error('AbortError')`.
+ */
+const isAbort = (error: unknown): boolean =>
+  isRecord(error) && (error.name === 'AbortError' || error.name === 'ModelAbortError' || (error.name === 'Error' && (error.message === 'Abort' || error.message === 'AbortError')));
+/** The error a stopped model call is recorded with: a bare `Error('Abort…')` as the AbortError it stands for, else as thrown. */
+const stoppedCallError = (error: unknown): unknown =>
+  isRecord(error) && error.name === 'Error' && isAbort(error) ? abortErrorOf(undefined, 'This operation was aborted') : error;
+/** What a model run's stream had handed on when it stopped: its text, the answer the program showed (the one rule for a cut stream). */
+const deliveredOf = (node: Node): ResponseParts | undefined => (node.delivered === undefined ? undefined : { text: node.delivered, toolCalls: [] });
 /** A chain run of a compiled LangGraph graph (`CompiledStateGraph`, `Pregel`): an agent when it runs as a node. */
 const isGraphRun = (chain: unknown): boolean => {
   const id = isRecord(chain) && Array.isArray(chain.id) ? chain.id : [];
@@ -773,11 +785,12 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   }
 
   /** A chunk of a model run's answer: counted, since a merged answer may hold a count each chunk repeated (`responseOfResult`). */
-  override handleLLMNewToken(_token: string, _index: unknown, runId: string, _parentRunId?: string, _tags?: string[], fields?: { chunk?: unknown }): void {
+  override handleLLMNewToken(token: string, _index: unknown, runId: string, _parentRunId?: string, _tags?: string[], fields?: { chunk?: unknown }): void {
     this.#guard('handleLLMNewToken', () => {
       const node = this.#nodes.get(runId);
       if (node?.kind !== 'llm') return;
       node.chunks = (node.chunks ?? 0) + 1;
+      if (typeof token === 'string' && token !== '') node.delivered = (node.delivered ?? '') + token;
       node.servedBy ??= chunkServedBy(fields?.chunk);
     });
   }
@@ -819,7 +832,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     this.#guard('handleLLMError', () => {
       const node = this.#take(runId);
       if (node?.call === undefined) return;
-      node.call.attemptError(error);
+      node.call.attemptError(stoppedCallError(error), false, deliveredOf(node));
       if (node.run !== undefined) this.#failedCalls.set(node.run, node.call);
       const attempts = this.#attempts.get(node.attemptKey ?? parentRunId ?? runId);
       if (attempts?.call === node.call) attempts.lastFailed = true;
@@ -1055,7 +1068,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
         failed.run.end('failed', undefined, failed.error);
       }
       // A model call the run left waiting (no LLM end will come) ends as failed before its run does.
-      if (node?.kind === 'llm' && node.call?.attemptOpen === true) node.call.attemptError(new AbandonedRunError(), true);
+      if (node?.kind === 'llm' && node.call?.attemptOpen === true) node.call.attemptError(new AbandonedRunError(), true, deliveredOf(node));
       if (node?.ownsRun && id !== root) node.run?.end(status, undefined, new AbandonedRunError());
     }
   }
