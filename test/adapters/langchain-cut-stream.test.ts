@@ -103,5 +103,35 @@ describe('LangChain: a model stream cut short keeps the text it had handed on', 
       expect(cutStep(doc).map(([message, status]) => [message, status])).toEqual([[seen, 'failed']]);
       expect(hooksOf(recorded, 'on_session_end')).toMatchObject([{ interrupted: true, failed: false }]);
     });
+
+    it(`${label}: the model streamed on its own (model.stream), stopped by its AbortSignal: the call and its turn end then`, async () => {
+      const recorded = recordedPlugin('lc-cut-bare');
+      const controller = new AbortController();
+      let seen = '';
+      let caught: unknown;
+      try {
+        for await (const chunk of await model().stream('Tell me a story.', { callbacks: [new NemoRelayCallbackHandler(recorded.hooks)], signal: controller.signal })) {
+          seen += chunk.text;
+          if (seen !== '' && !controller.signal.aborted) controller.abort();
+        }
+      } catch (error) {
+        caught = error;
+      }
+      expect((caught as Error).name).toBe('AbortError');
+      expect(seen).not.toBe('');
+      // LangChain tells callbacks nothing of the stream it left suspended: the turn ended with the abort, not at shutdown.
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(hooksOf(recorded, 'on_session_end')).toMatchObject([{ interrupted: true, failed: false }]);
+      const { atif, counters } = await recorded.finish();
+      expectNothingLost(counters);
+      expect(counters.abandonedSpans ?? 0).toBe(0);
+      const doc = onlyTrajectory(atif);
+      expect(cutStep(doc).map(([, status, type]) => [status, type])).toEqual([['failed', 'AbortError']]);
+      // LangChain tells callbacks of a chunk after handing it on, and Node never resumes the stream after the abort: the
+      // text kept is what callbacks heard, the shown text or (on Node) all of it but the last chunk.
+      const kept = hooksOf(recorded, 'api_request_error')[0]!.response?.assistant_message?.content ?? '';
+      expect(seen.startsWith(kept)).toBe(true);
+      await sameOnNative(recorded);
+    });
   }
 });

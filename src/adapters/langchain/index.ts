@@ -37,6 +37,7 @@
  */
 
 import { BaseCallbackHandler } from '@langchain/core/callbacks/base';
+import { consumeCallback } from '@langchain/core/callbacks/promises';
 import { AsyncLocalStorageProviderSingleton } from '@langchain/core/singletons';
 import type { HookRegistry } from '../../hooks/registry.ts';
 import { AdapterCore, OpenSessions, ToolCallRefused, type AgentRun, type ApiCall, type ResponseParts, type RunStatus } from '../core/run.ts';
@@ -47,7 +48,7 @@ import { moderationHook, moderationVerdictOfEnd, moderationVerdictOfError, type 
 import { MAX_HELD_SESSIONS, MAX_PENDING_APPROVALS, PausedSubagents, SessionHolds } from '../core/holds.ts';
 import type { AdapterOptions } from '../core/options.ts';
 import { chatMessages, chunkServedBy, contentText, finalTextOfOutputs, offeredTools, parsedResultOf, providerApprovalAnswersOf, responseOfResult, toolMessageOf, userMessageOfInputs, userTextOfInputs } from './messages.ts';
-import { abortErrorOf, argumentsObject, changedArgs, localCalls, reportedToolError, textOrJson, type CallOfTool } from '../core/shapes.ts';
+import { abortErrorOf, argumentsObject, isAbortSignal, changedArgs, localCalls, reportedToolError, textOrJson, type CallOfTool } from '../core/shapes.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 import { BareTurns } from './bare.ts';
 import { HeldToolFailures } from './tool-failures.ts';
@@ -95,6 +96,8 @@ interface Node {
   chunks?: number;
   /** The text those chunks carried: a stream stopped before its end keeps it as the failed call's answer. */
   delivered?: string;
+  /** Stops listening to the signal of a model called on its own (`#endOnAbort`), once its run ended. */
+  unlisten?: () => void;
   /** The upstream a router named in a streamed chunk's raw response (`chunkServedBy`): the merged message repeats it. */
   servedBy?: string;
   call?: ApiCall;
@@ -757,6 +760,23 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     const model = asked ?? nonEmptyString(params.model) ?? nonEmptyString(params.model_name) ?? run.model;
     call.attemptStart(() => ({ messages: chatMessages(messages), tools: offeredTools(params.tools), model, provider }));
     this.#remember(runId, { kind: 'llm', parent: parentRunId, root: parentNode?.root ?? runId, run, ownsRun, call, bareRequest: bare ? messages : undefined, provider, attemptKey });
+    if (bare) this.#endOnAbort(runId, isRecord(extra?.options) ? extra.options.signal : undefined);
+  }
+
+  /**
+   * A model called on its own and streamed (`model.stream(input, { signal })`) whose signal stops it: LangChain leaves
+   * the stream's generator suspended and tells callbacks no end, so the signal ends the call, failed with the abort
+   * and the text it had handed on, and its turn, interrupted, as LangChain would have told it.
+   */
+  #endOnAbort(runId: string, signal: unknown): void {
+    const node = this.#nodes.get(runId);
+    if (node === undefined || !isAbortSignal(signal) || signal.aborted) return;
+    // The program was shown a chunk before LangChain tells callbacks of it: the stream reads ahead, resuming the model's
+    // generator, which then queues the chunk's callback. So the end waits a turn of the event loop, then goes behind
+    // the callbacks queued by then (LangChain's background queue runs them in order): the chunks shown are heard first.
+    const stop = (): void => void setTimeout(() => void consumeCallback(() => this.handleLLMError(abortErrorOf(signal.reason, 'This operation was aborted'), runId), false), 0);
+    signal.addEventListener('abort', stop, { once: true });
+    node.unlisten = () => signal.removeEventListener('abort', stop);
   }
 
   /**
@@ -799,6 +819,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   override handleLLMEnd(output: unknown, runId: string, parentRunId?: string): void {
     this.#guard('handleLLMEnd', () => {
       const node = this.#take(runId);
+      node?.unlisten?.();
       if (node?.call === undefined) return;
       const response = responseOfResult(output, { provider: node.provider, chunks: node.chunks, servedBy: node.servedBy });
       node.call.attemptEnd(response);
@@ -831,6 +852,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   override handleLLMError(error: unknown, runId: string, parentRunId?: string): void {
     this.#guard('handleLLMError', () => {
       const node = this.#take(runId);
+      node?.unlisten?.();
       if (node?.call === undefined) return;
       node.call.attemptError(stoppedCallError(error), false, deliveredOf(node));
       if (node.run !== undefined) this.#failedCalls.set(node.run, node.call);
@@ -1057,6 +1079,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     for (const id of left) {
       const node = this.#nodes.get(id);
       this.#nodes.delete(id);
+      node?.unlisten?.();
       this.#dropAttempts(id, node);
       // A node that never ended told the model nothing: its failed calls end with their errors, before their run does.
       this.#heldFailures.settle(id);
