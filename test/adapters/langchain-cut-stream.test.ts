@@ -127,8 +127,8 @@ describe('LangChain: a model stream cut short keeps the text it had handed on', 
       expect(counters.abandonedSpans ?? 0).toBe(0);
       const doc = onlyTrajectory(atif);
       expect(cutStep(doc).map(([, status, type]) => [status, type])).toEqual([['failed', 'AbortError']]);
-      // LangChain tells callbacks of a chunk after handing it on, and Node never resumes the stream after the abort: the
-      // text kept is what callbacks heard, the shown text or (on Node) all of it but the last chunk.
+      // LangChain tells callbacks of a chunk after handing it on, and Node and Deno never resume the stream after the
+      // abort: the text kept is what callbacks heard, the shown text or (Node, Deno) all of it but the last chunk.
       const kept = hooksOf(recorded, 'api_request_error')[0]!.response?.assistant_message?.content ?? '';
       expect(seen.startsWith(kept)).toBe(true);
       await sameOnNative(recorded);
