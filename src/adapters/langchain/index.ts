@@ -37,17 +37,19 @@
  */
 
 import { BaseCallbackHandler } from '@langchain/core/callbacks/base';
+import { consumeCallback } from '@langchain/core/callbacks/promises';
 import { AsyncLocalStorageProviderSingleton } from '@langchain/core/singletons';
 import type { HookRegistry } from '../../hooks/registry.ts';
-import { AdapterCore, OpenSessions, ToolCallRefused, type AgentRun, type ApiCall, type RunStatus } from '../core/run.ts';
+import { AdapterCore, OpenSessions, ToolCallRefused, type AgentRun, type ApiCall, type ResponseParts, type RunStatus } from '../core/run.ts';
 import { currentToolFrame } from '../core/context.ts';
+import { deliveredAnswer } from '../core/delivered.ts';
 import { approvalPause } from '../core/pause.ts';
 import { guardrailTurnEnd, type GuardrailRecord } from '../core/guardrails.ts';
 import { moderationHook, moderationVerdictOfEnd, moderationVerdictOfError, type ModerationHook, type ModerationVerdict } from './moderation.ts';
 import { MAX_HELD_SESSIONS, MAX_PENDING_APPROVALS, PausedSubagents, SessionHolds } from '../core/holds.ts';
 import type { AdapterOptions } from '../core/options.ts';
 import { chatMessages, chunkServedBy, contentText, finalTextOfOutputs, offeredTools, parsedResultOf, providerApprovalAnswersOf, responseOfResult, toolMessageOf, userMessageOfInputs, userTextOfInputs } from './messages.ts';
-import { argumentsObject, changedArgs, localCalls, reportedToolError, textOrJson, type CallOfTool } from '../core/shapes.ts';
+import { abortErrorOf, argumentsObject, isAbortSignal, changedArgs, localCalls, reportedToolError, textOrJson, type CallOfTool } from '../core/shapes.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 import { BareTurns } from './bare.ts';
 import { HeldToolFailures } from './tool-failures.ts';
@@ -93,6 +95,10 @@ interface Node {
   readonly provider?: string;
   /** The chunks a model run streamed, as LangChain told them (`handleLLMNewToken`). */
   chunks?: number;
+  /** The text those chunks carried: a stream stopped before its end keeps it as the failed call's answer. */
+  delivered?: string;
+  /** Stops listening to the signal of a model called on its own (`#endOnAbort`), once its run ended. */
+  unlisten?: () => void;
   /** The upstream a router named in a streamed chunk's raw response (`chunkServedBy`): the merged message repeats it. */
   servedBy?: string;
   call?: ApiCall;
@@ -171,8 +177,18 @@ const MAX_UNCLAIMED_CALLS = 256;
 /** Top-level runs kept open at once; beyond it the oldest (a run that never ended) is ended as interrupted. */
 export const MAX_OPEN_RUNS = 1_000;
 
-/** A run stopped from outside (the consumer left a stream, an AbortSignal fired): interrupted, not failed. */
-const isAbort = (error: unknown): boolean => isRecord(error) && (error.name === 'AbortError' || (error.name === 'Error' && error.message === 'Abort'));
+/**
+ * A run stopped from outside (the consumer left a stream, an AbortSignal fired): interrupted, not failed. Told as
+ * LangChain's packages throw it: a DOMException `AbortError`, LangChain's `ModelAbortError`, LangGraph's
+ * `Error('Abort')` and ChatOpenAI's `Error('AbortError')`.
+ */
+const isAbort = (error: unknown): boolean =>
+  isRecord(error) && (error.name === 'AbortError' || error.name === 'ModelAbortError' || (error.name === 'Error' && (error.message === 'Abort' || error.message === 'AbortError')));
+/** The error a stopped model call is recorded with: a bare `Error('Abort…')` as the AbortError it stands for, else as thrown. */
+const stoppedCallError = (error: unknown): unknown =>
+  isRecord(error) && error.name === 'Error' && isAbort(error) ? abortErrorOf(undefined, 'This operation was aborted') : error;
+/** What a model run's stream had handed on when it stopped: its text, the answer the program showed (the one rule for a cut stream). */
+const deliveredOf = (node: Node): ResponseParts | undefined => (node.delivered === undefined ? undefined : deliveredAnswer({ text: node.delivered, reasoning: '' }));
 /** A chain run of a compiled LangGraph graph (`CompiledStateGraph`, `Pregel`): an agent when it runs as a node. */
 const isGraphRun = (chain: unknown): boolean => {
   const id = isRecord(chain) && Array.isArray(chain.id) ? chain.id : [];
@@ -745,6 +761,23 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     const model = asked ?? nonEmptyString(params.model) ?? nonEmptyString(params.model_name) ?? run.model;
     call.attemptStart(() => ({ messages: chatMessages(messages), tools: offeredTools(params.tools), model, provider }));
     this.#remember(runId, { kind: 'llm', parent: parentRunId, root: parentNode?.root ?? runId, run, ownsRun, call, bareRequest: bare ? messages : undefined, provider, attemptKey });
+    if (bare) this.#endOnAbort(runId, isRecord(extra?.options) ? extra.options.signal : undefined);
+  }
+
+  /**
+   * A model called on its own and streamed (`model.stream(input, { signal })`) whose signal stops it: LangChain leaves
+   * the stream's generator suspended and tells callbacks no end, so the signal ends the call, failed with the abort
+   * and the text it had handed on, and its turn, interrupted, as LangChain would have told it.
+   */
+  #endOnAbort(runId: string, signal: unknown): void {
+    const node = this.#nodes.get(runId);
+    if (node === undefined || !isAbortSignal(signal) || signal.aborted) return;
+    // The program was shown a chunk before LangChain tells callbacks of it: the stream reads ahead, resuming the model's
+    // generator, which then queues the chunk's callback. So the end waits a turn of the event loop, then goes behind
+    // the callbacks queued by then (LangChain's background queue runs them in order): the chunks shown are heard first.
+    const stop = (): void => void setTimeout(() => void consumeCallback(() => this.handleLLMError(abortErrorOf(signal.reason, 'This operation was aborted'), runId), false), 0);
+    signal.addEventListener('abort', stop, { once: true });
+    node.unlisten = () => signal.removeEventListener('abort', stop);
   }
 
   /**
@@ -773,11 +806,12 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   }
 
   /** A chunk of a model run's answer: counted, since a merged answer may hold a count each chunk repeated (`responseOfResult`). */
-  override handleLLMNewToken(_token: string, _index: unknown, runId: string, _parentRunId?: string, _tags?: string[], fields?: { chunk?: unknown }): void {
+  override handleLLMNewToken(token: string, _index: unknown, runId: string, _parentRunId?: string, _tags?: string[], fields?: { chunk?: unknown }): void {
     this.#guard('handleLLMNewToken', () => {
       const node = this.#nodes.get(runId);
       if (node?.kind !== 'llm') return;
       node.chunks = (node.chunks ?? 0) + 1;
+      if (typeof token === 'string' && token !== '') node.delivered = (node.delivered ?? '') + token;
       node.servedBy ??= chunkServedBy(fields?.chunk);
     });
   }
@@ -786,6 +820,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   override handleLLMEnd(output: unknown, runId: string, parentRunId?: string): void {
     this.#guard('handleLLMEnd', () => {
       const node = this.#take(runId);
+      node?.unlisten?.();
       if (node?.call === undefined) return;
       const response = responseOfResult(output, { provider: node.provider, chunks: node.chunks, servedBy: node.servedBy });
       node.call.attemptEnd(response);
@@ -818,8 +853,9 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   override handleLLMError(error: unknown, runId: string, parentRunId?: string): void {
     this.#guard('handleLLMError', () => {
       const node = this.#take(runId);
+      node?.unlisten?.();
       if (node?.call === undefined) return;
-      node.call.attemptError(error);
+      node.call.attemptError(stoppedCallError(error), false, deliveredOf(node));
       if (node.run !== undefined) this.#failedCalls.set(node.run, node.call);
       const attempts = this.#attempts.get(node.attemptKey ?? parentRunId ?? runId);
       if (attempts?.call === node.call) attempts.lastFailed = true;
@@ -1044,6 +1080,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     for (const id of left) {
       const node = this.#nodes.get(id);
       this.#nodes.delete(id);
+      node?.unlisten?.();
       this.#dropAttempts(id, node);
       // A node that never ended told the model nothing: its failed calls end with their errors, before their run does.
       this.#heldFailures.settle(id);
@@ -1055,7 +1092,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
         failed.run.end('failed', undefined, failed.error);
       }
       // A model call the run left waiting (no LLM end will come) ends as failed before its run does.
-      if (node?.kind === 'llm' && node.call?.attemptOpen === true) node.call.attemptError(new AbandonedRunError(), true);
+      if (node?.kind === 'llm' && node.call?.attemptOpen === true) node.call.attemptError(new AbandonedRunError(), true, deliveredOf(node));
       if (node?.ownsRun && id !== root) node.run?.end(status, undefined, new AbandonedRunError());
     }
   }
