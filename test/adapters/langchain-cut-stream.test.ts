@@ -6,6 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import { ChatAnthropic } from '@langchain/anthropic';
 import { ChatOpenAI } from '@langchain/openai';
+import { ChatPromptTemplate } from '@langchain/core/prompts';
+import { StringOutputParser } from '@langchain/core/output_parsers';
 import { createAgent } from 'langchain';
 import { NemoRelayCallbackHandler } from '../../src/adapters/langchain/index.ts';
 import { anthropicStream, chatCompletionStream, type WireReply } from '../support/provider-wire.ts';
@@ -129,6 +131,35 @@ describe('LangChain: a model stream cut short keeps the text it had handed on', 
       expect(cutStep(doc).map(([, status, type]) => [status, type])).toEqual([['failed', 'AbortError']]);
       // LangChain tells callbacks of a chunk after handing it on, and Node and Deno never resume the stream after the
       // abort: the text kept is what callbacks heard, the shown text or (Node, Deno) all of it but the last chunk.
+      const kept = hooksOf(recorded, 'api_request_error')[0]!.response?.assistant_message?.content ?? '';
+      expect(seen.startsWith(kept)).toBe(true);
+      await sameOnNative(recorded);
+    });
+
+    it(`${label}: a chain streamed (prompt, model, StringOutputParser), stopped by its AbortSignal: the call and its turn end then`, async () => {
+      const recorded = recordedPlugin('lc-cut-chain');
+      const chain = ChatPromptTemplate.fromMessages([['human', '{question}']]).pipe(model()).pipe(new StringOutputParser());
+      const controller = new AbortController();
+      let seen = '';
+      let caught: unknown;
+      try {
+        for await (const text of await chain.stream({ question: 'Tell me a story.' }, { callbacks: [new NemoRelayCallbackHandler(recorded.hooks)], signal: controller.signal })) {
+          seen += text;
+          if (seen !== '' && !controller.signal.aborted) controller.abort();
+        }
+      } catch (error) {
+        caught = error;
+      }
+      expect((caught as Error).name).toBe('AbortError');
+      expect(seen).not.toBe('');
+      // LangChain leaves the chain's generator suspended as it does the model's: the turn ended with the abort, not at shutdown.
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(hooksOf(recorded, 'on_session_end')).toMatchObject([{ interrupted: true, failed: false }]);
+      const { atif, counters } = await recorded.finish();
+      expectNothingLost(counters);
+      expect(counters.abandonedSpans ?? 0).toBe(0);
+      const doc = onlyTrajectory(atif);
+      expect(cutStep(doc).map(([, status, type]) => [status, type])).toEqual([['failed', 'AbortError']]);
       const kept = hooksOf(recorded, 'api_request_error')[0]!.response?.assistant_message?.content ?? '';
       expect(seen.startsWith(kept)).toBe(true);
       await sameOnNative(recorded);

@@ -255,7 +255,8 @@ describe('LangGraph functional API through the LangChain adapter', () => {
       expect(agentSteps(doc)[0]!.extra.turn_ends).toEqual([{ status: 'interrupted', timestamp: expect.any(String) }]);
       // An interrupt() outside a tool asks about no call: an interruption, not a pause for approvals (no pending calls).
       expect(firstTurnEnd(recorded)).toEqual(['interrupted', undefined]);
-      expect(doc.notes).toBe(`The turn that ends at step ${agentSteps(doc)[0]!.step_id} was interrupted.`);
+      // The resumed run went on with that turn, to its answer: the notes say a pause, not the turn's end.
+      expect(doc.notes).toBe(`The turn was paused at step ${agentSteps(doc)[0]!.step_id} and resumed.`);
       // The interrupt asks about no tool (it is the program's, in the entrypoint): no approval request.
       expect(recorded.log.filter((e) => e.hook.includes('approval'))).toEqual([]);
       // The model's one call, its outcome what the model read next.

@@ -826,6 +826,9 @@ describe('LangGraph programs through the LangChain adapter', () => {
       expect(recorded.log.filter((e) => e.hook.includes('approval')).map((e) => e.payload.tool_call_id)).toEqual(['toolu_delete', 'toolu_delete']);
       // The interrupted run paused for the approval of the call the middleware asked about.
       expect(turnEnds(recorded)).toEqual(pausedThenAnswered('toolu_delete'));
+      // The trajectory's notes say the pause as one the turn went on from, not as the turn's end.
+      expect(agentSteps(doc)[0]!.extra.turn_ends).toEqual([{ status: 'interrupted', timestamp: expect.any(String) }]);
+      expect(doc.notes).toBe(`The turn was paused at step ${agentSteps(doc)[0]!.step_id} and resumed.`);
       await sameOnNative(recorded);
     }, 30_000);
   }
@@ -876,6 +879,7 @@ describe('LangGraph programs through the LangChain adapter', () => {
     ]);
     // The tool's interrupt() asked about its call: the turn paused for the approval of that call.
     expect(turnEnds(recorded)).toEqual(pausedThenAnswered('call_book'));
+    expect(doc.notes).toBe(`The turn was paused at step ${agentSteps(doc)[0]!.step_id} and resumed.`);
     await sameOnNative(recorded);
   }, 30_000);
 

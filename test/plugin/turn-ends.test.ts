@@ -111,13 +111,39 @@ describe('a host turn that did not complete after its model call answered, in th
       [2, 'agent', 'interrupted,interrupted'],
       [3, 'agent', null],
     ]);
-    expect(doc.notes).toBe('The turn that ends at step 2 was interrupted.\nThe turn that ends at step 2 was interrupted.');
+    // Both were pauses the turn went on from, not its end.
+    expect(doc.notes).toBe('The turn was paused at step 2 and resumed.\nThe turn was paused at step 2 and resumed.');
     expect((await viewLines(recorded, 'atif')).filter((line) => /─ turn /.test(line))).toEqual([expect.not.stringContaining('interrupted')]);
     const files = filesOf(recorded.dir);
     const report = await compared(files.atif, files.atof);
     expect(differencesOf(report)).toEqual([]);
     // What the trajectory does not hold: that the turn went on and completed.
     expect(report.onlyRecorded).toEqual([{ fact: 'turn', run: 'b', values: ['“Refund INV-7, please.”: interrupted, resumed, interrupted, resumed, completed'] }]);
+    await sameOnNative(recorded);
+  });
+
+  it('a pause the turn resumed from is said as a pause; a pause no run resumed (the next run a new turn) as the turn\'s end', async () => {
+    const recorded = recordedPlugin('host-turn-paused-then-left');
+    recorded.hooks.emit('on_session_start', { session_id: 's5', model: 'gpt-4o' });
+    turn(recorded.hooks, 's5', 'Refund INV-7, please.', 'I will ask for approval.', endOf({ status: 'interrupted' }));
+    const conversation = [
+      { role: 'user', content: 'Refund INV-7, please.' },
+      { role: 'assistant', content: 'I will ask for approval.' },
+    ];
+    // Resumed, it asks for a second approval, which the user never gives: they ask something else.
+    turn(recorded.hooks, 's5', '', 'I need a second approval.', endOf({ status: 'interrupted' }), conversation);
+    turn(recorded.hooks, 's5', 'Never mind. What is INV-8?', 'An invoice for 40 EUR.', { completed: true });
+    recorded.hooks.emit('on_session_finalize', { session_id: 's5' });
+    const { doc } = await finishedRun(recorded);
+    const steps = doc.steps as AtifDoc[];
+    expect(steps.map((step) => [step.step_id, step.source, step.extra?.turn_ends?.map((end: AtifDoc) => end.status).join() ?? null])).toEqual([
+      [1, 'user', null],
+      [2, 'agent', 'interrupted'],
+      [3, 'agent', 'interrupted'],
+      [4, 'user', null],
+      [5, 'agent', null],
+    ]);
+    expect(doc.notes).toBe('The turn was paused at step 2 and resumed.\nThe turn that ends at step 3 was interrupted.');
     await sameOnNative(recorded);
   });
 

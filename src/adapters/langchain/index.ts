@@ -761,13 +761,15 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     const model = asked ?? nonEmptyString(params.model) ?? nonEmptyString(params.model_name) ?? run.model;
     call.attemptStart(() => ({ messages: chatMessages(messages), tools: offeredTools(params.tools), model, provider }));
     this.#remember(runId, { kind: 'llm', parent: parentRunId, root: parentNode?.root ?? runId, run, ownsRun, call, bareRequest: bare ? messages : undefined, provider, attemptKey });
-    if (bare) this.#endOnAbort(runId, isRecord(extra?.options) ? extra.options.signal : undefined);
+    // A model in a plain runnable (a chain) has the run's signal in its options, as a model called on its own has its own.
+    if (bare || this.#nodes.get(parentNode?.root ?? runId)?.runnable === true) this.#endOnAbort(runId, isRecord(extra?.options) ? extra.options.signal : undefined);
   }
 
   /**
-   * A model called on its own and streamed (`model.stream(input, { signal })`) whose signal stops it: LangChain leaves
-   * the stream's generator suspended and tells callbacks no end, so the signal ends the call, failed with the abort
-   * and the text it had handed on, and its turn, interrupted, as LangChain would have told it.
+   * A model called on its own or in a chain and streamed (`model.stream(input, { signal })`,
+   * `prompt.pipe(model).pipe(parser).stream(input, { signal })`) whose signal stops it: LangChain leaves the stream's
+   * generators suspended and tells callbacks no end, so the signal ends the call, failed with the abort and the text
+   * it had handed on, and its turn, interrupted, as LangChain would have told it. (A graph tells callbacks itself.)
    */
   #endOnAbort(runId: string, signal: unknown): void {
     const node = this.#nodes.get(runId);
@@ -775,7 +777,13 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     // The program was shown a chunk before LangChain tells callbacks of it: the stream reads ahead, resuming the model's
     // generator, which then queues the chunk's callback. So the end waits a turn of the event loop, then goes behind
     // the callbacks queued by then (LangChain's background queue runs them in order): the chunks shown are heard first.
-    const stop = (): void => void setTimeout(() => void consumeCallback(() => this.handleLLMError(abortErrorOf(signal.reason, 'This operation was aborted'), runId), false), 0);
+    // A chain's run ends after its model's, as LangChain ends them when an error goes up through the chain.
+    const end = (): void => {
+      const error = abortErrorOf(signal.reason, 'This operation was aborted');
+      this.handleLLMError(error, runId);
+      if (node.root !== runId) this.handleChainError(error, node.root);
+    };
+    const stop = (): void => void setTimeout(() => void consumeCallback(end, false), 0);
     signal.addEventListener('abort', stop, { once: true });
     node.unlisten = () => signal.removeEventListener('abort', stop);
   }

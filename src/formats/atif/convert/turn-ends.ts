@@ -10,7 +10,9 @@
  * program caught them, the end's `timestamp`; a list, because a run resumed
  * after a pause that made no step of this trajectory ends at the same step
  * again), and the trajectory's `notes` say it
- * in a sentence, for readers that skip `extra` (Harbor's tools keep `notes`).
+ * in a sentence, for readers that skip `extra` (Harbor's tools keep `notes`):
+ * a pause a run resumed (an approval answered by the next run of the turn)
+ * is said as a pause, not as the turn's end.
  * No step is added: native's step ids, counts and metrics stay as they are.
  * Completed turns add nothing. The plugins.toml (`plugin-host`) files are
  * native's and get none of it.
@@ -40,6 +42,8 @@ export interface TurnEnd {
    * none), if recorded.
    */
   startedAt: Instant | undefined;
+  /** An interrupted turn a later run resumed (its `hermes.turn.start` with an empty message): a pause, not its end. */
+  resumed?: boolean;
 }
 
 /** One entry of the `turn_ends` a step's `extra` carries. */
@@ -72,6 +76,7 @@ export function readTurnEnds(events: readonly AtofEvent[], from: number, to: num
       // A run resumed after a pause starts with an empty user message (the adapters'): it goes on with the turn it
       // resumed, whose steps are its steps, as `compare` reads it. A host that sends no message starts a turn.
       if (!resumes(data.user_message) || !starts.has(parent ?? '')) starts.set(parent ?? '', instant);
+      else resumedPause(into, parent, starts.get(parent ?? ''));
       continue;
     }
     // As `view` of ATOF reads an end: interrupted wins over failed (a run stopped for an approval is no failure).
@@ -86,6 +91,17 @@ export function readTurnEnds(events: readonly AtofEvent[], from: number, to: num
       timestamp: STAMP.text,
       startedAt: starts.get(parent ?? ''),
     });
+  }
+}
+
+/** The scope's last end, when it paused the turn a resuming run just started again (no other turn began since): resumed. */
+function resumedPause(ends: TurnEnd[], parent: string | undefined, turnStart: Instant | undefined): void {
+  for (let i = ends.length - 1; i >= 0; i--) {
+    const end = ends[i] as TurnEnd;
+    if (end.parent !== parent) continue;
+    const sameTurn = end.startedAt === undefined || turnStart === undefined ? end.startedAt === turnStart : compareInstants(end.startedAt, turnStart) === 0;
+    if (end.status === 'interrupted' && sameTurn) end.resumed = true;
+    return;
   }
 }
 
@@ -118,7 +134,7 @@ export function placeTurnEnds(trajectory: AtifTrajectory, ends: readonly TurnEnd
     if (step !== undefined) step.extra = withTurnEnd(step.extra, turnEnd);
     let lines = notes.get(target);
     if (lines === undefined) notes.set(target, (lines = []));
-    lines.push(sentenceOf(turnEnd, step, before));
+    lines.push(sentenceOf(turnEnd, step, before, end.resumed === true));
   }
   for (const [target, lines] of notes) setNotes(target, lines.join('\n'));
 }
@@ -150,9 +166,15 @@ function withTurnEnd(extra: Json | undefined, turnEnd: AtifTurnEnd): Json {
 
 /**
  * The end in a sentence: which step ended the turn (a turn without one: the step before it), how, and with what
- * error. No time: the step ids place it, and the same run on either backend writes the same sentence.
+ * error; a pause the turn resumed from, where it paused. No time: the step ids place it, and the same run on either
+ * backend writes the same sentence.
  */
-function sentenceOf(turnEnd: AtifTurnEnd, step: AtifStep | undefined, before: AtifStep | undefined): string {
+function sentenceOf(turnEnd: AtifTurnEnd, step: AtifStep | undefined, before: AtifStep | undefined, resumed: boolean): string {
+  if (resumed) {
+    return step !== undefined
+      ? `The turn was paused at step ${step.step_id} and resumed.`
+      : `A turn without a step (${before === undefined ? 'before step 1' : `after step ${before.step_id}`}) was paused and resumed.`;
+  }
   const which =
     step !== undefined
       ? `The turn that ends at step ${step.step_id}`
