@@ -4,7 +4,8 @@
 /**
  * `createHookRecorder`: writes every hook a registry emits to a JSONL file,
  * one `{"timestamp": "<RFC 3339>", "hook": "<name>", "payload": {...}}` line
- * per emit, in emit order. The time is when the hook was emitted, so a
+ * per emit, in emit order (with `"data"`, what a top-level `toJSON` of the
+ * payload returned, the data the plugin records in its place). The time is when the hook was emitted, so a
  * replay stamps each event when the host emitted it, not when it is replayed.
  *
  * The file is what `nemo-relay-hooks replay` reads, so a host can record a
@@ -27,7 +28,7 @@ import path from 'node:path';
 import { asyncDisposeSymbol, disposeSymbol } from '../shared/dispose.ts';
 import { adaptLogger, safeLog, type Logger, type LoggerLike } from '../shared/logger.ts';
 import { HOOK_NAMES, type HookName } from '../hooks/index.ts';
-import { snapshotPayload } from '../shared/snapshot.ts';
+import { copyToWrite } from '../shared/snapshot.ts';
 import { formatTimestamp, safeClock, unlikelyClockMessage } from '../shared/clock.ts';
 
 /** The part of a registry the recorder needs: `HookRegistry` fits. */
@@ -108,10 +109,10 @@ export function createHookRecorder(host: RecordableHost, filePath: string, optio
     const timestamp = formatTimestamp(clock());
     let line: string;
     try {
-      // Recorded as the plugin reads it (a class payload's getters, not a top-level toJSON),
-      // so a replay files each hook where the live plugin did; credential headers never reach the file,
-      // as the plugin records none.
-      line = `${JSON.stringify({ timestamp, hook, payload: snapshotPayload(payload, { derivedAsData: true, withoutCredentialHeaders: true }) })}\n`;
+      // Recorded as the plugin reads it (a class payload's getters; its ids by name) and with what the relay records
+      // of it (a top-level toJSON's result, as `data`), so a replay records what the live plugin did; credential
+      // headers never reach the file, as the plugin records none.
+      line = `${JSON.stringify({ timestamp, hook, ...copyToWrite(payload) })}\n`;
     } catch (error) {
       // toJson never throws; JSON.stringify of plain JSON cannot either. Belt and braces.
       errors += 1;

@@ -27,7 +27,7 @@ import type { NemoRelaySettings } from './config/settings.ts';
 import { shapeLlmResponse } from './llm-response.ts';
 import { jsonEqual } from '../shared/json.ts';
 import type { LoosePayload } from './payload.ts';
-import { apiKeyOf, isRecord, llmSurfaceOf, metadataOf, toolKeyOf, toolNameOf, truthy } from './payload.ts';
+import { apiKeyOf, isRecord, llmSurfaceOf, metadataOf, toolArgsOf, toolKeyOf, toolNameOf, truthy } from './payload.ts';
 import type { SessionTable } from './sessions.ts';
 import type { PluginCounters } from './status.ts';
 import { stringOf } from '../shared/text.ts';
@@ -105,20 +105,23 @@ export class ManagedExecution {
   /** Runs a `tool_execution` payload through the relay's managed tool execution. */
   executeTool(payload: LoosePayload, next: Next): Promise<unknown> {
     const state = this.options.sessions.ensure(payload);
-    const args = truthy(payload.args) ? payload.args : {};
+    // The host's tool gets its arguments as the host gave them; the span records them as an object (`toolArgsOf`), as
+    // a hooked call's does. Both backends hand the recorded value back to the call, which is told apart by identity.
+    const given = truthy(payload.args) ? payload.args : {};
+    const recorded = toolArgsOf(payload);
     return runManaged({
       start: (wrapped) =>
         this.options.backend.executeTool!(
           {
             name: toolNameOf(payload),
             parent: state.handle,
-            args,
+            args: recorded,
             metadata: metadataOf(payload),
             toolCallId: truthy(payload.tool_call_id) ? stringOf(payload.tool_call_id) : '',
           },
           (nextArgs) => wrapped(nextArgs),
         ),
-      normalizeInput: (nextArgs) => ({ ...payload, args: isRecord(nextArgs) ? nextArgs : args }),
+      normalizeInput: (nextArgs) => ({ ...payload, args: nextArgs === recorded || !isRecord(nextArgs) ? given : nextArgs }),
       callDownstream: (input) => next(input as LoosePayload),
       shapeResult: (raw) => raw,
       fallbackInput: payload,

@@ -12,6 +12,7 @@
 import type { LoosePayload } from '../shared/snapshot.ts';
 import { isRecord } from '../shared/record.ts';
 import { stringOf } from '../shared/text.ts';
+import { argumentsObject } from '../shared/tool-arguments.ts';
 
 /** A hook payload as the plugin sees it: an open bag of snake_case fields. */
 export type { LoosePayload };
@@ -93,6 +94,14 @@ export function providerOf(payload: LoosePayload): string {
 /** The tool name, else `"tool"`. */
 export function toolNameOf(payload: LoosePayload): string {
   return truthy(payload.tool_name) ? stringOf(payload.tool_name) : 'tool';
+}
+
+/**
+ * The arguments a tool span records, hooked (`pre_tool_call`) or managed (`tool_execution`): an object, as ATIF's tool
+ * calls need, whatever form the host gave them in (the JSON text, a command line: docs/hosts/emitting-hooks.md).
+ */
+export function toolArgsOf(payload: LoosePayload): Record<string, unknown> {
+  return truthy(payload.args) ? argumentsObject(payload.args) : {};
 }
 
 /**

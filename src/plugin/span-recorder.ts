@@ -14,14 +14,13 @@ import type { Logger } from '../shared/logger.ts';
 import { safeLog } from '../shared/logger.ts';
 import type { LlmHandle, RelayBackend, ToolHandle } from '../relay/contract.ts';
 import type { LoosePayload } from './payload.ts';
-import { apiKeyOf, isRecord, metadataOf, providerOf, sessionIdOf, toolKeyOf, toolNameOf, truthy } from './payload.ts';
+import { apiKeyOf, isRecord, metadataOf, providerOf, sessionIdOf, toolArgsOf, toolKeyOf, toolNameOf, truthy } from './payload.ts';
 import type { EvictionReason, SessionState, SessionTable } from './sessions.ts';
 import type { PluginCounters } from './status.ts';
 import type { TrajectoryWriter } from './trajectories.ts';
 import { stringOf } from '../shared/text.ts';
 import { remoteTrajectoryRef } from './remote.ts';
 import { errorMessage } from '../shared/error-text.ts';
-import { argumentsObject } from '../shared/tool-arguments.ts';
 
 /** Tool statuses that record the tool span as failed. */
 const FAILED_TOOL_STATUSES = new Set(['error', 'failed', 'failure', 'timeout', 'timed_out', 'blocked', 'denied', 'cancelled']);
@@ -271,8 +270,7 @@ export class Recorder {
     const span = this.backend.toolStart({
       name: toolNameOf(payload),
       parent: state.handle,
-      // An object, as ATIF's tool calls need: a host may emit the JSON text or a command line (docs/hosts/emitting-hooks.md).
-      args: truthy(payload.args) ? argumentsObject(payload.args) : {},
+      args: toolArgsOf(payload),
       metadata: metadataOf(payload),
       toolCallId: truthy(payload.tool_call_id) ? stringOf(payload.tool_call_id) : '',
       ...stamp(timestampUs),

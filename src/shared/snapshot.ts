@@ -18,7 +18,8 @@
  * goes through `toJson` (media bytes left out); a field that throws becomes
  * `"[Unserializable: <message>]"`. Never throws.
  *
- * The plugin's copies (`copyToRecord`, `copyToQueue`) also keep what the
+ * The plugin's copies (`copyToRecord`, `copyToQueue`) and a recording's
+ * (`copyToWrite`) also keep what the
  * relay's copy of the payload itself would read: its top-level `toJSON`
  * (the relay records that method's result as the data, as `toJson` does,
  * while the handlers read the ids by name), and, for a queued hook, its
@@ -29,7 +30,7 @@
  * @module
  */
 
-import { defineKey, MEDIA_LEFT_OUT, toJson } from './json.ts';
+import { defineKey, MEDIA_LEFT_OUT, toJson, type ToJsonOptions } from './json.ts';
 import { errorMessage } from './error-text.ts';
 import { withoutSensitiveHeaders } from './credential-headers.ts';
 /** A hook payload as the plugin reads it: any object, fields looked up by name. */
@@ -167,15 +168,50 @@ export function copyToRetry(payload: object): LoosePayload {
 }
 
 function copyWithToJson(payload: unknown, copy: LoosePayload): LoosePayload {
-  if ((typeof payload !== 'object' && typeof payload !== 'function') || payload === null) return copy;
+  const data = toJsonData(payload, MEDIA_LEFT_OUT);
+  return data === undefined ? copy : withData(copy, data.value);
+}
+
+/**
+ * What the relay's copy of a payload with a top-level `toJSON` records as its data: that method's converted result
+ * (taken now); `undefined` for a payload without one, whose data is its fields.
+ */
+function toJsonData(payload: unknown, options: ToJsonOptions): { value: unknown } | undefined {
+  if ((typeof payload !== 'object' && typeof payload !== 'function') || payload === null) return undefined;
   let toJSON: unknown;
   try {
     toJSON = (payload as { toJSON?: unknown }).toJSON;
   } catch {
     // toJson reads it too, and records the error as the relay's copy would.
-    return withData(copy, toJson(payload, MEDIA_LEFT_OUT));
+    return { value: toJson(payload, options) };
   }
-  return typeof toJSON === 'function' ? withData(copy, toJson(payload, MEDIA_LEFT_OUT)) : copy;
+  return typeof toJSON === 'function' ? { value: toJson(payload, options) } : undefined;
+}
+
+/** A hook as a recording writes it (`createHookRecorder`), for a replay to record what the live plugin recorded. */
+export interface WrittenPayload {
+  /** The fields the handlers read by name, a class payload's getters as data; credential headers dropped. */
+  readonly payload: LoosePayload;
+  /** A top-level `toJSON`'s converted result, the data the relay's copy records in the payload's place; absent without one. */
+  readonly data?: unknown;
+}
+
+/**
+ * The copy a recording writes out: the fields the plugin reads by name, and, for a payload with a top-level `toJSON`,
+ * what the relay's copy records as the data (`copyToRecord`'s rule). A replay hands the plugin the fields with that
+ * data (`withWrittenData`), so it records what it recorded live. Never throws.
+ */
+export function copyToWrite(payload: unknown): WrittenPayload {
+  const fields = snapshotPayload(payload, { derivedAsData: true, withoutCredentialHeaders: true });
+  const data = toJsonData(payload, MEDIA_AND_CREDENTIALS_LEFT_OUT);
+  // toJson drops credential headers before it calls toJSON, so not from what toJSON returns: dropped here, as a
+  // recording never holds them.
+  return data === undefined ? { payload: fields } : { payload: fields, data: withoutSensitiveHeaders(data.value) };
+}
+
+/** A replayed payload (`copyToWrite`'s fields, as read back) whose relay copy is the written `data`, as it was live. */
+export function withWrittenData(payload: LoosePayload, data: unknown): LoosePayload {
+  return withData(payload, data);
 }
 
 /** `copy` whose relay copy (through `toJSON`, not enumerable: never a field) is `data`. */

@@ -1,11 +1,13 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SCENARIOS, virtualClock } from '../../src/demo/index.ts';
 import { HOOK_NAMES, HookRegistry, silentLogger } from '../../src/hooks/index.ts';
 import { createHookRecorder } from '../../src/hook-log/hook-recorder.ts';
 import { parseTimestamp } from '../../src/shared/clock.ts';
-import { EXAMPLES, tempDir } from '../cli/support.ts';
+import { cliInProcess, EXAMPLES, tempDir } from '../cli/support.ts';
+import { createNemoRelayPlugin } from '../../src/index.ts';
+import { backends } from '../adapters/support.ts';
 
 if (!existsSync('/dev/full')) console.info('[skip] recorder write-failure test: needs /dev/full (Linux)');
 
@@ -187,7 +189,7 @@ describe('createHookRecorder clock slips', () => {
 });
 
 describe('createHookRecorder fidelity', () => {
-  it('records a payload the way the plugin reads it, so a replay files it under the same session', () => {
+  it('records a payload the way the plugin reads it, so a replay files it under the same session, and with what the relay records of it', () => {
     const registry = new HookRegistry({ logger: silentLogger });
     const file = path.join(tempDir(), 'hooks.jsonl');
     const recorder = createHookRecorder(registry, file);
@@ -196,9 +198,52 @@ describe('createHookRecorder fidelity', () => {
         return 'from-getter';
       }
     }
-    registry.emit('on_session_start', { session_id: 'S', toJSON: () => ({ text: 'no ids' }) });
+    registry.emit('on_session_start', { session_id: 'S', toJSON: () => ({ text: 'no ids', headers: { authorization: 'Bearer sk-secret', accept: 'json' } }) });
     registry.emit('on_session_start', new Ids() as never);
     recorder.close();
-    expect(linesOf(file).map((line: { payload: Record<string, unknown> }) => line.payload.session_id)).toEqual(['S', 'from-getter']);
+    const lines = linesOf(file) as Array<{ payload: Record<string, unknown>; data?: unknown }>;
+    // The ids the plugin reads by name; a top-level toJSON's result as `data` (credential headers dropped, as the
+    // plugin drops them), which the plugin records in the payload's place; none for a payload without one.
+    expect(lines.map((line) => line.payload.session_id)).toEqual(['S', 'from-getter']);
+    expect(lines.map((line) => line.data)).toEqual([{ text: 'no ids', headers: { accept: 'json' } }, undefined]);
+    expect('data' in lines[1]!).toBe(false);
+  });
+
+  // A host's payload with a top-level toJSON: live, the plugin reads its ids by name and records toJSON's result as
+  // the data; a replay of its recording recorded the payload's fields instead.
+  it.each(backends())('a replay of a payload with a top-level toJSON writes the ATOF lines the live run wrote (%s)', async (backend) => {
+    const dir = tempDir();
+    const file = path.join(dir, 'described.hooks.jsonl');
+    const liveAtof = path.join(dir, 'live');
+    const plugin = createNemoRelayPlugin({ backend, env: {}, logger: silentLogger, settings: { atofEnabled: true, atofOutputDirectory: liveAtof, atifEnabled: false } });
+    const hooks = new HookRegistry({ logger: silentLogger });
+    const recorder = createHookRecorder(hooks, file);
+    plugin.register(hooks);
+    await plugin.ready;
+    hooks.emit('on_session_start', { session_id: 'd1', model: 'gpt-4o' });
+    hooks.emit('pre_llm_call', { session_id: 'd1', task_id: 'task-1', turn_id: 'turn-1', user_message: 'Bonjour', toJSON: () => ({ summary: 'a greeting', session_id: 'd1' }) } as never);
+    hooks.emit('pre_approval_request', { session_id: 'd1', turn_id: 'turn-1', tool_call_id: 'call_1', command: 'rm a.txt', toJSON: () => 'an approval asked' } as never);
+    hooks.emit('on_session_finalize', { session_id: 'd1' });
+    await plugin.shutdown({ timeoutMs: 60_000 });
+    recorder.close();
+    const out = path.join(dir, 'replayed');
+    expect((await cliInProcess(['replay', file, '--out', out, '--backend', backend])).code).toBe(0);
+    const live = marksOf(liveAtof);
+    expect(live.map((mark) => [mark.name, mark.data])).toEqual([
+      ['hermes.turn.start', { summary: 'a greeting', session_id: 'd1' }],
+      ['hermes.approval.request', 'an approval asked'],
+    ]);
+    expect(live[0]!.metadata).toMatchObject({ task_id: 'task-1', turn_id: 'turn-1' });
+    expect(marksOf(path.join(out, 'atof'))).toEqual(live);
   });
 });
+
+/** The marks of a folder's ATOF files other than the session's own, without their times and uuids. */
+function marksOf(dir: string): Array<{ name: string; data: unknown; metadata: Record<string, unknown> }> {
+  return readdirSync(dir)
+    .flatMap((name) => readFileSync(path.join(dir, name), 'utf8').split('\n'))
+    .filter((line) => line.trim() !== '')
+    .map((line) => JSON.parse(line) as { kind: string; name: string; data: unknown; metadata: Record<string, unknown> })
+    .filter((event) => event.kind === 'mark' && !event.name.startsWith('hermes.session.'))
+    .map((event) => ({ name: event.name, data: event.data, metadata: event.metadata }));
+}

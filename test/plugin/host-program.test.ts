@@ -10,7 +10,9 @@
 // model's tool call carries, a shell's command line), with no tool call in
 // the model's answer: the trajectory held that text as the call's
 // `arguments`, which ATIF requires to be an object, so `validate` rejected
-// the file (native's converter wrote the same).
+// the file (native's converter wrote the same). The same with managed tool
+// calls (`hooks.execute('tool_execution', ...)`): the tool gets the text, the
+// trajectory the object.
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -18,6 +20,9 @@ import { cliInProcess } from '../cli/support.ts';
 import { ExecutionBlocked, TurnIds } from '../../src/hooks/index.ts';
 import { backends, finishedRun, recordedPlugin, type AtifDoc, type AtofEvent } from '../adapters/support.ts';
 import { sameOnNative } from '../adapters/same-on-native.ts';
+import { FILE_BACKENDS } from '../contract/backends.ts';
+import { normalizeEvents } from '../differential/normalize.ts';
+import { runComponents, type ComponentRunResult } from '../support/component-run.ts';
 
 const PROMPT = 'List the files, then summarise them';
 
@@ -250,4 +255,53 @@ describe.each(backends())('a host whose tools take string arguments (%s)', (back
     expect(starts.map((event) => [event.metadata.tool_call_id, event.name, event.data])).toEqual(expected);
     await sameOnNative(recorded);
   });
+});
+
+/**
+ * The same host with managed tool calls (plugins.toml's `adaptive` on, `hooks.execute('tool_execution', ...)`,
+ * docs/hosts/middleware.md): each tool gets its arguments as the host gave them, the text, and the trajectory records
+ * the object the hooked calls record, so it validates; memory writes what native writes.
+ */
+describe('a host whose managed tools take string arguments', () => {
+  const runs = new Map<string, ComponentRunResult>();
+  for (const backend of FILE_BACKENDS) {
+    it.skipIf(!backend.available)(`runs each tool with its text and records it as an object: the trajectory validates (${backend.name})`, async () => {
+      const run = await runComponents(backend.create(), {
+        components: '[[components]]\nkind = "adaptive"\n',
+        script: async ({ hooks, terminal }) => {
+          hooks.emit('on_session_start', { session_id: 's-managed', model: 'gpt-4o', platform: 'cli' });
+          const turn = new TurnIds({ sessionId: 's-managed', taskId: 'task-managed', turnId: 'turn-managed' });
+          hooks.emit('pre_llm_call', () => ({ ...turn, user_message: 'Tidy up' }));
+          const api = turn.nextApiCall();
+          hooks.emit('pre_api_request', () => ({ ...turn, ...api, provider: 'openai', model: 'gpt-4o', request: { body: { messages: [{ role: 'user', content: 'Tidy up' }] } } }));
+          hooks.emit('post_api_request', () => ({ ...turn, ...api, response: { choices: [{ message: { role: 'assistant', content: 'On it.' }, finish_reason: 'stop' }] }, usage: { prompt_tokens: 5, completion_tokens: 2 } }));
+          for (const [tool_call_id, tool_name, text] of TEXT_ARGUMENTS) {
+            const args = text as unknown as Record<string, unknown>;
+            await hooks.execute('tool_execution', { ...turn, api_request_id: api.api_request_id, tool_call_id, tool_name, args }, terminal('tool', 'done') as never);
+          }
+          hooks.emit('post_llm_call', () => ({ ...turn, assistant_response: 'On it.' }));
+          hooks.emit('on_session_end', () => ({ ...turn, completed: true }));
+          hooks.emit('on_session_finalize', { session_id: 's-managed' });
+        },
+      });
+      runs.set(backend.name, run);
+      expect(run.problems).toEqual([]);
+      // What the host's tools received: the text, as given.
+      expect(run.terminalCalls.map((call) => [call.kind, (call.input as { args: unknown }).args])).toEqual(TEXT_ARGUMENTS.map(([, , text]) => ['tool', text]));
+
+      const atifDir = path.join(run.dir, 'atif');
+      const validated = await cliInProcess(['validate', ...readdirSync(atifDir).map((file) => path.join(atifDir, file))]);
+      expect(validated.code, validated.stdout + validated.stderr).toBe(0);
+      const expected = [
+        ['call_read', 'read_file', { path: 'notes.txt' }],
+        ['call_shell', 'shell', { raw: 'ls -la' }],
+        ['call_touch', 'touch', { value: ['a.txt', 'b.txt'] }],
+      ];
+      const calls = [...run.trajectories.values()].flatMap((doc) => doc.steps.flatMap((step) => step.tool_calls ?? []));
+      expect(calls.map((call) => [call.tool_call_id, call.function_name, call.arguments])).toEqual(expected);
+      const starts = run.events.filter((event) => event.kind === 'scope' && event.scope_category === 'start' && event.category === 'tool') as AtofEvent[];
+      expect(starts.map((event) => [event.metadata?.tool_call_id, event.name, event.data])).toEqual(expected);
+      if (runs.has('memory') && runs.has('native')) expect(normalizeEvents(runs.get('memory')!.events)).toEqual(normalizeEvents(runs.get('native')!.events));
+    });
+  }
 });

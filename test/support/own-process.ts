@@ -24,6 +24,7 @@ export const NATIVE_SHARED = [
   'test/plugin/host-program.test.ts',
   'test/plugin/payload-failures.test.ts',
   'test/plugin/queued-payloads.test.ts',
+  'test/hook-log/hook-recorder.test.ts',
   'test/adapters/ai-sdk/chat-route.test.ts',
   'test/adapters/ai-sdk/agents.test.ts',
   'test/adapters/ai-sdk/decide-extract.test.ts',

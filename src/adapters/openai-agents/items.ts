@@ -340,23 +340,38 @@ function reasoningOfParts(texts: readonly string[]): string {
 }
 
 /**
- * The reasoning a Responses stream has handed on so far, from its raw events (`response.reasoning_summary_text.delta`,
- * each summary part by its item and `summary_index`): what a program that shows the reasoning as it streams has shown,
- * written as a finished response's is, a paragraph each part.
+ * The reasoning a model's stream has handed on so far, from the raw events the SDK passes on (each `model` event's
+ * `event`): what a program that shows the reasoning as it streams has shown, written as a finished response's is, a
+ * paragraph each part. The three models' streams say it their own way: a Responses model's
+ * `response.reasoning_summary_text.delta` (each summary part by its item and `summary_index`), a Chat Completions
+ * model's chunk (`delta.reasoning`, or `delta.reasoning_content` as DeepSeek and vLLM say it; one part, as the SDK
+ * makes one reasoning item of it), an `aisdk()` model's `reasoning-delta` part (each reasoning block by its `id`).
  */
 export class StreamedReasoning {
   readonly #parts = new Map<string, string>();
 
   /** One raw event of the model's stream (a `model` event's `event`). */
   note(event: unknown): void {
-    if (!isRecord(event) || event.type !== 'response.reasoning_summary_text.delta' || typeof event.delta !== 'string') return;
-    const part = `${String(event.item_id)}:${String(event.summary_index)}`;
-    this.#parts.set(part, (this.#parts.get(part) ?? '') + event.delta);
+    const delta = reasoningDelta(event);
+    if (delta !== undefined) this.#parts.set(delta.part, (this.#parts.get(delta.part) ?? '') + delta.text);
   }
 
   get text(): string {
     return reasoningOfParts([...this.#parts.values()]);
   }
+}
+
+/** The reasoning one raw stream event hands on, and the part it adds to; `undefined` when it hands on none. */
+function reasoningDelta(event: unknown): { part: string; text: string } | undefined {
+  if (!isRecord(event)) return undefined;
+  if (event.type === 'response.reasoning_summary_text.delta') return typeof event.delta === 'string' ? { part: `responses:${String(event.item_id)}:${String(event.summary_index)}`, text: event.delta } : undefined;
+  if (event.type === 'reasoning-delta') return typeof event.delta === 'string' ? { part: `aisdk:${String(event.id ?? 'default')}`, text: event.delta } : undefined;
+  if (!Array.isArray(event.choices)) return undefined;
+  // The SDK reads choice 0 only. A server that says both fields (vLLM) says the same text twice: one is read.
+  const choice = event.choices.find((each) => isRecord(each) && each.index === 0) as Loose | undefined;
+  const delta = isRecord(choice?.delta) ? choice.delta : undefined;
+  const text = nonEmptyString(delta?.reasoning) ?? nonEmptyString(delta?.reasoning_content);
+  return text === undefined ? undefined : { part: 'chat', text };
 }
 
 function partTexts(content: unknown): string[] {

@@ -48,6 +48,7 @@ import { parseJson, whyNotJson } from '../../shared/json.ts';
 import { quotedValue } from '../../shared/text.ts';
 import { parseTimestamp } from '../../shared/clock.ts';
 import { RecordedClock } from '../recorded-clock.ts';
+import { withWrittenData } from '../../shared/snapshot.ts';
 
 export const replaySpec: CommandSpec = {
   name: 'replay',
@@ -391,7 +392,9 @@ function parseHookLine(text: string): HookLine | string {
     // Events carry integer Unix microseconds, exact only within 2^53 of 1970.
     if (!Number.isSafeInteger(timestampUs)) return `"timestamp" ${quotedValue(record.timestamp)} is out of range: times from 1685 to 2254 can be recorded to the microsecond`;
   }
-  return { hook: record.hook, payload: payload as Record<string, unknown>, timestampUs };
+  // A payload recorded with a top-level toJSON: the relay records that method's result, as it did live.
+  const fields = payload as Record<string, unknown>;
+  return { hook: record.hook, payload: 'data' in record ? withWrittenData(fields, record.data) : fields, timestampUs };
 }
 
 /** What the stream itself says: LLM attempts and errors, tool calls and failures. */

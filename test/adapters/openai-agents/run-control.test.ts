@@ -12,12 +12,15 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
-import { Agent, InputGuardrailTripwireTriggered, MemorySession, OpenAIResponsesModel, RunState, Runner, ToolTimeoutError, run, setDefaultOpenAIClient, tool, type InputGuardrail, type RunStreamEvent } from '@openai/agents';
+import { Agent, InputGuardrailTripwireTriggered, MemorySession, OpenAIChatCompletionsModel, OpenAIResponsesModel, RunState, Runner, ToolTimeoutError, run, setDefaultOpenAIClient, tool, type InputGuardrail, type Model, type RunStreamEvent } from '@openai/agents';
+import { aisdk } from '@openai/agents-extensions/ai-sdk';
+import { createOpenAI } from '@ai-sdk/openai';
 import * as z from 'zod';
 import { instrumentOpenAIAgents } from '../../../src/adapters/openai-agents/index.ts';
 import { backends, expectNothingLost, expectTurnEndInAtif, recordedPlugin, type AtifDoc } from '../support.ts';
 import { agentSteps, expectRunsClosed, hooks, observation, onlyTrajectory, sdkTotals, stepsOf, toolCallIds, tokenTotals, TRACING, useTracing, weatherTool } from './support.ts';
 import { FakeOpenAI, type Reply } from './wire.ts';
+import { FakeProvider, type Turn, type Wire } from '../ai-sdk/wire.ts';
 
 const api = new FakeOpenAI();
 setDefaultOpenAIClient(api.client());
@@ -54,6 +57,16 @@ const BREAK_POINTS: ReadonlyArray<{ where: string; reply: Reply; stops: (event: 
     stops: (event) => event.type === 'raw_model_stream_event' && event.data.type === 'output_text_delta',
   },
 ];
+
+/** An `openai` client on a fake Chat Completions server (another provider's, as `FakeProvider` speaks it). */
+function chatClient(provider: FakeProvider): OpenAI {
+  return new OpenAI({ apiKey: 'sk-test-not-a-key', baseURL: 'https://fake-chat.test/v1', fetch: provider.fetch as typeof fetch, maxRetries: 0 });
+}
+
+/** A Chat Completions chunk's first choice's delta. */
+function chatDelta(event: unknown): { reasoning?: string; reasoning_content?: string } | undefined {
+  return (event as { choices?: Array<{ delta?: { reasoning?: string; reasoning_content?: string } }> }).choices?.[0]?.delta;
+}
 
 /** What the model was told of a call: the function_call_output the next request carried. */
 function toldTheModel(callId: string): unknown {
@@ -414,6 +427,49 @@ describe('Agents SDK run controls', () => {
       expectNothingLost(counters);
       expectRunsClosed(recorded);
     }, 30_000);
+  }
+
+  // The same rule on the Agents SDK's other models: a Chat Completions model's stream says its reasoning in each chunk's
+  // `delta.reasoning` (Groq, OpenRouter) or `delta.reasoning_content` (DeepSeek, vLLM), an aisdk() model's in its
+  // `reasoning-delta` parts; the program shows it from the raw events as they come.
+  const CUT_REASONING: ReadonlyArray<{ label: string; model: (provider: FakeProvider) => Model; wire: Wire; server?: Turn['server']; shown: (event: unknown) => string | undefined }> = [
+    { label: 'an OpenAIChatCompletionsModel (delta.reasoning)', model: (provider) => new OpenAIChatCompletionsModel(chatClient(provider), 'openai/gpt-oss-120b'), wire: 'chat', server: 'groq', shown: (event) => chatDelta(event)?.reasoning },
+    { label: 'an OpenAIChatCompletionsModel (delta.reasoning_content)', model: (provider) => new OpenAIChatCompletionsModel(chatClient(provider), 'deepseek-reasoner'), wire: 'chat', server: 'deepseek', shown: (event) => chatDelta(event)?.reasoning_content },
+    { label: 'an aisdk() model (reasoning-delta parts)', model: (provider) => aisdk(createOpenAI({ apiKey: 'sk-test-not-a-key', fetch: provider.fetch as typeof fetch })('o4-mini')), wire: 'responses', shown: (event) => ((event as { type?: string }).type === 'reasoning-delta' ? (event as { delta: string }).delta : undefined) },
+  ];
+  for (const backend of backends()) {
+    for (const { label, model, wire, server, shown } of CUT_REASONING) {
+      it(`${label}, streamed, the caller aborts mid-answer: the cut call keeps the reasoning and the text it had streamed (${backend})`, async () => {
+        useTracing('tracing off');
+        const plan = 'A short fable will do: a fox, a crow, and some cheese.';
+        const provider = new FakeProvider().reply(wire, { id: 'cut_1', model: 'answering-model', server, reasoning: plan, text: 'A long answer that arrives in pieces over the stream.', usage: { input: 15, output: 14, reasoning: 8 } }, { stream: true });
+        const recorded = recordedPlugin('agents-stream-abort-reasoning-other', backend);
+        uninstall = instrumentOpenAIAgents(recorded.hooks);
+        const agent = new Agent({ name: 'Talker', instructions: 'Talk.', model: model(provider) });
+        const controller = new AbortController();
+        const result = await run(agent, 'Tell me a story.', { stream: true, signal: controller.signal });
+        let seen = '';
+        let thought = '';
+        for await (const event of result) {
+          if (event.type !== 'raw_model_stream_event') continue;
+          // The program shows the reasoning as it streams, then the answer; the user presses stop mid-answer.
+          if (event.data.type === 'model') thought += shown(event.data.event) ?? '';
+          if (event.data.type === 'output_text_delta') {
+            seen += event.data.delta;
+            if (!controller.signal.aborted) controller.abort();
+          }
+        }
+        await result.completed;
+        expect(thought).toBe(plan);
+        expect(seen).not.toBe('');
+        expect(hooks(recorded, 'api_request_error')).toMatchObject([{ error: { type: 'AbortError' } }]);
+        const { atif, counters } = await recorded.finish();
+        expectNothingLost(counters);
+        expectRunsClosed(recorded);
+        const answered = (onlyTrajectory(atif).steps as Array<Record<string, any>>).filter((step) => step.source === 'agent');
+        expect(answered.map((step) => [step.message, step.reasoning_content, step.extra.invocation.status, step.extra.llm_response.error.type])).toEqual([[seen, plan, 'failed', 'AbortError']]);
+      }, 30_000);
+    }
   }
 
   it('a run the caller aborts during a model request is interrupted, not failed (the openai client says APIUserAbortError)', async () => {
