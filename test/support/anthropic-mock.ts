@@ -32,8 +32,11 @@ export type MockReply =
       usage: MockUsage;
       model?: string;
       id?: string;
-      /** Once block `afterBlock` (0-based) is sent, the stream pauses until what `until()` returns settles, as a slow model would between blocks. */
-      hold?: { afterBlock: number; until: () => Promise<unknown> };
+      /**
+       * Once block `afterBlock` (0-based) is sent, the stream pauses until what `until()` returns settles, as a slow
+       * model would between blocks; `midBlock`: after the first half of that block's text, before the block ends.
+       */
+      hold?: { afterBlock: number; until: () => Promise<unknown>; midBlock?: boolean };
     }
   | { status: number; errorType: string; message: string };
 
@@ -92,6 +95,7 @@ async function sse(res: http.ServerResponse, id: string, model: string, reply: E
       send({ type: 'content_block_start', index, content_block: { type: 'text', text: '' } });
       const half = Math.ceil(block.text.length / 2);
       send({ type: 'content_block_delta', index, delta: { type: 'text_delta', text: block.text.slice(0, half) } });
+      if (reply.hold?.afterBlock === index && reply.hold.midBlock === true) await reply.hold.until();
       send({ type: 'content_block_delta', index, delta: { type: 'text_delta', text: block.text.slice(half) } });
     } else if (block.type === 'thinking') {
       send({ type: 'content_block_start', index, content_block: { type: 'thinking', thinking: '', signature: '' } });
@@ -107,7 +111,7 @@ async function sse(res: http.ServerResponse, id: string, model: string, reply: E
       send({ type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: json.slice(half) } });
     }
     send({ type: 'content_block_stop', index });
-    if (reply.hold?.afterBlock === index) await reply.hold.until();
+    if (reply.hold?.afterBlock === index && reply.hold.midBlock !== true) await reply.hold.until();
   }
   const stop = reply.blocks.some((block) => block.type === 'tool_use') ? 'tool_use' : 'end_turn';
   send({ type: 'message_delta', delta: { stop_reason: stop, stop_sequence: null }, usage: { input_tokens: usage.input, output_tokens: usage.output, ...cache } });

@@ -19,7 +19,8 @@
  * @module
  */
 
-import type { AdapterCore, AgentRun, ApiCall, RunStatus } from '../core/run.ts';
+import { deliveredAnswer } from '../core/delivered.ts';
+import type { AdapterCore, AgentRun, ApiCall, ResponseParts, RunStatus } from '../core/run.ts';
 import { changedArgs, type CallOfTool, type ChatMessage } from '../core/shapes.ts';
 import {
   ApiAttemptError,
@@ -55,6 +56,8 @@ interface Streaming {
   readonly blocks: AssistantBlocks;
   /** The stream's ids of the assistant messages it came as (one per block): a compaction names the ones it keeps. */
   readonly uuids: string[];
+  /** The deltas of the block not yet come as an assistant message: the caller that asked for partial messages read them. */
+  open: { text: string; reasoning: string };
 }
 
 type UserMessage = string | readonly unknown[] | undefined;
@@ -328,6 +331,17 @@ export class QueryTrace {
         streaming.stopReason = nonEmptyString(delta.stop_reason) ?? streaming.stopReason;
         return;
       }
+      case 'content_block_start':
+        if (this.#streaming !== undefined) this.#streaming.open = { text: '', reasoning: '' };
+        return;
+      case 'content_block_delta': {
+        const open = this.#streaming?.open;
+        const delta = isRecord(event.delta) ? event.delta : {};
+        if (open === undefined) return;
+        if (delta.type === 'text_delta' && typeof delta.text === 'string') open.text += delta.text;
+        else if (delta.type === 'thinking_delta' && typeof delta.thinking === 'string') open.reasoning += delta.thinking;
+        return;
+      }
       case 'message_stop':
         this.#requestEnded();
         return;
@@ -355,12 +369,12 @@ export class QueryTrace {
     const announced = this.#announced;
     this.#announced = undefined;
     if (announced?.attemptOpen === true) {
-      this.#streaming = { id, model, call: announced, usage, stopReason: undefined, blocks: new AssistantBlocks(), uuids: [] };
+      this.#streaming = { id, model, call: announced, usage, stopReason: undefined, blocks: new AssistantBlocks(), uuids: [], open: { text: '', reasoning: '' } };
       return;
     }
     const run = this.#turn(model);
     if (run === undefined) return;
-    this.#streaming = { id, model, call: this.#nextAttempt(run), usage, stopReason: undefined, blocks: new AssistantBlocks(), uuids: [] };
+    this.#streaming = { id, model, call: this.#nextAttempt(run), usage, stopReason: undefined, blocks: new AssistantBlocks(), uuids: [], open: { text: '', reasoning: '' } };
   }
 
   /** The next attempt of `run`'s request, started: a retry of the refused one, else a new call. */
@@ -408,6 +422,7 @@ export class QueryTrace {
       if (streaming === undefined) return;
     }
     streaming.blocks.add(message.content);
+    streaming.open = { text: '', reasoning: '' };
     const uuid = nonEmptyString(m.uuid);
     if (uuid !== undefined) streaming.uuids.push(uuid);
     this.#startBegun(streaming);
@@ -448,9 +463,10 @@ export class QueryTrace {
   #failedAttempt(error: ApiAttemptError): void {
     if (this.#streaming !== undefined) {
       // The stream broke off mid-response and the request is retried.
-      const { call, blocks } = this.#streaming;
+      const streaming = this.#streaming;
+      const { call, blocks } = streaming;
       this.#streaming = undefined;
-      call.attemptError(error);
+      call.attemptError(error, false, this.#delivered(streaming));
       this.#retrying = call;
       // The CLI drops the calls that reply asked for, those it had started too: no result of theirs comes.
       this.#tools.abandon(blocks.toolCalls.map((tool) => tool.id), 'the reply that asked for it broke off; the request was retried');
@@ -499,7 +515,16 @@ export class QueryTrace {
       call.attemptError(early);
     }
     if (!call.attemptOpen) call.attemptStart();
-    call.attemptError(error, true);
+    call.attemptError(error, true, streaming === undefined ? undefined : this.#delivered(streaming));
+  }
+
+  /**
+   * What a reply cut short had handed the caller (core's one rule for a cut stream): the blocks the caller read whole
+   * and, when it asked for partial messages, the deltas of the block still streaming.
+   */
+  #delivered(streaming: Streaming): ResponseParts | undefined {
+    const open = this.#options.callerWantsPartials ? streaming.open : { text: '', reasoning: '' };
+    return deliveredAnswer({ text: streaming.blocks.text + open.text, reasoning: streaming.blocks.reasoning + open.reasoning, model: streaming.model, id: streaming.id });
   }
 
   /**
