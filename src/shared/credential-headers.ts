@@ -86,12 +86,23 @@ export function isHeadersKey(key: string): boolean {
 }
 
 /** One `headers` value without its credential entries, in the form the program holds it (copied only when one is dropped). */
-function cleanHeaders(headers: unknown): unknown {
+function cleanHeaders(headers: unknown, fromToJson = false): unknown {
   if (typeof headers === 'string') return cleanHeaderText(headers);
   if (typeof headers !== 'object' || headers === null) return headers;
   if (Array.isArray(headers)) return cleanHeaderList(headers);
   if (headers instanceof Map) return cleanHeaderMap(headers);
   if (isHeadersClass(headers)) return headerEntries(headers);
+  // A headers class of a library's own that keeps its entries in private fields is recorded as its `toJSON` says:
+  // cleaned here, where the key says what it is, as the plain object the backend's copy would make of it.
+  const toJSON = (headers as { toJSON?: unknown }).toJSON;
+  if (typeof toJSON === 'function' && !fromToJson) {
+    const replaced: unknown = toJSON.call(headers, 'headers');
+    return replaced === headers ? cleanHeaderObject(headers) : cleanHeaders(replaced, true);
+  }
+  return cleanHeaderObject(headers);
+}
+
+function cleanHeaderObject(headers: object): unknown {
   let copy: Record<string, unknown> | null = null;
   for (const key of Object.keys(headers)) {
     if (!isCredentialHeader(key)) continue;

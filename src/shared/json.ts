@@ -115,6 +115,8 @@ interface Walk {
   readonly noNulInKeys: boolean;
   /** Leave media bytes out (`ToJsonOptions.withoutBlobs`). */
   readonly blobs: boolean;
+  /** Drop credential headers (`ToJsonOptions.withoutCredentialHeaders`) from what a `toJSON` returns too. */
+  readonly withoutHeaders: boolean;
   /** Values still allowed. */
   values: number;
   /** String characters still allowed. */
@@ -236,6 +238,7 @@ export function toJson(value: unknown, options?: ToJsonOptions): Json {
     maxItems: Math.max(0, options?.maxItems ?? JSON_LIMITS.maxItems),
     noNulInKeys: options?.noNulInKeys === true,
     blobs,
+    withoutHeaders: options?.withoutCredentialHeaders === true,
     values: options?.maxValues ?? JSON_LIMITS.maxValues,
     chars: options?.maxChars ?? JSON_LIMITS.maxChars,
     ancestors: [],
@@ -369,9 +372,10 @@ function convertObject(object: object, depth: number, walk: Walk): Json | undefi
       return unserializable(error);
     }
     if (replaced === object) return convertPlain(object, depth, walk);
-    // The replacement is a value of its own: it is counted again.
+    // The replacement is a value of its own: it is counted again. The headers were dropped from the value before this
+    // walk, but what `toJSON` makes of it was not there to be seen: a `headers` key in it is cleaned now.
     walk.values++;
-    return convert(replaced, depth - 1, walk);
+    return convert(walk.withoutHeaders ? withoutSensitiveHeaders(replaced) : replaced, depth - 1, walk);
   }
   if (object instanceof Map) {
     const out: { [key: string]: Json } = {};

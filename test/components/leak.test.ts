@@ -95,6 +95,22 @@ const clientHeaders: Script = async ({ hooks }) => {
   for (const [form, headers] of Object.entries(forms)) {
     hooks.emit('post_api_request', { ...base, api_request_id: `orphan-${form}`, request: { headers }, response: { ok: true } } as never);
   }
+  // What a `toJSON` makes of a value is what is recorded: a library's own headers class that keeps its entries out of
+  // sight (in private fields), and an object whose `toJSON` brings out a `headers` key of its own.
+  class HiddenHeaders {
+    readonly #entries = { authorization: `Bearer ${planted('class_authorization')}`, 'x-team': planted('class_team_header') };
+    toJSON(): object {
+      return { ...this.#entries };
+    }
+  }
+  class RequestConfig {
+    toJSON(): object {
+      return { url: 'https://api.example.test', headers: { 'X-Api-Key': planted('tojson_api_key'), 'x-team': planted('tojson_team_header') } };
+    }
+  }
+  hooks.emit('post_api_request', { ...base, api_request_id: 'orphan-class', request: { headers: new HiddenHeaders() }, response: { ok: true } } as never);
+  hooks.emit('pre_tool_call', { ...base, tool_name: 'fetch', tool_call_id: 'call-tojson', args: { config: new RequestConfig() } } as never);
+  hooks.emit('post_tool_call', { ...base, tool_name: 'fetch', tool_call_id: 'call-tojson', result: 'ok', status: 'ok' } as never);
   hooks.emit('on_session_end', { session_id: session } as never);
   hooks.emit('on_session_finalize', { session_id: session } as never);
 };
@@ -185,7 +201,7 @@ describe('nothing redaction governs reaches any output', () => {
         const run = await runComponents(backend.create(), { components: '', script: clientHeaders, otlp: ['full'], remote: true, settingsAtif: true });
         const found = leaks(run);
         // The clients' and the host's other headers are there (a Headers used to be recorded as {}) ...
-        for (const form of ['openai', 'anthropic', 'pairs', 'flat', 'har', 'map', 'text']) expect(found).toContain(planted(`${form}_team_header`));
+        for (const form of ['openai', 'anthropic', 'pairs', 'flat', 'har', 'map', 'text', 'class', 'tojson']) expect(found).toContain(planted(`${form}_team_header`));
         // ... and no credential, whatever the form.
         expect(found.filter((token) => !token.endsWith('_team_header'))).toEqual([]);
       });
