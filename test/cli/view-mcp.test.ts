@@ -102,7 +102,7 @@ function serverStory(session: Tree): unknown {
 
 const SERVER_STORY = {
   totals: { llmCalls: 1, toolCalls: 1, errors: 2 },
-  failedTool: [['tool forecast', 'tool_error: Invalid model for this key']],
+  failedTool: [['tool forecast', 'ToolError: Invalid model for this key']],
   failedLlm: ['AI_APICallError: Invalid model for this key'],
   turnEnd: ['failed: AI_APICallError'],
 };
@@ -113,7 +113,7 @@ describe('view: an MCP server call whose tool failed, recorded by the two proces
     expect(serverStory(remoteUnder(await viewed(flushedFirst('agent')), 'forecast'))).toEqual(SERVER_STORY);
     const text = (await cliInProcess(['view', serverAtif])).stdout;
     expect(text).toMatch(/1 LLM call, 1 tool call {2}2 errors\n/);
-    expect(text).toMatch(/✗ tool forecast {2}ERROR tool_error: Invalid model for this key\n/);
+    expect(text).toMatch(/✗ tool forecast {2}ERROR ToolError: Invalid model for this key\n/);
     expect(text).toMatch(/turn 1 .*· failed: AI_APICallError\n/);
     expect(text).not.toMatch(/system|observation/);
   });

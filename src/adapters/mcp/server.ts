@@ -31,7 +31,7 @@ import { instrumentedBefore, markInstrumented } from './instrumented.ts';
 import { isRecord } from '../../shared/record.ts';
 import { Guard } from '../core/guard.ts';
 import { runningToolCallById } from '../core/run.ts';
-import { isAbortedSignal } from '../core/shapes.ts';
+import { isAbortedSignal, reportedToolError } from '../core/shapes.ts';
 import { requestHandlersOf, wrapRequestHandlers, type RequestHandler as Handler } from './handlers.ts';
 import { CALLER_META_KEY, PROPAGATION_META_KEY, TRACEPARENT_META_KEY, TRAJECTORY_META_KEY, callerFor, metaString, requestCallerOf, resultText, withAdapterMeta, type McpCaller } from './meta.ts';
 
@@ -210,14 +210,16 @@ class CallRecorder {
     }
     // The SDK drops the answer to a cancelled request: the client never sees it.
     if (await this.#cancelled(session, args, extra, started)) return result;
-    const failed = isRecord(result) && result.isError === true;
+    // An `isError` answer is named as the client's adapters name the same failure (`ToolError`): one trace, one error type.
+    const failure = isRecord(result) && result.isError === true ? reportedToolError(resultText(result)) : undefined;
+    const failed = failure !== undefined;
     hooks.emit('post_tool_call', () => ({
       ...ids,
       tool_name: session.tool_name,
       args,
       result: resultText(result),
       status: failed ? 'error' : 'ok',
-      ...(failed ? { error_type: 'tool_error', error_message: resultText(result) } : {}),
+      ...(failure !== undefined ? { error_type: failure.name, error_message: failure.message } : {}),
       duration_ms: Date.now() - started,
     }));
     const trajectory = await this.#close(session, failed ? 'mcp_call_failed' : 'mcp_call_complete');

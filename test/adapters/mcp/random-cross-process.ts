@@ -185,7 +185,7 @@ export async function runPlan(plan: Plan, instrument: boolean, backend: 'memory'
           const result = (await client.callTool({ name: call.tool, arguments: call.args }, undefined, { signal: abort.signal, ...(call.progress !== undefined ? { onprogress } : {}) })) as Loose;
           outcomes.set(call.id, { result, progress });
           const text = JSON.stringify(result.content);
-          hooks.emit('post_tool_call', { ...post, result: text, status: result.isError === true ? 'error' : 'ok', ...(result.isError === true ? { error_type: 'tool_error', error_message: text } : {}) });
+          hooks.emit('post_tool_call', { ...post, result: text, status: result.isError === true ? 'error' : 'ok', ...(result.isError === true ? { error_type: 'ToolError', error_message: text } : {}) });
         } catch (error) {
           const e = error as Error & { code?: unknown };
           outcomes.set(call.id, { error: { name: e.name, message: e.message, ...(e.code !== undefined ? { code: e.code } : {}) }, progress });
