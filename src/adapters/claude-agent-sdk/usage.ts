@@ -43,6 +43,8 @@ export class QueryTokens {
   readonly #recorded = new Map<string, { answered: string | undefined; asked: string | undefined; counts: TokenCounts }>();
   /** What turn ends stated so far, by `modelUsage`'s model; with what the CLI carried over from a resumed session's earlier queries. */
   readonly #stated = new Map<string, TokenCounts>();
+  /** The `modelUsage` entry each answered name no entry matches was counted under (see `#placeRenamed`). */
+  readonly #placed = new Map<string, string>();
 
   /**
    * A resumed session's earlier spend, which the CLI restores into `modelUsage` (see `carriedUsage`): an earlier
@@ -76,31 +78,76 @@ export class QueryTokens {
    * per model; undefined when that is nothing. A figure can be negative: a
    * sub-agent's step recorded after the turn that spent it ended (a
    * background agent's transcript read late) was stated then, and is taken
-   * back here.
+   * back here. Every recorded step's tokens come off some entry, whatever
+   * name answered it, so the steps and the statements never count more than
+   * `modelUsage` does.
    */
   unattributed(modelUsage: unknown): Record<string, TokenCounts> | undefined {
     if (!isRecord(modelUsage)) return undefined;
     const models = Object.keys(modelUsage).filter((model) => isRecord(modelUsage[model]));
-    const held = new Map(models.map((model) => [model, zero()] as const));
-    for (const { answered, asked, counts } of this.#recorded.values()) {
-      const model = usageModel(models, answered, asked);
-      const sum = model === undefined ? undefined : held.get(model);
-      if (sum !== undefined) for (const name of KEYS) sum[name] += counts[name];
-    }
-    let out: Record<string, TokenCounts> | undefined;
+    // What each model's entry counts beyond its steps and the earlier statements.
+    const gaps = new Map<string, TokenCounts>();
     for (const model of models) {
       const reported = modelUsage[model] as Record<string, unknown>;
       const stated = this.#stated.get(model) ?? zero();
       const gap = zero();
-      for (const name of KEYS) gap[name] = count(reported[MODEL_USAGE_KEYS[name]]) - held.get(model)![name] - stated[name];
+      for (const name of KEYS) gap[name] = count(reported[MODEL_USAGE_KEYS[name]]) - stated[name];
+      gaps.set(model, gap);
+    }
+    const renamed = new Map<string, TokenCounts>();
+    for (const { answered, asked, counts } of this.#recorded.values()) {
+      const model = usageModel(models, answered, asked);
+      if (model !== undefined) {
+        const gap = gaps.get(model)!;
+        for (const name of KEYS) gap[name] -= counts[name];
+        continue;
+      }
+      const sum = renamed.get(answered ?? '') ?? zero();
+      for (const name of KEYS) sum[name] += counts[name];
+      renamed.set(answered ?? '', sum);
+    }
+    this.#placeRenamed(renamed, gaps);
+    let out: Record<string, TokenCounts> | undefined;
+    for (const [model, gap] of gaps) {
       if (KEYS.every((name) => gap[name] === 0)) continue;
+      const stated = this.#stated.get(model) ?? zero();
       for (const name of KEYS) stated[name] += gap[name];
       this.#stated.set(model, stated);
       (out ??= {})[model] = gap;
     }
     return out;
   }
+
+  /**
+   * Counts the steps answered under names no `modelUsage` entry matches (a
+   * gateway that renames models answers a sub-agent, whose asked-for model
+   * nothing tells) under an entry each: `modelUsage` counts their tokens, so
+   * they come off some entry's gap, or the query's totals would hold them twice.
+   * A name keeps the entry it was first counted under while that entry's gap
+   * still holds it; otherwise it goes to the entry whose gap holds it with
+   * the least to spare (the one that spent just that), else to the widest gap,
+   * which then may go negative until `modelUsage` counts the step: the totals
+   * stay `modelUsage`'s either way.
+   */
+  #placeRenamed(renamed: ReadonlyMap<string, TokenCounts>, gaps: ReadonlyMap<string, TokenCounts>): void {
+    if (gaps.size === 0) return;
+    const names = [...renamed.keys()].sort((a, b) => Number(this.#placed.has(b)) - Number(this.#placed.has(a)) || total(renamed.get(b)!) - total(renamed.get(a)!) || (a < b ? -1 : 1));
+    for (const answered of names) {
+      const counts = renamed.get(answered)!;
+      if (KEYS.every((name) => counts[name] === 0)) continue;
+      const holds = (model: string): boolean => KEYS.every((name) => gaps.get(model)![name] >= counts[name]);
+      const earlier = this.#placed.get(answered);
+      const fitting = [...gaps.keys()].filter(holds).sort((a, b) => total(gaps.get(a)!) - total(gaps.get(b)!));
+      const model =
+        earlier !== undefined && gaps.has(earlier) && holds(earlier) ? earlier : (fitting[0] ?? [...gaps.keys()].sort((a, b) => total(gaps.get(b)!) - total(gaps.get(a)!))[0]!);
+      this.#placed.set(answered, model);
+      const gap = gaps.get(model)!;
+      for (const name of KEYS) gap[name] -= counts[name];
+    }
+  }
 }
+
+const total = (counts: TokenCounts): number => KEYS.reduce((sum, name) => sum + counts[name], 0);
 
 /**
  * Whether `written` (the totals the CLI writes to the session's transcript as it ends, in `modelUsage`'s shape) counts
@@ -121,7 +168,8 @@ export function countsAtLeast(written: unknown, reported: unknown): boolean {
  * the CLI asked for, a step the one the API answered with, which may be that
  * name dated (`claude-sonnet-4-5` answered as `claude-sonnet-4-5-20250929`):
  * the same name, else the longest name it starts with, else the model the
- * main agent asked for.
+ * main agent asked for; undefined for a sub-agent's step answered under a name
+ * no entry begins (`#placeRenamed` places it).
  */
 function usageModel(models: readonly string[], answered: string | undefined, asked: string | undefined): string | undefined {
   const name = nonEmptyString(answered);

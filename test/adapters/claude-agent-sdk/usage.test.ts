@@ -1,7 +1,8 @@
 // What a turn's end states beyond its steps (QueryTokens, unattributed_usage)
 // in the cases the real CLI cannot be made to produce on demand: a step
 // matched to `modelUsage`'s name by its dated answer, two models, a main
-// agent answered under a name `modelUsage` does not use, a sub-agent's step
+// agent or a sub-agent answered under a name `modelUsage` does not use (a
+// gateway's), a sub-agent's step
 // recorded after the turn that spent it, and a resumed session's earlier
 // spend; and which totals the CLI wrote to a transcript are the ones it
 // wrote as it ended. test/slow/claude-agent-sdk-hidden.test.ts holds the real
@@ -32,11 +33,30 @@ describe('QueryTokens: what modelUsage counts beyond the recorded steps', () => 
     expect(tokens.unattributed({ 'claude-main': reported(91, 20, 2), 'claude-small': reported(21, 4) })).toBeUndefined();
   });
 
-  it("counts a main-agent step whose answer names no modelUsage entry under the model the query asked for; a sub-agent's such step is stated", () => {
+  it("counts a main-agent step whose answer names no modelUsage entry under the model the query asked for; a sub-agent's such step under the entry that spent it", () => {
     const tokens = new QueryTokens();
     tokens.add('some-gateway-model', 'claude-main', reply(10, 1));
     tokens.add('other-gateway-model', undefined, reply(4, 1));
-    expect(tokens.unattributed({ 'claude-main': reported(10, 1), 'claude-sub': reported(4, 1) })).toEqual({ 'claude-sub': reply(4, 1) });
+    expect(tokens.unattributed({ 'claude-main': reported(10, 1), 'claude-sub': reported(4, 1) })).toBeUndefined();
+    // The next turn: the renamed sub-agent again, beside a hidden request of the main model; it keeps its entry.
+    tokens.add('some-gateway-model', 'claude-main', reply(20, 2));
+    tokens.add('other-gateway-model', undefined, reply(3, 1));
+    expect(tokens.unattributed({ 'claude-main': reported(40, 5), 'claude-sub': reported(7, 2) })).toEqual({ 'claude-main': reply(10, 2) });
+  });
+
+  it("takes a renamed sub-agent's step off the entry that holds it with the least to spare, and never states more than modelUsage counts", () => {
+    const tokens = new QueryTokens();
+    // Asked for the main model (a sub-agent inherits it), answered under a gateway's name: both entries could hold
+    // it once the larger step is placed, the main one holds just that.
+    tokens.add('gateway-a', undefined, reply(5, 1));
+    tokens.add('gateway-b', undefined, reply(40, 4, 8));
+    expect(tokens.unattributed({ 'claude-main': reported(5, 1), 'claude-big': reported(60, 5, 8) })).toEqual({ 'claude-big': reply(20, 1) });
+    // A step recorded before modelUsage counts it: it comes off the widest gap, and is given back when counted.
+    tokens.add('gateway-c', undefined, reply(2, 2));
+    const early = tokens.unattributed({ 'claude-main': reported(5, 1), 'claude-big': reported(60, 5, 8) })!;
+    expect(Object.values(early).reduce((sum, counts) => sum + counts.input_tokens + counts.output_tokens, 0)).toBe(-4);
+    const later = tokens.unattributed({ 'claude-main': reported(7, 3), 'claude-big': reported(60, 5, 8) })!;
+    expect(Object.values(later).reduce((sum, counts) => sum + counts.input_tokens + counts.output_tokens, 0)).toBe(4);
   });
 
   it("takes back at the next turn a sub-agent's step recorded after its turn was stated: the figures still add up", () => {
