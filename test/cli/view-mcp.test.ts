@@ -242,6 +242,27 @@ describe('view: an MCP server call whose tool failed, recorded by the two proces
     });
   });
 
+  it("compare: the agent's trajectory (the server's beside it) and its ATOF lines are one run, with the server's session in one file or on its own", async () => {
+    const compared = async (a: string, b: string) => {
+      const result = await cliInProcess(['compare', a, b, '--json']);
+      return { code: result.code, report: JSON.parse(result.stdout) as { pairs: { title: string; status: string }[]; onlyRecorded: { fact: string; run: string; values: string[] }[] } };
+    };
+    // One file holding both processes' lines nests the server's session; the agent's trajectory references the
+    // server's, read from beside it: the server's failed call and turn are compared on both sides.
+    const shared = await compared(agentAtif, flushedFirst('server'));
+    expect(shared.code, JSON.stringify(shared.report.pairs)).toBe(0);
+    expect(shared.report.pairs.map((pair) => pair.title)).toContain(`remote session ${serverId}`);
+    expect(shared.report.onlyRecorded).toEqual([]);
+    // The agent's own ATOF file references the server's session and does not hold it: left out of both runs, and said.
+    const own = ownFiles('agent, server')[0]!;
+    for (const [a, b, run] of [[agentAtif, own, 'a'], [own, agentAtif, 'b']] as const) {
+      const { code, report } = await compared(a, b);
+      expect(code, JSON.stringify(report.pairs)).toBe(0);
+      expect(report.pairs.map((pair) => pair.title)).not.toContain(`remote session ${serverId}`);
+      expect(report.onlyRecorded).toEqual([{ fact: 'remote', run, values: [serverId] }]);
+    }
+  });
+
   it("as the file grows (view --serve), the server's session is listed until the agent's tool call that started it comes, then joins it", () => {
     const file = flushedFirst('server');
     const index = new AtofIndex(file);
