@@ -3,7 +3,7 @@
 // AI SDK's generateText calling the server's tool, the model a fake provider speaking the Responses API): the ATOF
 // file nests the server's session under the agent's tool call, the agent's trajectory references the server's,
 // which the plugin wrote beside it.
-import { copyFileSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { createOpenAI } from '@ai-sdk/openai';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -110,5 +110,18 @@ describe('compare: a run with an MCP server in its process, its trajectory again
     expect(report.pairs.map((pair) => pair.title)).toEqual(['turn 1', 'LLM gpt-4o-2024-08-06 (asked gpt-4o) → forecast', 'LLM gpt-4o-2024-08-06 (asked gpt-4o)']);
     expect(report.onlyRecorded).toEqual([{ fact: 'remote', run: 'b', values: [serverId] }]);
     expect(text).toContain(`only b's file records another process's sessions, which the other file references and does not hold (not compared): ${serverId}`);
+  });
+
+  it("never reads a reference outside the trajectory's folder", async () => {
+    const serverId = JSON.parse(readFileSync(files.server, 'utf8')).session_id as string;
+    const elsewhere = path.join(dir, 'elsewhere');
+    mkdirSync(elsewhere);
+    const outside = path.join(elsewhere, path.basename(files.agent));
+    // The same run, its reference pointing up and out to the server's trajectory, which is there.
+    writeFileSync(outside, readFileSync(files.agent, 'utf8').replaceAll(`"trajectory_path":"${path.basename(files.server)}"`, `"trajectory_path":"../atif/${path.basename(files.server)}"`));
+    expect(readFileSync(outside, 'utf8')).toContain('"trajectory_path":"../atif/');
+    const { report } = await compared(outside, files.atof);
+    expect(report.pairs.map((pair) => pair.title)).not.toContain(`remote session ${serverId}`);
+    expect(report.onlyRecorded).toEqual([{ fact: 'remote', run: 'b', values: [serverId] }]);
   });
 });

@@ -11,8 +11,8 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { booleanFlag, HELP_FLAG, JSON_FLAG, stringFlag, type CommandSpec, type ParsedArgs } from '../args.ts';
-import { compareRuns, type ComparedRuns, type OnlyRecorded } from '../compare/compare-runs.ts';
-import { leaveOutRemoteSessions, readReferencedTrajectories, unreadRemoteSessions } from '../compare/remote-sessions.ts';
+import { compareRuns, type ComparedRuns } from '../compare/compare-runs.ts';
+import { sameRemoteSessions } from '../compare/remote-sessions.ts';
 import { writeComparePage } from '../compare/html.ts';
 import { renderComparison } from '../compare/text.ts';
 import { CliError, describeFsError, InputError, UsageError } from '../errors.ts';
@@ -62,21 +62,6 @@ interface Run {
   /** The path it was read from; undefined for standard input. */
   path: string | undefined;
   kind: 'atif' | 'atof';
-}
-
-/**
- * Another process's sessions (an MCP server's) read the same from either run: a trajectory's references are read from
- * its folder (`readReferencedTrajectories`), and a remote session one run references and could not read is left out
- * of the other, and said. Returns what was left out.
- */
-function sameRemoteSessions(a: Run, b: Run): OnlyRecorded[] {
-  for (const run of [a, b]) if (run.kind === 'atif' && run.path !== undefined) readReferencedTrajectories(run.root, run.path);
-  const notes: OnlyRecorded[] = [];
-  for (const [run, mine, other] of [['b', a, b], ['a', b, a]] as const) {
-    const left = leaveOutRemoteSessions(other.root, unreadRemoteSessions(mine.root));
-    if (left.length > 0) notes.push({ fact: 'remote', run, values: left });
-  }
-  return notes;
 }
 
 export async function compare(args: ParsedArgs, io: CliIo): Promise<number> {

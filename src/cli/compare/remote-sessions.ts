@@ -19,6 +19,7 @@ import { nonEmptyString } from '../../shared/text.ts';
 import { isTrajectory, treeFromAtif } from '../view/from-atif.ts';
 import { linkRemoteTrajectories } from '../view/linked.ts';
 import type { ViewNode } from '../view/model.ts';
+import type { OnlyRecorded } from './compare-runs.ts';
 
 /** A trajectory read whole: one larger than this is not read as a reference (`view --serve` skips such files too). */
 const MAX_REFERENCED_BYTES = 256 * 1024 * 1024;
@@ -29,6 +30,27 @@ const REMOTE_TITLE = /^remote session (.+)$/;
 interface RemoteRef {
   session: string;
   trajectoryPath: string | undefined;
+}
+
+/** A run to compare: its tree (changed in place), the file it was read from (none: standard input) and its kind. */
+export interface RemoteRun {
+  root: ViewNode;
+  path: string | undefined;
+  kind: 'atif' | 'atof';
+}
+
+/**
+ * Makes another process's sessions read the same from either run (the rules above). Returns what one run alone holds,
+ * for the comparison to say.
+ */
+export function sameRemoteSessions(a: RemoteRun, b: RemoteRun): OnlyRecorded[] {
+  for (const run of [a, b]) if (run.kind === 'atif' && run.path !== undefined) readReferencedTrajectories(run.root, run.path);
+  const notes: OnlyRecorded[] = [];
+  for (const [run, mine, other] of [['b', a, b], ['a', b, a]] as const) {
+    const left = leaveOutRemoteSessions(other.root, unreadRemoteSessions(mine.root));
+    if (left.length > 0) notes.push({ fact: 'remote', run, values: left });
+  }
+  return notes;
 }
 
 /**
@@ -43,7 +65,7 @@ export function readReferencedTrajectories(root: ViewNode, file: string): void {
     for (const ref of unresolvedRefs(root)) {
       if (ref.trajectoryPath === undefined) continue;
       const target = path.resolve(folder, ref.trajectoryPath);
-      if (tried.has(target) || path.relative(folder, target).startsWith('..') || path.isAbsolute(path.relative(folder, target))) continue;
+      if (tried.has(target) || !inside(folder, target)) continue;
       tried.add(target);
       const referenced = readTrajectory(target);
       if (referenced !== undefined) found.push({ file: target, roots: [referenced] });
@@ -110,10 +132,17 @@ function shownSessionOf(row: ViewNode): string {
   return row.title.replace(/^(remote session|subagent) /, '');
 }
 
+/** Whether `target` is a file under `folder` (a reference never reads outside the run's folder). */
+function inside(folder: string, target: string): boolean {
+  const relative = path.relative(folder, target);
+  return relative !== '' && !path.isAbsolute(relative) && relative.split(path.sep)[0] !== '..';
+}
+
 /** The trajectory in `file`, or undefined when it is not there, too large or not a trajectory. */
 function readTrajectory(file: string): ViewNode | undefined {
   try {
-    if (!statSync(file).isFile() || statSync(file).size > MAX_REFERENCED_BYTES) return undefined;
+    const stat = statSync(file);
+    if (!stat.isFile() || stat.size > MAX_REFERENCED_BYTES) return undefined;
     const document: unknown = JSON.parse(readFileSync(file, 'utf8'));
     return isTrajectory(document) ? treeFromAtif(document) : undefined;
   } catch {
