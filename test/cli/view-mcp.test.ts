@@ -73,6 +73,15 @@ function flushedFirst(first: 'server' | 'agent'): string {
   return file;
 }
 
+/** Each process's lines in its own file, as each writes them by default: the agent's and the server's, in `order`. */
+function ownFiles(order: 'agent, server' | 'server, agent'): string[] {
+  const dir = tempDir('nrh-view-mcp-files-');
+  const files = { agent: path.join(dir, 'agent.atof.jsonl'), server: path.join(dir, 'server.atof.jsonl') };
+  writeFileSync(files.agent, atof.agent);
+  writeFileSync(files.server, atof.server);
+  return order === 'agent, server' ? [files.agent, files.server] : [files.server, files.agent];
+}
+
 /** A tree as `view --json` prints it, or as the viewer builds it (its rollups worked out on demand). */
 type Tree = (JsonNode | ViewNode) & { children: Tree[] };
 const everyNode = (root: Tree): Tree[] => all(root as JsonNode) as Tree[];
@@ -128,6 +137,21 @@ describe('view: an MCP server call whose tool failed, recorded by the two proces
     expect(session.totals).toMatchObject({ llmCalls: 3, toolCalls: 2, errors: 2 });
   });
 
+  it.each(['agent, server', 'server, agent'] as const)("each process's own ATOF file, given together (%s): the server's session under the agent's tool call, as one file holding both shows it", async (order) => {
+    const files = ownFiles(order);
+    const result = await cliInProcess(['view', '--json', ...files]);
+    expect(result.code, result.stderr).toBe(0);
+    const reported = JSON.parse(result.stdout).files as { file: string; sessions: JsonNode[] }[];
+    const byName = (name: string) => reported.find((entry) => entry.file.endsWith(name))!;
+    expect(byName('server.atof.jsonl').sessions).toEqual([]);
+    const oneFile = JSON.parse((await cliInProcess(['view', '--json', flushedFirst('agent')])).stdout).files[0].sessions;
+    expect(byName('agent.atof.jsonl').sessions).toEqual(oneFile);
+    expect(serverStory(remoteUnder(byName('agent.atof.jsonl').sessions[0]!, 'forecast'))).toEqual(SERVER_STORY);
+    const text = (await cliInProcess(['view', ...files])).stdout;
+    expect(text.match(/^ {10}session /gm)).toHaveLength(1);
+    expect(text).toContain(`(session ${serverId} is shown under tool call call_oslo of ${files.find((file) => file.endsWith('agent.atof.jsonl'))}`);
+  });
+
   it.each(['server', 'agent'] as const)("the one ATOF file, the %s's lines first: one session, the server's under the agent's tool call", async (first) => {
     const file = flushedFirst(first);
     // Streamed (a file on disk) and read whole (standard input) alike.
@@ -146,7 +170,13 @@ describe('view: an MCP server call whose tool failed, recorded by the two proces
   /** `view`'s text and `--html` page of the run, from the shared ATOF file in either flush order and from the two trajectories. */
   async function eachReading(check: (kind: string, text: string, html: string) => void): Promise<void> {
     const dir = tempDir('nrh-view-mcp-html-');
-    const inputs = { 'atof, server first': [flushedFirst('server')], 'atof, agent first': [flushedFirst('agent')], atif: [serverAtif, agentAtif] };
+    const inputs = {
+      'atof, server first': [flushedFirst('server')],
+      'atof, agent first': [flushedFirst('agent')],
+      'two atof files, agent first': ownFiles('agent, server'),
+      'two atof files, server first': ownFiles('server, agent'),
+      atif: [serverAtif, agentAtif],
+    };
     for (const [kind, files] of Object.entries(inputs)) {
       const page = path.join(dir, `${kind}.html`);
       expect((await cliInProcess(['view', ...files, '--html', page])).code).toBe(0);
@@ -210,6 +240,27 @@ describe('view: an MCP server call whose tool failed, recorded by the two proces
       expect(text, kind).toMatch(new RegExp(`└─ remote session ${serverId} .*Σ 2 errors {2}weather-server.* · failed\n`));
       expect(html, kind).toMatch(/weather-server[^"<]* · failed/);
     });
+  });
+
+  it("compare: the agent's trajectory (the server's beside it) and its ATOF lines are one run, with the server's session in one file or on its own", async () => {
+    const compared = async (a: string, b: string) => {
+      const result = await cliInProcess(['compare', a, b, '--json']);
+      return { code: result.code, report: JSON.parse(result.stdout) as { pairs: { title: string; status: string }[]; onlyRecorded: { fact: string; run: string; values: string[] }[] } };
+    };
+    // One file holding both processes' lines nests the server's session; the agent's trajectory references the
+    // server's, read from beside it: the server's failed call and turn are compared on both sides.
+    const shared = await compared(agentAtif, flushedFirst('server'));
+    expect(shared.code, JSON.stringify(shared.report.pairs)).toBe(0);
+    expect(shared.report.pairs.map((pair) => pair.title)).toContain(`remote session ${serverId}`);
+    expect(shared.report.onlyRecorded).toEqual([]);
+    // The agent's own ATOF file references the server's session and does not hold it: left out of both runs, and said.
+    const own = ownFiles('agent, server')[0]!;
+    for (const [a, b, run] of [[agentAtif, own, 'a'], [own, agentAtif, 'b']] as const) {
+      const { code, report } = await compared(a, b);
+      expect(code, JSON.stringify(report.pairs)).toBe(0);
+      expect(report.pairs.map((pair) => pair.title)).not.toContain(`remote session ${serverId}`);
+      expect(report.onlyRecorded).toEqual([{ fact: 'remote', run, values: [serverId] }]);
+    }
   });
 
   it("as the file grows (view --serve), the server's session is listed until the agent's tool call that started it comes, then joins it", () => {

@@ -12,6 +12,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { booleanFlag, HELP_FLAG, JSON_FLAG, stringFlag, type CommandSpec, type ParsedArgs } from '../args.ts';
 import { compareRuns, type ComparedRuns } from '../compare/compare-runs.ts';
+import { sameRemoteSessions } from '../compare/remote-sessions.ts';
 import { writeComparePage } from '../compare/html.ts';
 import { renderComparison } from '../compare/text.ts';
 import { CliError, describeFsError, InputError, UsageError } from '../errors.ts';
@@ -58,6 +59,9 @@ interface Run {
   file: string;
   session: string;
   root: ViewNode;
+  /** The path it was read from; undefined for standard input. */
+  path: string | undefined;
+  kind: 'atif' | 'atof';
 }
 
 export async function compare(args: ParsedArgs, io: CliIo): Promise<number> {
@@ -72,7 +76,7 @@ export async function compare(args: ParsedArgs, io: CliIo): Promise<number> {
     if (error instanceof InputError) throw new CompareInputError(error.message);
     throw error;
   }
-  const compared = compareRuns({ ref: { file: a.file, session: a.session }, root: a.root }, { ref: { file: b.file, session: b.session }, root: b.root });
+  const compared = compareRuns({ ref: { file: a.file, session: a.session }, root: a.root }, { ref: { file: b.file, session: b.session }, root: b.root }, sameRemoteSessions(a, b));
   const html = stringFlag(args, 'html');
   if (html !== undefined) writePage(html, compared, io);
   if (booleanFlag(args, 'json')) io.out(`${JSON.stringify(compared.report, null, 2)}\n`);
@@ -107,8 +111,8 @@ async function loadRun(ref: string, io: CliIo): Promise<Run> {
   if (session !== undefined) {
     const position = ids.indexOf(session);
     if (position === -1) throw new InputError(`${name}: no session ${JSON.stringify(session)} (it has ${listSome(ids, 5)})`);
-    return { file: name, session, root: loaded.roots.at(position)! };
+    return { file: name, session, root: loaded.roots.at(position)!, path: file === STDIN ? undefined : file, kind: loaded.kind };
   }
   if (ids.length > 1) throw new InputError(`${name} has ${ids.length} sessions (${listSome(ids, 5)}); pick one with ${name}#<session id>`);
-  return { file: name, session: ids[0]!, root: loaded.roots.at(0)! };
+  return { file: name, session: ids[0]!, root: loaded.roots.at(0)!, path: file === STDIN ? undefined : file, kind: loaded.kind };
 }

@@ -26,6 +26,7 @@ import { eachRoot, type ViewNode } from '../view/model.ts';
 import { renderText } from '../view/text.ts';
 import { isRollupRow, rollupOf, type Rollup } from '../view/rollup.ts';
 import { linkRemoteTrajectories } from '../view/linked.ts';
+import { linkAtofFiles } from '../view/linked-atof.ts';
 import { watchLauncher } from '../launcher-gone.ts';
 
 export const viewSpec: CommandSpec = {
@@ -41,8 +42,8 @@ export const viewSpec: CommandSpec = {
     'page and one page per session in <file>.sessions/. "-" reads standard input;',
     '--json prints the trees as JSON instead of text. Control characters in session',
     'content are shown as \\xNN escapes, never sent to the terminal.',
-    'A trajectory another given file references from a tool call (an MCP server\'s,',
-    'written by another process) is shown under that call.',
+    'A session another process recorded for a tool call of a given file (an MCP',
+    'server\'s, in its own ATOF file or trajectory) is shown under that call.',
     '',
     '--serve [folder...] serves a live viewer of the folders (default: the current',
     'folder) on http://127.0.0.1:<port>/: the index of the ATIF and ATOF sessions',
@@ -84,11 +85,13 @@ export async function view(args: ParsedArgs, io: CliIo): Promise<number> {
     for (const message of loaded.lineErrors) io.err(`nemo-relay-hooks: ${safeForTerminal(loaded.name)}: ${safeForTerminal(message)}\n`);
     opened.push(loaded);
   }
-  // Trajectories of other processes (an MCP server's) go under the tool call that references them (documents read whole only:
-  // a reference is a trajectory's, and a streamed ATOF file holds none).
+  // Sessions of other processes (an MCP server's) go under the tool call they continue: an ATOF file's under the scope
+  // its session names as its parent, in another ATOF file; a trajectory under the tool call that references it
+  // (documents read whole only: a reference is a trajectory's).
+  const movedLines = linkAtofFiles(opened);
   const sources: HtmlSource[] = opened.map((loaded) => ({ file: loaded.name, roots: loaded.streamed ? loaded.roots : [...(loaded.roots as ViewNode[])] }));
   const linked = sources.filter((_, index) => !opened[index]!.streamed) as { file: string; roots: ViewNode[] }[];
-  const moved = linkRemoteTrajectories(linked);
+  const moved = [...movedLines, ...linkRemoteTrajectories(linked)];
   const html = stringFlag(args, 'html');
   let written: WrittenTimeline | undefined;
   // With --json, the page is written first: standard output then holds nothing but the finished report.

@@ -175,7 +175,8 @@ export function pairedCalls(a: RunStep, b: RunStep): [ToolCallFacts, ToolCallFac
 
 function toolDifferences(a: ToolCallFacts, b: ToolCallFacts): Difference[] {
   const out: Difference[] = [];
-  if (canonical(a.arguments) !== canonical(b.arguments)) out.push({ field: 'tool.arguments', tool: a.name, a: a.arguments, b: b.arguments });
+  // Not where a file does not keep them (a trajectory's record of a run no step asked for).
+  if (a.argumentsUnrecorded === undefined && b.argumentsUnrecorded === undefined && canonical(a.arguments) !== canonical(b.arguments)) out.push({ field: 'tool.arguments', tool: a.name, a: a.arguments, b: b.arguments });
   if (canonical(a.result) !== canonical(b.result)) out.push({ field: 'tool.result', tool: a.name, a: a.result, b: b.result });
   // Not where a file does not say whether the call failed (compare-runs.ts says what the other file records).
   if (a.failureUnrecorded === undefined && b.failureUnrecorded === undefined && (a.error ?? null) !== (b.error ?? null)) out.push({ field: 'tool.error', tool: a.name, a: a.error ?? null, b: b.error ?? null });

@@ -35,9 +35,10 @@ export interface OnlyRecorded {
   /**
    * `approval`: tool calls' approval decisions; `turn`: how user turns ended (paused, resumed, failed); `input`: what
    * calls ran with, edited from what the model asked; `error`: that a call which ran a sub-agent failed (a trajectory
-   * keeps the sub-agent's link as such a call's result, not whether it failed).
+   * keeps the sub-agent's link as such a call's result, not whether it failed); `remote`: another process's sessions
+   * (an MCP server's) the other run references and does not hold (`remote-sessions.ts`).
    */
-  fact: 'approval' | 'turn' | 'input' | 'error';
+  fact: 'approval' | 'turn' | 'input' | 'error' | 'remote';
   /** The run whose file records it. */
   run: 'a' | 'b';
   /** What it recorded: `issue_refund: once`, `“Refund INV-7”: interrupted, resumed, completed`. */
@@ -61,7 +62,8 @@ export interface ComparedRuns {
   pairs: Pair[];
 }
 
-export function compareRuns(a: { ref: RunRef; root: ViewNode }, b: { ref: RunRef; root: ViewNode }): ComparedRuns {
+/** `notes`: facts the caller found one run alone records (`remote`), said with the others. */
+export function compareRuns(a: { ref: RunRef; root: ViewNode }, b: { ref: RunRef; root: ViewNode }, notes: readonly OnlyRecorded[] = []): ComparedRuns {
   const stepsA = stepsOf(a.root);
   const stepsB = stepsOf(b.root);
   const pairs = alignSteps(stepsA, stepsB);
@@ -81,7 +83,7 @@ export function compareRuns(a: { ref: RunRef; root: ViewNode }, b: { ref: RunRef
         const step = (pair.b ?? pair.a)!;
         return { a: pair.a?.id ?? null, b: pair.b?.id ?? null, kind: step.kind, title: step.title, status: pair.status, differences: pair.differences, delta: pair.delta };
       }),
-      onlyRecorded: onlyRecorded(stepsA, stepsB, pairs),
+      onlyRecorded: [...onlyRecorded(stepsA, stepsB, pairs), ...notes],
       totals: { a: totalsA, b: totalsB, delta: totalsDelta(totalsA, totalsB) },
     },
   };
@@ -131,6 +133,8 @@ export function onlyRecordedText(note: OnlyRecorded): string {
         ? 'how turns ended'
         : note.fact === 'input'
           ? 'what calls ran with, edited from what the model asked'
-          : 'that calls which ran a sub-agent failed';
+          : note.fact === 'remote'
+            ? "another process's sessions, which the other file references and does not hold"
+            : 'that calls which ran a sub-agent failed';
   return `only ${note.run}'s file records ${what} (not compared): ${note.values.join('; ')}`;
 }

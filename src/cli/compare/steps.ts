@@ -41,6 +41,12 @@ export interface ToolCallFacts {
    * the sub-agent's link (its start's event) in place of the call's end, as native's converter writes it.
    */
   failureUnrecorded?: true;
+  /**
+   * The file does not keep what the call ran with: a trajectory keeps a run no step of it asked for (an MCP server's
+   * own record of the call it answered) as its result alone. The caller's call, whose arguments its file keeps, is
+   * compared with them.
+   */
+  argumentsUnrecorded?: true;
 }
 
 export interface RunStep {
@@ -297,11 +303,13 @@ function callFacts(tool: ViewNode, asked?: ReadonlyMap<string, unknown>): ToolCa
   let result: unknown;
   let input: unknown;
   let failureUnrecorded = false;
+  let argumentsUnrecorded = false;
   // A trajectory's call, or a run no step of it asked for (an MCP server's call): its result alone.
   if (isRecord(source.call) || isRecord(source.result)) {
     args = isRecord(source.call) ? source.call.arguments : undefined;
     result = atifToolResult(source.result);
     failureUnrecorded = isRecord(source.result) && keepsSubagentLinkAsEnd(source.result);
+    argumentsUnrecorded = !isRecord(source.call);
   } else {
     const ran = isRecord(source.start) ? source.start.data : undefined;
     const id = toolCallIdOf(tool);
@@ -317,6 +325,7 @@ function callFacts(tool: ViewNode, asked?: ReadonlyMap<string, unknown>): ToolCa
     result: result ?? null,
     ...(tool.error !== undefined ? { error: tool.error } : {}),
     ...(failureUnrecorded ? { failureUnrecorded: true } : {}),
+    ...(argumentsUnrecorded ? { argumentsUnrecorded: true } : {}),
   };
 }
 

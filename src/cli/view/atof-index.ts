@@ -54,6 +54,11 @@ export interface IndexedSession {
    */
   readonly session: string;
   readonly rootUuid: string;
+  /**
+   * The scope its agent scope names as its parent when it continues another process's call (`continuesCall`: an MCP
+   * server's session under its caller's tool call), for the caller's lines in another file to take it in.
+   */
+  readonly callerScope?: string;
   /** Start and end byte offsets of its lines, in file order (flat pairs). */
   lines: number[];
   /** Its events while held (from its first line on); null once let go. */
@@ -145,10 +150,23 @@ export class AtofIndex {
     return this.sessions.find((candidate) => candidate.session === session);
   }
 
-  /** The tree of one session, from its held events or its lines read back from the file. */
-  tree(target: IndexedSession): ViewNode {
-    const events = target.events ?? this.readEvents(target);
-    const roots = treesFromAtof(events);
+  /** The session holding the scope `uuid` (its own or a scope under it), if this file has it. */
+  sessionOfScope(uuid: string): IndexedSession | undefined {
+    return this.ownerOf(uuid);
+  }
+
+  /** A session's events, held or read back from its lines. */
+  eventsOf(target: IndexedSession): AtofEvent[] {
+    return target.events ?? this.readEvents(target);
+  }
+
+  /**
+   * The tree of one session, from its held events or its lines read back from the file; `more` are other files' lines
+   * it holds (an MCP server's session, recorded by its own process), read after its own as `cat` of the files would be.
+   */
+  tree(target: IndexedSession, more: readonly AtofEvent[] = []): ViewNode {
+    const events = this.eventsOf(target);
+    const roots = treesFromAtof(more.length === 0 ? events : [...events, ...more]);
     return roots.find((root) => isRecord(root.source) && isRecord(root.source.start) && root.source.start.uuid === target.rootUuid) ?? roots[0]!;
   }
 
@@ -194,7 +212,7 @@ export class AtofIndex {
       const id = nonEmptyString(metadata.session_id) ?? event.uuid;
       const seen = (this.seenIds.get(id) ?? 0) + 1;
       this.seenIds.set(id, seen);
-      target = { session: seen === 1 ? id : `${id}~${seen}`, rootUuid: event.uuid, lines: [], events: [], ended: false, summary: undefined, summarizedAt: 0 };
+      target = { session: seen === 1 ? id : `${id}~${seen}`, rootUuid: event.uuid, ...(continuesCall(event) ? { callerScope: event.parent_uuid } : {}), lines: [], events: [], ended: false, summary: undefined, summarizedAt: 0 };
       this.sessions.push(target);
       this.owner.set(event.uuid, target);
       if (continuesCall(event)) this.awaiting.set(event.parent_uuid, [...(this.awaiting.get(event.parent_uuid) ?? []), { session: target, id, seen }]);

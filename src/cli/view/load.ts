@@ -70,6 +70,8 @@ export interface OpenedSessions {
   ids: string[];
   /** Whether the sessions are built on demand (a streamed ATOF file): each `at` builds a fresh tree. */
   streamed: boolean;
+  /** A streamed ATOF file's index (`linkAtofFiles` joins another file's sessions to its own through it). */
+  index?: AtofIndex;
   lineErrors: string[];
 }
 
@@ -108,7 +110,7 @@ export async function openSessions(file: string, io?: CliIo): Promise<OpenedSess
           return indexed === undefined ? undefined : index.tree(indexed);
         },
       };
-      return { name, kind: 'atof', roots, ids: index.sessions.map((indexed) => indexed.session), streamed: true, lineErrors: index.lineErrors.map((error) => error.message) };
+      return { name, kind: 'atof', roots, ids: index.sessions.map((indexed) => indexed.session), streamed: true, index, lineErrors: index.lineErrors.map((error) => error.message) };
     }
   }
   const loaded = sessionsOf(name, await readInputText(file), file === STDIN ? 'stdin.jsonl' : file);

@@ -1,0 +1,151 @@
+/**
+ * Another process's sessions in a compared run (an MCP server's, each call it answers a session of its own): an
+ * ATOF file of a run whose server ran on the agent's hooks nests the server's session under the agent's tool call,
+ * where the agent's trajectory only references the server's trajectory, a file of its own that the plugin wrote
+ * beside it. So that one run read from either file is the same run:
+ *
+ * - a trajectory's reference is read from the trajectory's folder when the file is there (its `trajectory_path`, the
+ *   plugin's, relative to that folder), and the server's session shown under the call, as `view` of both files does;
+ * - a remote session one run references and does not show (its trajectory not beside the run's, the server's ATOF
+ *   lines in a file of their own) is left out of the other run, and said: it is compared on neither side.
+ *
+ * @module
+ */
+
+import { readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { isRecord } from '../../shared/record.ts';
+import { nonEmptyString } from '../../shared/text.ts';
+import { isTrajectory, treeFromAtif } from '../view/from-atif.ts';
+import { linkRemoteTrajectories } from '../view/linked.ts';
+import type { ViewNode } from '../view/model.ts';
+import type { OnlyRecorded } from './compare-runs.ts';
+
+/** A trajectory read whole: one larger than this is not read as a reference (`view --serve` skips such files too). */
+const MAX_REFERENCED_BYTES = 256 * 1024 * 1024;
+
+const REMOTE_TITLE = /^remote session (.+)$/;
+
+/** A reference of a tool call's result: the session it names and its file, as written. */
+interface RemoteRef {
+  session: string;
+  trajectoryPath: string | undefined;
+}
+
+/** A run to compare: its tree (changed in place), the file it was read from (none: standard input) and its kind. */
+export interface RemoteRun {
+  root: ViewNode;
+  path: string | undefined;
+  kind: 'atif' | 'atof';
+}
+
+/**
+ * Makes another process's sessions read the same from either run (the rules above). Returns what one run alone holds,
+ * for the comparison to say.
+ */
+export function sameRemoteSessions(a: RemoteRun, b: RemoteRun): OnlyRecorded[] {
+  for (const run of [a, b]) if (run.kind === 'atif' && run.path !== undefined) readReferencedTrajectories(run.root, run.path);
+  const notes: OnlyRecorded[] = [];
+  for (const [run, mine, other] of [['b', a, b], ['a', b, a]] as const) {
+    const left = leaveOutRemoteSessions(other.root, unreadRemoteSessions(mine.root));
+    if (left.length > 0) notes.push({ fact: 'remote', run, values: left });
+  }
+  return notes;
+}
+
+/**
+ * Reads the trajectories the run of `file` (an ATIF file) references from its tool calls and does not embed, from
+ * the file's folder (never outside it), and shows each under its call; then those they reference, in turn.
+ */
+export function readReferencedTrajectories(root: ViewNode, file: string): void {
+  const folder = path.dirname(path.resolve(file));
+  const tried = new Set<string>();
+  for (;;) {
+    const found: { file: string; roots: ViewNode[] }[] = [];
+    for (const ref of unresolvedRefs(root)) {
+      if (ref.trajectoryPath === undefined) continue;
+      const target = path.resolve(folder, ref.trajectoryPath);
+      if (tried.has(target) || !inside(folder, target)) continue;
+      tried.add(target);
+      const referenced = readTrajectory(target);
+      if (referenced !== undefined) found.push({ file: target, roots: [referenced] });
+    }
+    if (found.length === 0) return;
+    linkRemoteTrajectories([{ file, roots: [root] }, ...found]);
+  }
+}
+
+/** The sessions the run's tool calls reference that it does not show (neither embedded nor read). */
+export function unreadRemoteSessions(root: ViewNode): string[] {
+  return [...new Set(unresolvedRefs(root).map((ref) => ref.session))];
+}
+
+/** Leaves the remote sessions `ids` out of the run (each where it is shown); returns those it left out. */
+export function leaveOutRemoteSessions(root: ViewNode, ids: readonly string[]): string[] {
+  const wanted = new Set(ids);
+  const left: string[] = [];
+  const visit = (row: ViewNode): void => {
+    row.children = row.children.filter((child) => {
+      const id = child.kind === 'subagent' ? REMOTE_TITLE.exec(child.title)?.[1] : undefined;
+      if (id === undefined || !wanted.has(id)) return true;
+      left.push(id);
+      return false;
+    });
+    for (const child of row.children) visit(child);
+  };
+  visit(root);
+  return [...new Set(left)];
+}
+
+/** The references of the run's tool calls to sessions not shown under the call. */
+function unresolvedRefs(root: ViewNode): RemoteRef[] {
+  const out: RemoteRef[] = [];
+  const visit = (row: ViewNode): void => {
+    if (row.kind === 'tool') {
+      const refs = refsOf(row);
+      const shown = new Set(row.children.filter((child) => child.kind === 'subagent').map(shownSessionOf));
+      for (const ref of refs) {
+        const session = nonEmptyString(ref.session_id) ?? nonEmptyString(ref.trajectory_id);
+        if (session === undefined || shown.has(session) || (nonEmptyString(ref.trajectory_id) !== undefined && shown.has(ref.trajectory_id as string))) continue;
+        out.push({ session, trajectoryPath: nonEmptyString(ref.trajectory_path) });
+      }
+    }
+    for (const child of row.children) visit(child);
+  };
+  visit(root);
+  return out;
+}
+
+/**
+ * The references a tool call's row keeps: a trajectory's in its result, an ATOF file's in the call's end (its
+ * metadata's `subagent_trajectory_ref`, which the plugin writes when the server named its session back).
+ */
+function refsOf(row: ViewNode): Record<string, unknown>[] {
+  const source = isRecord(row.source) ? row.source : {};
+  const end = isRecord(source.end) && isRecord(source.end.metadata) ? source.end.metadata : undefined;
+  const refs = isRecord(source.result) ? source.result.subagent_trajectory_ref : end?.subagent_trajectory_ref;
+  return (Array.isArray(refs) ? refs : [refs]).filter(isRecord);
+}
+
+/** The session id a subagent row shows (`subagent <id>`, `remote session <id>`). */
+function shownSessionOf(row: ViewNode): string {
+  return row.title.replace(/^(remote session|subagent) /, '');
+}
+
+/** Whether `target` is a file under `folder` (a reference never reads outside the run's folder). */
+function inside(folder: string, target: string): boolean {
+  const relative = path.relative(folder, target);
+  return relative !== '' && !path.isAbsolute(relative) && relative.split(path.sep)[0] !== '..';
+}
+
+/** The trajectory in `file`, or undefined when it is not there, too large or not a trajectory. */
+function readTrajectory(file: string): ViewNode | undefined {
+  try {
+    const stat = statSync(file);
+    if (!stat.isFile() || stat.size > MAX_REFERENCED_BYTES) return undefined;
+    const document: unknown = JSON.parse(readFileSync(file, 'utf8'));
+    return isTrajectory(document) ? treeFromAtif(document) : undefined;
+  } catch {
+    return undefined; // Missing, unreadable or not JSON: the reference stays unread, as when it is absent.
+  }
+}
