@@ -291,7 +291,8 @@ export interface ApiRequestErrorPayload extends ObserverPayload, ApiRequestIds {
   error?: unknown;
   /**
    * What the answer had delivered when the attempt failed (a stream stopped or broken mid-answer), shaped as
-   * `post_api_request`'s `response` (`assistant_message`, `usage`, ...): recorded with the error. Absent when nothing came.
+   * `post_api_request`'s `response` (`choices[0].message`, or `assistant_message` as a message object `{ role,
+   * content }`, and `usage`): recorded with the error. Absent when nothing came.
    */
   response?: Record<string, unknown>;
   /** The sanitised request envelope. */
