@@ -19,6 +19,8 @@ interface Output {
   lastError?: string;
 }
 
+if (runtime !== 'deno') console.info('[runtime-refused] the Deno child without --allow-net runs only when the suite runs on Deno');
+
 describe.runIf(runtime === 'deno')('remote outputs on Deno without --allow-net', () => {
   it('fail at once, with the runtime\'s reason, and shutdown returns without waiting for retries', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nrh-refused-'));
