@@ -124,6 +124,7 @@ export const NATIVE_SHARED = [
   'test/adapters/openai-agents/aisdk.test.ts',
   'test/adapters/openai-agents/local-tools.test.ts',
   'test/adapters/openai-agents/reasoning.test.ts',
+  'test/adapters/openai-agents/reasoning-content.test.ts',
   'test/adapters/langchain-reasoning-history.test.ts',
   'test/adapters/ai-sdk/reasoning-history.test.ts',
   'test/adapters/openai-agents/input-filter.test.ts',

@@ -339,6 +339,9 @@ function reasoningOfParts(texts: readonly string[]): string {
   return texts.filter((text) => text !== '').join('\n\n');
 }
 
+/** The one part a Chat Completions stream's reasoning is (the SDK makes one reasoning item of it). */
+const CHAT_PART = 'chat';
+
 /**
  * The reasoning a model's stream has handed on so far, from the raw events the SDK passes on (each `model` event's
  * `event`): what a program that shows the reasoning as it streams has shown, written as a finished response's is, a
@@ -359,6 +362,11 @@ export class StreamedReasoning {
   get text(): string {
     return reasoningOfParts([...this.#parts.values()]);
   }
+
+  /** What a Chat Completions stream's chunks said: a finished answer's reasoning where the SDK made no item of it. */
+  get chatText(): string {
+    return this.#parts.get(CHAT_PART) ?? '';
+  }
 }
 
 /** The reasoning one raw stream event hands on, and the part it adds to; `undefined` when it hands on none. */
@@ -371,7 +379,7 @@ function reasoningDelta(event: unknown): { part: string; text: string } | undefi
   const choice = event.choices.find((each) => isRecord(each) && each.index === 0) as Loose | undefined;
   const delta = isRecord(choice?.delta) ? choice.delta : undefined;
   const text = nonEmptyString(delta?.reasoning) ?? nonEmptyString(delta?.reasoning_content);
-  return text === undefined ? undefined : { part: 'chat', text };
+  return text === undefined ? undefined : { part: CHAT_PART, text };
 }
 
 function partTexts(content: unknown): string[] {
@@ -496,11 +504,27 @@ export function streamedFailedUpstreams(event: unknown): string[] | undefined {
   return isRecord(event) && event.type === 'finish' ? failedUpstreamsOf(event.providerMetadata) : undefined;
 }
 
+/** A Chat Completions completion's or chunk's first choice: the one the SDK's model reads. */
+function firstChoice(completion: unknown): Loose | undefined {
+  const choices = isRecord(completion) ? completion.choices : undefined;
+  return Array.isArray(choices) && isRecord(choices[0]) ? choices[0] : undefined;
+}
+
 /** The finish reason of a Chat Completions completion or chunk: its first choice's, when it says one. */
 export function firstChoiceFinish(completion: unknown): string | undefined {
-  const choices = isRecord(completion) ? completion.choices : undefined;
-  const choice = Array.isArray(choices) && isRecord(choices[0]) ? choices[0] : undefined;
-  return nonEmptyString(choice?.finish_reason);
+  return nonEmptyString(firstChoice(completion)?.finish_reason);
+}
+
+/**
+ * The reasoning a Chat Completions provider sent as `reasoning_content` (DeepSeek, vLLM and SGLang servers), which the
+ * SDK's model makes no reasoning item of: it reads only `reasoning`. Read only where the answer has no reasoning item,
+ * so a provider whose `reasoning` the SDK read (OpenRouter; vLLM, which sends both) is not counted twice. Not streamed:
+ * the first choice's message of the raw completion the SDK keeps in `providerData`; streamed: what the chunks said
+ * (`reasoning_content`, set by the stream's observer).
+ */
+function leftOutReasoning(response: Loose): string | undefined {
+  const message = firstChoice(response.providerData)?.message;
+  return nonEmptyString(response.reasoning_content) ?? (isRecord(message) ? nonEmptyString(message.reasoning_content) : undefined);
 }
 
 /**
@@ -548,7 +572,7 @@ export function responseParts(response: Loose, requestedModel: string | undefine
   return {
     text: outputText(output),
     toolCalls: hosted.length === 0 ? toolCalls : [...hosted, ...toolCalls],
-    reasoning: reasoningText(output),
+    reasoning: reasoningText(output) ?? leftOutReasoning(response),
     usage: usageOf(response),
     model: reportedModel(response) ?? requestedModel,
     id: nonEmptyString(response.responseId) ?? nonEmptyString(response.id),

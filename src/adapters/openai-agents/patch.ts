@@ -567,7 +567,9 @@ async function* observedStream(stream: AsyncIterable<unknown>, attempts: readonl
   const answer = (done: Loose): void => {
     answered = true;
     held = undefined;
-    const response = { ...done, ...(done.model === undefined && model !== undefined ? { model } : {}), ...(finish === undefined ? {} : { finish_reason: finish }), ...(cost === undefined ? {} : { cost_usd: cost }), ...(writes === undefined ? {} : { cache_write_tokens: writes }), ...(servedBy === undefined ? {} : { served_by: servedBy }), ...(failed === undefined ? {} : { failed_upstreams: failed }), ...(warnings === undefined ? {} : { warnings }) };
+    // The chunks' reasoning, which the SDK's Chat Completions model reads only as `delta.reasoning`.
+    const chatReasoning = reasoning.chatText;
+    const response = { ...done, ...(done.model === undefined && model !== undefined ? { model } : {}), ...(finish === undefined ? {} : { finish_reason: finish }), ...(chatReasoning === '' ? {} : { reasoning_content: chatReasoning }), ...(cost === undefined ? {} : { cost_usd: cost }), ...(writes === undefined ? {} : { cache_write_tokens: writes }), ...(servedBy === undefined ? {} : { served_by: servedBy }), ...(failed === undefined ? {} : { failed_upstreams: failed }), ...(warnings === undefined ? {} : { warnings }) };
     for (const attempt of attempts) quietly(() => attempt.response(response));
   };
   try {

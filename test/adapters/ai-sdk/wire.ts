@@ -51,9 +51,11 @@ export interface Turn {
    * item with its `status`, the usage with xAI's `num_sources_used`, `num_server_side_tools_used` and what the call
    * cost (`cost_in_usd_ticks`, from `cost`). Groq's reasoning is the message's `reasoning` (`reasoning_format:
    * 'parsed'`); Mistral's (Magistral) a `thinking` chunk before the text in the message's `content` array, and its
-   * cache reads `num_cached_tokens`.
+   * cache reads `num_cached_tokens`. vLLM's reasoning is in both the message's (a delta's) `reasoning` and
+   * `reasoning_content`, the same text, as vLLM sent it between renaming the field and removing the old name (vLLM
+   * #27752, #33402); its usage is the bare counts.
    */
-  server?: 'ollama' | 'deepseek' | 'openrouter' | 'azure' | 'groq' | 'mistral' | 'xai';
+  server?: 'ollama' | 'deepseek' | 'openrouter' | 'azure' | 'groq' | 'mistral' | 'xai' | 'vllm';
   /** OpenRouter's: the upstream that served the call (its `provider`, e.g. `Anthropic`). */
   provider?: string;
   /** What the call was charged, in USD: OpenRouter's `usage.cost`; xAI's, sent as `usage.cost_in_usd_ticks` (10^10 a dollar). */
@@ -347,7 +349,7 @@ function responsesEvents(turn: Turn): Array<{ event?: string; data: unknown }> {
 
 function chatUsage(usage: Usage, server?: Turn['server'], cost?: number): Record<string, unknown> {
   const counts = { prompt_tokens: usage.input, completion_tokens: usage.output, total_tokens: usage.input + usage.output };
-  if (server === 'ollama') return counts;
+  if (server === 'ollama' || server === 'vllm') return counts;
   if (server === 'xai') {
     // xAI counts the reasoning apart from `completion_tokens` (in `completion_tokens_details`) and in `total_tokens`.
     return {
@@ -380,7 +382,7 @@ function chatFinish(turn: Turn): string {
   return turn.finish ?? ((turn.toolCalls ?? []).length > 0 ? 'tool_calls' : 'stop');
 }
 
-const FINGERPRINT = { ollama: 'fp_ollama', deepseek: 'fp_deepseek_prod', openrouter: 'fp_openrouter', azure: 'fp_azure', groq: 'fp_groq', mistral: 'fp_mistral', xai: 'fp_xai' } as const;
+const FINGERPRINT = { ollama: 'fp_ollama', deepseek: 'fp_deepseek_prod', openrouter: 'fp_openrouter', azure: 'fp_azure', groq: 'fp_groq', mistral: 'fp_mistral', xai: 'fp_xai', vllm: null } as const;
 
 /** Azure's content-filter verdicts on a text: every category safe, but `filtered`, which the filter cut. */
 function azureFilterResults(filtered?: string): Record<string, unknown> {
@@ -415,7 +417,7 @@ const mistralThinking = (text: string) => ({ type: 'thinking', thinking: [{ type
 
 function chatBody(turn: Turn): Record<string, unknown> {
   const calls = (turn.toolCalls ?? []).map((call, index) => ({ ...(turn.server === 'ollama' ? { index } : {}), id: call.id, type: 'function', function: { name: call.name, arguments: JSON.stringify(call.args) } }));
-  const reasoning = turn.reasoning === undefined ? {} : turn.server === 'deepseek' ? { reasoning_content: turn.reasoning } : turn.server === 'groq' ? { reasoning: turn.reasoning } : {};
+  const reasoning = turn.reasoning === undefined ? {} : turn.server === 'deepseek' ? { reasoning_content: turn.reasoning } : turn.server === 'groq' ? { reasoning: turn.reasoning } : turn.server === 'vllm' ? { reasoning: turn.reasoning, reasoning_content: turn.reasoning } : {};
   // A Mistral answer that thought is a content array: the thinking, then the text.
   const mistralContent = turn.server === 'mistral' && turn.reasoning !== undefined ? [mistralThinking(turn.reasoning), ...(turn.text === undefined ? [] : [{ type: 'text', text: turn.text }])] : undefined;
   const refusal = turn.server === undefined || turn.server === 'azure' ? { refusal: null } : {};
@@ -443,6 +445,7 @@ function chatEvents(turn: Turn, withUsage: boolean): Array<{ data: unknown }> {
   if (turn.server === 'azure') frames.unshift({ data: { choices: [], created: 0, id: '', model: '', object: '', prompt_filter_results: AZURE_PROMPT_FILTER } });
   if (turn.server === 'deepseek') for (const delta of halves(turn.reasoning ?? '')) frames.push(chunk([{ index: 0, delta: { content: null, reasoning_content: delta }, logprobs: null, finish_reason: null }]));
   if (turn.server === 'groq') for (const delta of halves(turn.reasoning ?? '')) frames.push(chunk([{ index: 0, delta: { reasoning: delta }, logprobs: null, finish_reason: null }]));
+  if (turn.server === 'vllm') for (const delta of halves(turn.reasoning ?? '')) frames.push(chunk([{ index: 0, delta: { reasoning: delta, reasoning_content: delta }, logprobs: null, finish_reason: null }]));
   if (turn.server === 'mistral') for (const delta of halves(turn.reasoning ?? '')) frames.push(chunk([{ index: 0, delta: { content: [mistralThinking(delta)] }, finish_reason: null }]));
   for (const delta of halves(turn.text ?? '')) frames.push(chunk([{ index: 0, delta: { content: delta }, logprobs: null, finish_reason: null, ...azureChoiceFilter({ ...turn, finish: undefined }) }]));
   (turn.toolCalls ?? []).forEach((call, index) => {
