@@ -126,7 +126,9 @@ await plugin.shutdown();
 `;
 
 /**
- * argv[2]: the trajectory folder (each request's `_meta`, as the tool handler gets it, goes to `<folder>-meta.jsonl`);
+ * argv[2]: the trajectory folder (each request's `_meta`, as the tool handler gets it, goes to `<folder>-meta.jsonl`,
+ * the trace-context headers of the HTTP request it came in to `<folder>-headers.jsonl`, the ATOF events to
+ * `<folder>-atof/`);
  * argv[3]: `http` to serve Streamable HTTP on loopback, `sse` to serve the SSE transport (either prints
  * `listening <port>`), else stdio.
  */
@@ -144,13 +146,15 @@ import { instrumentMcpServer } from 'nemo-relay-hooks/mcp';
 ${STREAMABLE_HTTP_SERVER}
 
 const hooks = new HookRegistry();
-const plugin = createNemoRelayPlugin({ settings: { atifEnabled: true, atifOutputDirectory: process.argv[2] } });
+const plugin = createNemoRelayPlugin({ settings: { atifEnabled: true, atifOutputDirectory: process.argv[2], atofEnabled: true, atofOutputDirectory: process.argv[2] + '-atof' } });
 plugin.register(hooks);
 
 let answers = 0;
-/** The request's _meta as the handler got it, one line per call. */
+/** The request's _meta as the handler got it, and the W3C trace headers of its HTTP request (none over stdio), one line per call. */
 function received(city, extra) {
   appendFileSync(process.argv[2] + '-meta.jsonl', JSON.stringify({ city, meta: extra._meta ?? null }) + '\n');
+  const headers = extra.requestInfo?.headers ?? {};
+  appendFileSync(process.argv[2] + '-headers.jsonl', JSON.stringify({ city, traceparent: headers.traceparent ?? null, tracestate: headers.tracestate ?? null }) + '\n');
 }
 /** The server (one per MCP session over HTTP, as the SDK's example serves it). */
 function weatherServer() {
