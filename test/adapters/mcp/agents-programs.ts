@@ -8,7 +8,8 @@
 // (`MCPServerStreamableHttp({ url })`), or over the SDK's SSE transport
 // (`MCPServerSSE({ url })`, the server's `SSEServerTransport`). The program has
 // a `toolMetaResolver` and a `customDataExtractor` of its own: given to the
-// server as they are, or handed to `openAIAgentsMcpOptions`. Both record with the NeMo Relay
+// server as they are, or handed to `openAIAgentsMcpOptions` (over HTTP, with `traceparentFetch()` as the
+// server's `fetch`). Both record with the NeMo Relay
 // plugin, configured by the environment (backend, OTLP). Written into the
 // package (.tmp/) so `nemo-relay-hooks` and the SDKs resolve as they do for a
 // user.
@@ -31,7 +32,7 @@ export interface AgentConfig {
 export const AGENT_SOURCE = String.raw`
 import { Agent, MCPServerSSE, MCPServerStdio, MCPServerStreamableHttp, ToolGuardrailFunctionOutputFactory, run } from '@openai/agents';
 import { createNemoRelayPlugin, HookRegistry } from 'nemo-relay-hooks';
-import { openAIAgentsMcpOptions } from 'nemo-relay-hooks/mcp';
+import { openAIAgentsMcpOptions, traceparentFetch } from 'nemo-relay-hooks/mcp';
 import { instrumentOpenAIAgents } from 'nemo-relay-hooks/openai-agents';
 
 const config = JSON.parse(process.argv[2]);
@@ -78,6 +79,8 @@ const own = {
   },
 };
 const linked = config.link ? openAIAgentsMcpOptions(hooks, own) : own;
+// Linked over HTTP: each linked call's traceparent in its request's headers too.
+const overHttp = config.link ? { fetch: traceparentFetch() } : {};
 const server =
   config.url === undefined
     ? new MCPServerStdio({
@@ -91,8 +94,8 @@ const server =
         ...linked,
       })
     : config.transport === 'sse'
-      ? new MCPServerSSE({ name: 'weather', url: config.url, toolInputGuardrails: [policy], ...linked })
-      : new MCPServerStreamableHttp({ name: 'weather', url: config.url, toolInputGuardrails: [policy], ...linked });
+      ? new MCPServerSSE({ name: 'weather', url: config.url, toolInputGuardrails: [policy], ...overHttp, ...linked })
+      : new MCPServerStreamableHttp({ name: 'weather', url: config.url, toolInputGuardrails: [policy], ...overHttp, ...linked });
 /** Each tool output's custom data, by call id. */
 const customData = (result) => JSON.stringify(result.newItems.filter((item) => item.type === 'tool_call_output_item').map((item) => [item.rawItem.callId, item.customData ?? null]));
 await server.connect();
