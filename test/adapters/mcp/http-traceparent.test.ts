@@ -9,6 +9,8 @@
 // - A plain `Client` (no `_meta`) behind a fetch that sets the header, as an OpenTelemetry-instrumented fetch does:
 //   the server's session continues the agent's trace from the header alone, under the agent's tool span (its span
 //   id: what a traceparent names).
+// - traceparentFetch on the header shapes no client above sends (a list of pairs, a `Request` holding them), a
+//   `tracestate`, a batch: it adds, never replaces, and only for what the adapter linked.
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -183,4 +185,46 @@ describe('docs/adapters/mcp.md: over HTTP, the traceparent header', () => {
       expect(new Set(served.atof.map((event) => event.propagation_root_uuid))).toEqual(new Set([agent.root]));
     }, 120_000);
   }
+});
+
+describe('traceparentFetch: the headers a request is given, in each shape a client gives them', () => {
+  const linked = (traceparent: string, more: Record<string, unknown> = {}) => ({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'forecast', arguments: {}, _meta: { traceparent, 'nemo-relay/caller': { session_id: 's', tool_call_id: 'c' }, ...more } } });
+  const OURS = `00-${'1'.repeat(32)}-${'2'.repeat(16)}-01`;
+  /** What the base fetch was handed, through `traceparentFetch`. */
+  async function sent(input: unknown, init: Record<string, unknown> | undefined): Promise<{ input: unknown; init: Record<string, unknown> | undefined }> {
+    let seen: { input: unknown; init: Record<string, unknown> | undefined } | undefined;
+    await traceparentFetch(async (input, init) => {
+      seen = { input, init };
+      return new Response('{}');
+    })(input, init);
+    return seen!;
+  }
+
+  it('adds to a record, a list of pairs and a Headers, keeping their shape and the rest of each', async () => {
+    const body = JSON.stringify(linked(OURS, { tracestate: 'vendor=1' }));
+    expect((await sent('http://mcp.test/mcp', { method: 'POST', body, headers: { 'x-tenant': 'acme' } })).init!.headers).toEqual({ 'x-tenant': 'acme', traceparent: OURS, tracestate: 'vendor=1' });
+    expect((await sent('http://mcp.test/mcp', { method: 'POST', body, headers: [['x-tenant', 'acme']] })).init!.headers).toEqual([['x-tenant', 'acme'], ['traceparent', OURS], ['tracestate', 'vendor=1']]);
+    const headers = (await sent('http://mcp.test/mcp', { method: 'POST', body, headers: new Headers({ 'x-tenant': 'acme' }) })).init!.headers as Headers;
+    expect([...headers]).toEqual([['traceparent', OURS], ['tracestate', 'vendor=1'], ['x-tenant', 'acme']]);
+  });
+
+  it("never changes a request's own traceparent, in any case, in init or in the Request it is given", async () => {
+    const body = JSON.stringify(linked(OURS));
+    const init = { method: 'POST', body, headers: { TraceParent: USER_TRACEPARENT } };
+    expect((await sent('http://mcp.test/mcp', init)).init).toBe(init);
+    const request = new Request('http://mcp.test/mcp', { method: 'POST', headers: { traceparent: USER_TRACEPARENT } });
+    const bare = { method: 'POST', body };
+    expect((await sent(request, bare)).init).toBe(bare);
+  });
+
+  it('leaves alone what the adapter did not link: no caller, no body, a batch naming two contexts', async () => {
+    const other = `00-${'3'.repeat(32)}-${'4'.repeat(16)}-01`;
+    const plain = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'forecast', _meta: { traceparent: OURS } } };
+    for (const init of [{ method: 'POST', body: JSON.stringify(plain) }, { method: 'GET' }, { method: 'POST', body: JSON.stringify([linked(OURS), linked(other)]) }, undefined]) {
+      expect((await sent('http://mcp.test/mcp', init)).init).toBe(init);
+    }
+    // A batch whose linked requests name one context carries it.
+    const batch = await sent('http://mcp.test/mcp', { method: 'POST', body: JSON.stringify([linked(OURS), plain]) });
+    expect(batch.init!.headers).toEqual({ traceparent: OURS });
+  });
 });
