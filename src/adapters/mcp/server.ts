@@ -2,7 +2,8 @@
  * The server side: `instrumentMcpServer(server, hooks)` records each
  * `tools/call` an `@modelcontextprotocol/sdk` server answers as a session
  * of its own that continues its caller's trace: the request's
- * `nemo-relay/propagation` context (else its W3C `traceparent`) goes to
+ * `nemo-relay/propagation` context (else its W3C `traceparent`, else the
+ * `traceparent` header of the HTTP request it came in) goes to
  * `on_session_start` as `propagation_context`, and the caller it names as
  * `caller`. The tool's run is that session's tool call; inside the handler,
  * `currentMcpSession()` gives the session its own hooks (or a framework
@@ -33,6 +34,7 @@ import { Guard } from '../core/guard.ts';
 import { runningToolCallById } from '../core/run.ts';
 import { isAbortedSignal, reportedToolError } from '../core/shapes.ts';
 import { requestHandlersOf, wrapRequestHandlers, type RequestHandler as Handler } from './handlers.ts';
+import { receivedTraceparent } from './http-headers.ts';
 import { CALLER_META_KEY, PROPAGATION_META_KEY, TRACEPARENT_META_KEY, TRAJECTORY_META_KEY, callerFor, metaString, requestCallerOf, resultText, withAdapterMeta, type McpCaller } from './meta.ts';
 
 /** The session an instrumented tool handler runs in. */
@@ -292,7 +294,9 @@ class CallRecorder {
       ...(caller !== undefined ? { caller } : {}),
     };
     serving.set(session, { recorder: this, extra, requestId: sent });
-    const propagation = local?.propagation ?? receivedPropagation(meta);
+    // A client that is not ours may send its context only in the HTTP request's headers (an OpenTelemetry-instrumented
+    // fetch under a plain MCP client): `_meta`, which names the MCP call itself, comes first.
+    const propagation = local?.propagation ?? receivedPropagation(meta) ?? continuedPropagation(undefined, receivedTraceparent(extra));
     this.#hooks.emit('on_session_start', () => ({
       session_id: session.session_id,
       platform: session.platform,

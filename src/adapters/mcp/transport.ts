@@ -18,6 +18,7 @@ import type { HookRegistry } from '../../hooks/registry.ts';
 import { jsonIfReadable } from '../../shared/json.ts';
 import { isRecord } from '../../shared/record.ts';
 import { McpCallLinker, type McpCallLink, type McpClientOptions } from './client.ts';
+import { messagesIn, withTraceHeaders, type FetchLike } from './http-headers.ts';
 import { instrumentedBefore, markInstrumented } from './instrumented.ts';
 
 /**
@@ -44,7 +45,6 @@ export interface McpHttpTransportConfig {
   fetch?: FetchLike | undefined;
 }
 
-type FetchLike = (input: any, init?: any) => Promise<Response>;
 type Handler = (message: unknown, ...rest: unknown[]) => void;
 type RequestId = string | number;
 
@@ -215,7 +215,7 @@ function instrumentConfig<T extends McpHttpTransportConfig>(config: T, hooks: Ho
     let request = init;
     if (sent !== undefined) {
       const out = await Promise.all(sent.messages.map((message) => links.outgoing(message)));
-      if (out.some((message, i) => message !== sent.messages[i])) request = { ...init, body: JSON.stringify(sent.batch ? out : out[0]) };
+      if (out.some((message, i) => message !== sent.messages[i])) request = withTraceHeaders(input, { ...init, body: JSON.stringify(sent.batch ? out : out[0]) }, out);
     }
     let response: Response;
     try {
@@ -231,16 +231,6 @@ function instrumentConfig<T extends McpHttpTransportConfig>(config: T, hooks: Ho
   };
   markInstrumented(linked, INSTRUMENTED, hooks);
   return { ...config, fetch: linked };
-}
-
-/** The JSON-RPC message(s) a request body carries (a POST of the client's transport), else undefined. */
-function messagesIn(body: unknown): { messages: unknown[]; batch: boolean } | undefined {
-  if (typeof body !== 'string' || body === '') return undefined;
-  const read = jsonIfReadable(body);
-  if (read === undefined) return undefined;
-  const parsed = read.value;
-  const messages = Array.isArray(parsed) ? parsed : [parsed];
-  return messages.every((message) => isRecord(message) && message.jsonrpc === '2.0') ? { messages, batch: Array.isArray(parsed) } : undefined;
 }
 
 /**

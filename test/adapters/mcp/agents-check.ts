@@ -80,6 +80,8 @@ interface Output {
   model: string;
   /** Each request's `_meta` as the server's tool handler got it, by city, in arrival order. */
   received: { city: string; meta: Doc | null }[];
+  /** The W3C trace headers of each request's HTTP request (none over stdio), in the same order. */
+  headers: { city: string; traceparent: string | null; tracestate: string | null }[];
   /** Each run's tool outputs' custom data, by call id, as the program read them. */
   customData: [string, Doc | null][][];
   /** The agent's tool calls its hooks said failed: call id, error type, error message. */
@@ -159,11 +161,12 @@ export async function runProgram(link: boolean, backend: 'memory' | 'native', tr
     const read = (dir: string): Map<string, Doc> =>
       new Map(existsSync(dir) ? readdirSync(dir).sort().map((file) => [file, JSON.parse(readFileSync(path.join(dir, file), 'utf8')) as Doc]) : []);
     const received = readFileSync(`${config.out}-server-meta.jsonl`, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Output['received'][number]);
+    const headers = readFileSync(`${config.out}-server-headers.jsonl`, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Output['headers'][number]);
     const customData = [1, 2].map((n) => JSON.parse(new RegExp(`^custom data ${n}: (.*)$`, 'm').exec(result.stdout)![1]!) as [string, Doc | null][]);
     const failedCalls = [...result.stdout.matchAll(/^failed call: (.*)$/gm)].map((found) => JSON.parse(found[1]!) as [string, string, string]);
     const rejections = Object.fromEntries([...result.stdout.matchAll(/^run (\d) rejected: (.*)$/gm)].map((found) => [found[1]!, JSON.parse(found[2]!) as [string, string, string]]));
     const failedRuns = [...result.stdout.matchAll(/^failed run: (.*)$/gm)].map((found) => JSON.parse(found[1]!) as [string, string, string]);
-    const out = { agent: read(config.out), server: read(`${config.out}-server`), spans: collector.spans(), model: JSON.stringify(api.requests), received, customData, failedCalls, rejections, failedRuns };
+    const out = { agent: read(config.out), server: read(`${config.out}-server`), spans: collector.spans(), model: JSON.stringify(api.requests), received, headers, customData, failedCalls, rejections, failedRuns };
     for (const [file, doc] of [...out.agent, ...out.server]) expect(validateAtif(doc), file).toEqual([]);
     return out;
   } finally {
@@ -377,6 +380,8 @@ export async function checkLinkedProgram(backend: 'memory' | 'native', transport
     return meta!['nemo-relay/caller'].tool_call_id as string;
   });
   expect(callers.sort()).toEqual([...RUNS, ...EXTRACTOR_RUNS].flatMap((run) => served(run).map(([id]) => id)).sort());
+  // Over HTTP (the program gives the server traceparentFetch()), each request's headers carry its _meta's traceparent.
+  expect(linked.headers).toEqual(linked.received.map(({ city, meta }) => ({ city, traceparent: transport === 'stdio' ? null : meta!.traceparent, tracestate: null })));
   // The program's extractor gave each tool output its custom data, as without the adapter (which adds none).
   expect(linked.customData).toEqual(CUSTOM_DATA);
   // The hooks say the isError call failed with the text the server answered, as the server's own trajectory does.

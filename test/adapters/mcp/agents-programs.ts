@@ -8,7 +8,8 @@
 // (`MCPServerStreamableHttp({ url })`), or over the SDK's SSE transport
 // (`MCPServerSSE({ url })`, the server's `SSEServerTransport`). The program has
 // a `toolMetaResolver` and a `customDataExtractor` of its own: given to the
-// server as they are, or handed to `openAIAgentsMcpOptions`. Both record with the NeMo Relay
+// server as they are, or handed to `openAIAgentsMcpOptions` (over HTTP, with `traceparentFetch()` as the
+// server's `fetch`). Both record with the NeMo Relay
 // plugin, configured by the environment (backend, OTLP). Written into the
 // package (.tmp/) so `nemo-relay-hooks` and the SDKs resolve as they do for a
 // user.
@@ -31,7 +32,7 @@ export interface AgentConfig {
 export const AGENT_SOURCE = String.raw`
 import { Agent, MCPServerSSE, MCPServerStdio, MCPServerStreamableHttp, ToolGuardrailFunctionOutputFactory, run } from '@openai/agents';
 import { createNemoRelayPlugin, HookRegistry } from 'nemo-relay-hooks';
-import { openAIAgentsMcpOptions } from 'nemo-relay-hooks/mcp';
+import { openAIAgentsMcpOptions, traceparentFetch } from 'nemo-relay-hooks/mcp';
 import { instrumentOpenAIAgents } from 'nemo-relay-hooks/openai-agents';
 
 const config = JSON.parse(process.argv[2]);
@@ -78,6 +79,8 @@ const own = {
   },
 };
 const linked = config.link ? openAIAgentsMcpOptions(hooks, own) : own;
+// Linked over HTTP: each linked call's traceparent in its request's headers too.
+const overHttp = config.link ? { fetch: traceparentFetch() } : {};
 const server =
   config.url === undefined
     ? new MCPServerStdio({
@@ -91,8 +94,8 @@ const server =
         ...linked,
       })
     : config.transport === 'sse'
-      ? new MCPServerSSE({ name: 'weather', url: config.url, toolInputGuardrails: [policy], ...linked })
-      : new MCPServerStreamableHttp({ name: 'weather', url: config.url, toolInputGuardrails: [policy], ...linked });
+      ? new MCPServerSSE({ name: 'weather', url: config.url, toolInputGuardrails: [policy], ...overHttp, ...linked })
+      : new MCPServerStreamableHttp({ name: 'weather', url: config.url, toolInputGuardrails: [policy], ...overHttp, ...linked });
 /** Each tool output's custom data, by call id. */
 const customData = (result) => JSON.stringify(result.newItems.filter((item) => item.type === 'tool_call_output_item').map((item) => [item.rawItem.callId, item.customData ?? null]));
 await server.connect();
@@ -126,7 +129,9 @@ await plugin.shutdown();
 `;
 
 /**
- * argv[2]: the trajectory folder (each request's `_meta`, as the tool handler gets it, goes to `<folder>-meta.jsonl`);
+ * argv[2]: the trajectory folder (each request's `_meta`, as the tool handler gets it, goes to `<folder>-meta.jsonl`,
+ * the trace-context headers of the HTTP request it came in to `<folder>-headers.jsonl`, the ATOF events to
+ * `<folder>-atof/`);
  * argv[3]: `http` to serve Streamable HTTP on loopback, `sse` to serve the SSE transport (either prints
  * `listening <port>`), else stdio.
  */
@@ -144,13 +149,15 @@ import { instrumentMcpServer } from 'nemo-relay-hooks/mcp';
 ${STREAMABLE_HTTP_SERVER}
 
 const hooks = new HookRegistry();
-const plugin = createNemoRelayPlugin({ settings: { atifEnabled: true, atifOutputDirectory: process.argv[2] } });
+const plugin = createNemoRelayPlugin({ settings: { atifEnabled: true, atifOutputDirectory: process.argv[2], atofEnabled: true, atofOutputDirectory: process.argv[2] + '-atof' } });
 plugin.register(hooks);
 
 let answers = 0;
-/** The request's _meta as the handler got it, one line per call. */
+/** The request's _meta as the handler got it, and the W3C trace headers of its HTTP request (none over stdio), one line per call. */
 function received(city, extra) {
   appendFileSync(process.argv[2] + '-meta.jsonl', JSON.stringify({ city, meta: extra._meta ?? null }) + '\n');
+  const headers = extra.requestInfo?.headers ?? {};
+  appendFileSync(process.argv[2] + '-headers.jsonl', JSON.stringify({ city, traceparent: headers.traceparent ?? null, tracestate: headers.tracestate ?? null }) + '\n');
 }
 /** The server (one per MCP session over HTTP, as the SDK's example serves it). */
 function weatherServer() {

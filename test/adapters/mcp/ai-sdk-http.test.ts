@@ -7,7 +7,8 @@
 // `instrumentMcpServer` or not; the agent is the page's `generateText` with the
 // real OpenAI provider against the fake Responses wire, recorded in this
 // process. Linked: the server gets the agent's caller and trace context in
-// `_meta`, the agent's call references the server's trajectory, and the model
+// `_meta` (and the `traceparent` in the HTTP request's headers), the agent's
+// call references the server's trajectory, and the model
 // is sent what it is sent without linking; an uninstrumented server answers
 // as it always does and nothing is referenced. Tokens are the SDK's totalUsage;
 // memory and native write the same files.
@@ -68,6 +69,8 @@ interface Outcome {
   server: Map<string, Doc>;
   /** Each call's `_meta` as the server's tool handler got it. */
   received: { city: string; meta: Doc | null }[];
+  /** The W3C trace headers of each call's HTTP request, as the server got them. */
+  headers: { city: string; traceparent: string | null; tracestate: string | null }[];
   recorded: ReturnType<typeof recordedPlugin>;
 }
 
@@ -109,7 +112,8 @@ async function runAgent(transport: Transport, server: 'instrumented' | 'plain', 
     for (const file of server === 'instrumented' ? readdirSync(out).sort() : []) serverDocs.set(file, JSON.parse(readFileSync(path.join(out, file), 'utf8')) as Doc);
     for (const doc of [...atif, ...serverDocs.values()]) expect(validateAtif(doc)).toEqual([]);
     const received = readFileSync(`${out}-meta.jsonl`, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Outcome['received'][number]);
-    return { text: result.text, totalUsage: result.totalUsage, requests: fake.requests.map((request) => request.body), agent: atif[0]!, server: serverDocs, received, recorded };
+    const headers = readFileSync(`${out}-headers.jsonl`, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Outcome['headers'][number]);
+    return { text: result.text, totalUsage: result.totalUsage, requests: fake.requests.map((request) => request.body), agent: atif[0]!, server: serverDocs, received, headers, recorded };
   } finally {
     rmSync(folder, { recursive: true, force: true });
   }
@@ -145,6 +149,9 @@ describe("docs/adapters/mcp.md: the AI SDK's own HTTP and SSE transports, throug
       const [meta] = linked.received.map((entry) => entry.meta!);
       expect(meta!['nemo-relay/caller']).toMatchObject({ session_id: 'user-42', tool_call_id: 'call_oslo', trajectory_id: linked.agent.trajectory_id });
       expect(meta!.traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]$/);
+      // Its HTTP request carried that traceparent as a header too, for HTTP tracing; without linking, none.
+      expect(linked.headers).toEqual([{ city: 'Oslo', traceparent: meta!.traceparent, tracestate: null }]);
+      expect(plain.headers).toEqual([{ city: 'Oslo', traceparent: null, tracestate: null }]);
       const [[serverFile, serverDoc]] = [...linked.server] as [[string, Doc]];
       expect(serverDoc.extra.caller).toMatchObject({ session_id: 'user-42', tool_call_id: 'call_oslo', trajectory_id: linked.agent.trajectory_id });
       expect(observed(linked.agent, 'call_oslo').subagent_trajectory_ref).toEqual([{ session_id: serverDoc.session_id, trajectory_id: serverDoc.trajectory_id, trajectory_path: serverFile }]);
