@@ -883,6 +883,122 @@ describe('LangGraph programs through the LangChain adapter', () => {
     await sameOnNative(recorded);
   }, 30_000);
 
+  it("a worker a handoff reached whose tool calls interrupt(), resumed with a Command: one sub-agent, paused and continued, the resumed tool's result on the call's step", async () => {
+    const { fetch } = scriptedFetch([
+      chatCompletion({ id: 'chatcmpl-sup1', model: GPT, content: null, toolCalls: [{ id: 'call_to_payer', name: 'transfer_to_payer', args: {} }], usage: { prompt_tokens: 40, completion_tokens: 8 } }),
+      chatCompletion({ id: 'chatcmpl-pay1', model: GPT, content: null, toolCalls: [{ id: 'call_pay', name: 'pay', args: { amount: 5 } }], usage: { prompt_tokens: 60, completion_tokens: 12 } }),
+      chatCompletion({ id: 'chatcmpl-pay2', model: GPT, content: 'Paid 5 EUR.', usage: { prompt_tokens: 90, completion_tokens: 5 } }),
+      chatCompletion({ id: 'chatcmpl-sup2', model: GPT, content: 'The payment went through.', usage: { prompt_tokens: 120, completion_tokens: 6 } }),
+    ]);
+    let runs = 0;
+    const pay = tool(
+      async ({ amount }) => {
+        runs += 1;
+        return interrupt({ question: `Pay ${amount} EUR?` }) === 'yes' ? `Paid ${amount} EUR` : 'Payment refused';
+      },
+      { name: 'pay', description: 'Pay an amount', schema: z.object({ amount: z.number() }) },
+    );
+    const supervisor = createReactAgent({ llm: openai(fetch), tools: [createHandoffTool('payer')], name: 'supervisor' });
+    const payer = createReactAgent({ llm: openai(fetch), tools: [pay], name: 'payer' });
+    const graph = new StateGraph(MessagesAnnotation)
+      .addNode('supervisor', supervisor, { ends: ['payer'] })
+      .addNode('payer', payer)
+      .addEdge(START, 'supervisor')
+      .addEdge('payer', 'supervisor')
+      .compile({ checkpointer: new MemorySaver() });
+    const recorded = recordedPlugin('lg-worker-interrupt');
+    const handler = new NemoRelayCallbackHandler(recorded.hooks);
+    const config = { callbacks: [handler], configurable: { thread_id: 'pay-1' } };
+    const first = await graph.invoke({ messages: [{ role: 'user', content: 'Pay 5 EUR.' }] }, config);
+    expect((first as unknown as { __interrupt__?: unknown[] }).__interrupt__).toHaveLength(1);
+    const second = await graph.invoke(new Command({ resume: 'yes' }), config);
+    expect(String(second.messages.at(-1)!.content)).toBe('The payment went through.');
+    expect(runs).toBe(2); // LangGraph runs the tool again from its start when resumed
+    handler.close();
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    const doc = atif[0]!;
+    expect(validateAtif(doc)).toEqual([]);
+    // The worker that paused goes on in its own trajectory: one sub-agent, linked from the handoff call once.
+    const [worker] = subagents(doc, 1);
+    expect(worker.session_id).toBe('pay-1:sub:call_to_payer');
+    expect(refOf(doc, 'call_to_payer')).toBe(worker.trajectory_id);
+    // Asked once, about the tool's call; what the program resumed with is its own value, no decision.
+    expect(approvalAndSubagentHooks(recorded)).toEqual([
+      ['subagent_start', 'pay-1:sub:call_to_payer', 'call_to_payer', undefined],
+      ['pre_approval_request', 'pay-1:sub:call_to_payer', 'call_pay', undefined],
+      ['subagent_stop', 'pay-1:sub:call_to_payer', 'call_to_payer', 'completed'],
+    ]);
+    expect(turnEnds(recorded, worker.session_id)).toEqual(pausedThenAnswered('call_pay'));
+    expect(turnEnds(recorded, 'pay-1')).toEqual(pausedThenAnswered('call_pay'));
+    // The resumed run's result is the observation of the step that made the call, as the model read it.
+    expect(callsOf(worker)).toEqual([['call_pay', { amount: 5 }]]);
+    expect(observed(worker)).toEqual(toolMessages(second.messages).filter(([id]) => id === 'call_pay'));
+    expect((worker.steps as Step[]).map((step) => step.source)).toEqual(['agent', 'agent']);
+    expect(agentSteps(worker).at(-1)!.message).toBe('Paid 5 EUR.');
+    expect(callsOf(doc).map(([id]) => id)).toEqual(['call_to_payer']);
+    expect(recordedCounts(doc)).toEqual(reported(second.messages, 'chatcmpl-sup'));
+    expect(recordedCounts(worker)).toEqual(reported(second.messages, 'chatcmpl-pay'));
+    await sameOnNative(recorded);
+  }, 30_000);
+
+  for (const perRun of [false, true]) {
+    it(`an agent a tool runs with its config, whose own tool calls interrupt()${perRun ? ', a handler made per run' : ''}: one sub-agent of the call, paused and continued, the resumed tool's result on the call's step`, async () => {
+      const { fetch } = scriptedFetch([
+        chatCompletion({ id: 'chatcmpl-boss1', model: GPT, content: null, toolCalls: [{ id: 'call_ask_payer', name: 'ask_payer', args: { task: 'Pay 5 EUR.' } }], usage: { prompt_tokens: 40, completion_tokens: 8 } }),
+        chatCompletion({ id: 'chatcmpl-pay1', model: GPT, content: null, toolCalls: [{ id: 'call_pay', name: 'pay', args: { amount: 5 } }], usage: { prompt_tokens: 60, completion_tokens: 12 } }),
+        chatCompletion({ id: 'chatcmpl-pay2', model: GPT, content: 'Paid 5 EUR.', usage: { prompt_tokens: 90, completion_tokens: 5 } }),
+        chatCompletion({ id: 'chatcmpl-boss2', model: GPT, content: 'The payer paid.', usage: { prompt_tokens: 120, completion_tokens: 6 } }),
+      ]);
+      const pay = tool(async ({ amount }) => (interrupt({ question: `Pay ${amount} EUR?` }) === 'yes' ? `Paid ${amount} EUR` : 'Payment refused'), {
+        name: 'pay',
+        description: 'Pay an amount',
+        schema: z.object({ amount: z.number() }),
+      });
+      const payer = createReactAgent({ llm: openai(fetch), tools: [pay], name: 'payer' });
+      let payerMessages: BaseMessage[] = [];
+      const askPayer = tool(
+        async ({ task }, config) => {
+          payerMessages = (await payer.invoke({ messages: [{ role: 'user', content: task }] }, config)).messages;
+          return payerMessages.at(-1)!.text;
+        },
+        { name: 'ask_payer', description: 'Ask the payer', schema: z.object({ task: z.string() }) },
+      );
+      const boss = createReactAgent({ llm: openai(fetch), tools: [askPayer], name: 'boss', checkpointSaver: new MemorySaver() });
+      const recorded = recordedPlugin(`lg-tool-agent-interrupt${perRun ? '-per-run' : ''}`);
+      const handlers: NemoRelayCallbackHandler[] = [];
+      const config = () => {
+        const handler = perRun || handlers.length === 0 ? new NemoRelayCallbackHandler(recorded.hooks) : handlers[0]!;
+        handlers.push(handler);
+        return { callbacks: [handler], configurable: { thread_id: 'boss-1' } };
+      };
+      const first = await boss.invoke({ messages: [{ role: 'user', content: 'Have the payer pay 5 EUR.' }] }, config());
+      expect((first as unknown as { __interrupt__?: unknown[] }).__interrupt__).toHaveLength(1);
+      const second = await boss.invoke(new Command({ resume: 'yes' }), config());
+      expect(String(second.messages.at(-1)!.content)).toBe('The payer paid.');
+      handlers.at(-1)!.close();
+      const { atif, counters } = await recorded.finish();
+      expectNothingLost(counters);
+      const doc = atif[0]!;
+      expect(validateAtif(doc)).toEqual([]);
+      const [inner] = subagents(doc, 1);
+      expect(inner.session_id).toBe('boss-1:sub:call_ask_payer');
+      expect(refOf(doc, 'call_ask_payer')).toBe(inner.trajectory_id);
+      expect(approvalAndSubagentHooks(recorded)).toEqual([
+        ['subagent_start', 'boss-1:sub:call_ask_payer', 'call_ask_payer', undefined],
+        ['pre_approval_request', 'boss-1:sub:call_ask_payer', 'call_pay', undefined],
+        ['subagent_stop', 'boss-1:sub:call_ask_payer', 'call_ask_payer', 'completed'],
+      ]);
+      expect(turnEnds(recorded, inner.session_id)).toEqual(pausedThenAnswered('call_pay'));
+      expect(observed(inner)).toEqual(toolMessages(payerMessages).filter(([id]) => id === 'call_pay'));
+      expect((inner.steps as Step[]).map((step) => step.source)).toEqual(['user', 'agent', 'agent']);
+      expect(observed(doc).map(([id, content]) => [id, content])).toEqual(toolMessages(second.messages).map(([id, content]) => [id, content]));
+      expect(recordedCounts(doc)).toEqual(reported(second.messages));
+      expect(recordedCounts(inner)).toEqual(reported(payerMessages));
+      await sameOnNative(recorded);
+    }, 30_000);
+  }
+
   describe('streaming: the tokens are what LangChain reports on the messages', () => {
     const replies = (provider: 'openai' | 'anthropic'): WireReply[] =>
       provider === 'openai'

@@ -298,6 +298,11 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
    * above it (their turns wait for the same decisions). Taken when the run's turn ends.
    */
   readonly #awaitingApproval = new WeakMap<AgentRun, string[]>();
+  /**
+   * Runs one of whose own tools paused on `interrupt()`, asking about its call: a sub-agent among them waits for the
+   * resuming `Command` as one that `humanInTheLoopMiddleware` paused does, though no decision of it is read.
+   */
+  readonly #askedByTool = new WeakSet<AgentRun>();
   readonly #lastCalls = new WeakMap<AgentRun, CallOfTool[]>();
   /** The tool calls each run's models asked for that no tool run has taken yet, oldest first (`#claimCall`). */
   readonly #unclaimedCalls = new WeakMap<AgentRun, CallOfTool[]>();
@@ -655,7 +660,8 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     // A handoff to the parent graph (a tool's `Command` with `graph: Command.PARENT`) ends the agent's run: it handed over, it did not fail.
     if (isParentCommand(error) && node.run.parent !== undefined) return this.#endRun(node.run, 'completed');
     // A sub-agent that asked for approval: its session stays open for the run that resumes it (one sub-agent, not two).
-    if (interrupt && node.run.parent !== undefined && this.#pendingApprovals.has(this.#approvalKey(node.run))) return this.#pause(node.run, error);
+    const asked = this.#pendingApprovals.has(this.#approvalKey(node.run)) || this.#askedByTool.delete(node.run);
+    if (interrupt && node.run.parent !== undefined && asked) return this.#pause(node.run, error);
     if (interrupt) return this.#endInterrupted(node.run, undefined, error);
     this.#endRun(node.run, isAbort(error) ? 'interrupted' : 'failed', undefined, error);
   }
@@ -943,7 +949,10 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       // An interrupt raised inside an agent the tool ran was asked about there: the tool only paused with it.
       const interrupts = this.#firstSeen(error) && Array.isArray(error.interrupts) ? error.interrupts : [];
       for (const interrupt of interrupts) node.run.approvalRequest(node.toolCallId, textOrJson(isRecord(interrupt) ? interrupt.value : interrupt));
-      if (interrupts.length > 0) this.#awaitApproval(node.run, [node.toolCallId]);
+      if (interrupts.length > 0) {
+        this.#awaitApproval(node.run, [node.toolCallId]);
+        this.#askedByTool.add(node.run);
+      }
       node.run.toolEnd(node.toolCallId, { paused: true });
     });
   }
