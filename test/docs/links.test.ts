@@ -48,6 +48,24 @@ describe('links of README.md and docs/', () => {
     });
   }
 
+  it('the installed package holds every file README.md and docs/ link to (a user reads them in node_modules)', () => {
+    const shipped = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { files: string[] }).files;
+    const inPackage = (file: string) => shipped.some((entry) => file === entry || file.startsWith(`${entry}/`));
+    const missing: string[] = [];
+    for (const page of pages) {
+      const from = path.relative(ROOT, page);
+      // The contributors' pages describe the repository (its bench/, its tests), which they work in.
+      if (from.startsWith('docs/contributing/')) continue;
+      for (const { target, text } of links(page)) {
+        const file = path.relative(ROOT, target).split(path.sep).join('/');
+        // bench/ holds the repository's measurements, not shipped: a link to them is read on the repository's site.
+        if (!inPackage(file) && !file.startsWith('bench/')) missing.push(`${from}: ${text}`);
+      }
+    }
+    expect(inPackage('README.md') && inPackage('docs/README.md')).toBe(true);
+    expect(missing).toEqual([]);
+  });
+
   it('every page under docs/ is reachable from docs/README.md', () => {
     const seen = new Set<string>();
     const queue = [path.join(ROOT, 'docs', 'README.md')];
