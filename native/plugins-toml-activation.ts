@@ -54,7 +54,7 @@ import type {
   PluginConfigReport,
 } from '../src/backends/native-surface.ts';
 import { isJsonObject } from '../src/backends/native-surface.ts';
-import { displayUrl, errorMessage, errorsText, withoutConfigPrefix, openTelemetrySettings, otlpEnvRefusals, safeLog, type Logger, type RemoteOutputLedger } from '../src/backends/native-surface.ts';
+import { displayUrl, errorMessage, errorsText, withoutConfigPrefix, isPlaintextRemote, openTelemetrySettings, otlpEnvRefusals, safeLog, type Logger, type RemoteOutputLedger } from '../src/backends/native-surface.ts';
 import type { NativeBinding, NativePluginHostActivation } from './binding.ts';
 import { DynamicPluginError, InvalidPluginConfigError, PluginActivationBusyError } from './errors.ts';
 import { json } from './payloads.ts';
@@ -315,7 +315,8 @@ function collectorSpecsOf(doc: JsonObject): OutputSpec[] {
  * its own message says only that no endpoint was valid: the process
  * environment variables it refuses, and the endpoints the in-memory relay
  * would skip (a `header_env` variable unset, blank or padded, a zero batch
- * number), by field. No value is quoted.
+ * number, a trace endpoint on plain `http://` to another machine), by
+ * field. No value is quoted.
  */
 function refusalHint(doc: JsonObject, message: string): string {
   if (!message.includes('requires at least one valid trace, log, or metric endpoint')) return '';
@@ -325,8 +326,14 @@ function refusalHint(doc: JsonObject, message: string): string {
     const config = isJsonObject(component.config) ? component.config : {};
     if (!isJsonObject(config.opentelemetry)) continue;
     try {
+      const endpoints = Array.isArray(config.opentelemetry.endpoints) ? config.opentelemetry.endpoints : [];
       openTelemetrySettings(config.opentelemetry, config.version, process.env, (d) => {
-        if (d.code === 'observability.otel_endpoint_skipped' && d.field !== undefined) causes.push(`opentelemetry.${d.field}`);
+        if (d.code !== 'observability.otel_endpoint_skipped' || d.field === undefined) return;
+        // Native's message names no cause: this one is not a value to look up, so say it.
+        const at = /^endpoints\[(\d+)\]\.endpoint$/.exec(d.field);
+        const endpoint = at === null ? undefined : endpoints[Number(at[1])];
+        const plaintext = isJsonObject(endpoint) && typeof endpoint.endpoint === 'string' && isPlaintextRemote(endpoint.endpoint.trim());
+        causes.push(`opentelemetry.${d.field}${plaintext ? ' is plain http:// to another machine, which native sends no trace to (use https://, or a collector on this host)' : ''}`);
       });
     } catch {
       // No hint then; native's message stands.

@@ -224,13 +224,19 @@ function active(activation: PluginConfigActivation, dynamic: boolean, logger: Lo
   let diagnostics: ConfigDiagnostic[] = [...skipped];
   try {
     const reported = activation.report?.diagnostics;
-    if (Array.isArray(reported)) diagnostics = [...skipped, ...reported];
+    // A trace endpoint kept for its logs (`sendsOnlyLogs`) is in the document the memory relay read: it says the same again.
+    const said = new Set(skipped.map(diagnosticKey));
+    if (Array.isArray(reported)) diagnostics = [...skipped, ...reported.filter((d) => !said.has(diagnosticKey(d)))];
   } catch {
     // A report that cannot be read has nothing to say.
   }
   // Loud: a destination or output skipped because of its configuration sends or writes nothing, and what the backend does not run.
   for (const diagnostic of diagnostics) safeLog(logger, 'warn', `${source}: ${diagnostic.code}: ${diagnostic.message}`);
   return { kind: 'active', activation, dynamic, diagnostics };
+}
+
+function diagnosticKey(d: ConfigDiagnostic): string {
+  return `${d.code}\u0000${d.field ?? ''}\u0000${d.message}`;
 }
 
 // Backends report a rejected document with `diagnostics` on their error

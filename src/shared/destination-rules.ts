@@ -58,3 +58,30 @@ export function destinationUrlProblem(text: string, schemes: readonly string[]):
   if (url.port === '0') return 'names port 0, which no destination listens on';
   return null;
 }
+
+/**
+ * Whether a URL's host, as the WHATWG parser gives it (lower-cased, an IP
+ * address in its normal form: `127.1` is `127.0.0.1`), is this machine's
+ * loopback as native 0.9.2 counts it: `localhost`, an IPv4 address in
+ * 127.0.0.0/8, or `[::1]`. Not `localhost.`, `foo.localhost`, `0.0.0.0`,
+ * `[::]` nor `[::ffff:127.0.0.1]` (measured).
+ */
+export function isLoopbackHost(hostname: string): boolean {
+  return /^(localhost|127\.\d+\.\d+\.\d+|\[::1\])$/i.test(hostname);
+}
+
+/**
+ * Whether native refuses `text` as an OpenTelemetry trace endpoint because
+ * it would carry the traces in plain text off this machine: `http://` to a
+ * host that is not loopback (`isLoopbackHost`). A Kubernetes collector's
+ * `http://otel-collector:4318` is one. Native then sends no trace to it,
+ * while a log destination on such a URL is not refused.
+ */
+export function isPlaintextRemote(text: string): boolean {
+  try {
+    const url = new URL(text);
+    return url.protocol === 'http:' && !isLoopbackHost(url.hostname);
+  } catch {
+    return false;
+  }
+}

@@ -92,6 +92,21 @@ describe('doctor on what a plugins.toml sends and records', () => {
     expect(report.pluginsToml.summary).toBe('observability: 1 ATOF file sink, ATIF off, 2 OTLP trace endpoints (gen_ai, openinference), 2 OTLP log destinations; pii_redaction, pricing');
   });
 
+  it('says a trace endpoint on plain http:// to another machine is skipped, why, and the fix; its derived logs are still counted', async () => {
+    const file = path.join(tempDir('nrh-doctor-plaintext-'), 'plugins.toml');
+    fs.writeFileSync(file, COLLECTOR.replace('endpoint = "http://127.0.0.1:9"', 'endpoint = "http://otel-collector:4318"'));
+    const args = ['doctor', '--plugins-toml', file, '--offline'];
+    const text = await cliInProcess(args, { env: { NEMO_RELAY_HOOKS_BACKEND: 'memory' } });
+    const json = await cliInProcess([...args, '--json'], { env: { NEMO_RELAY_HOOKS_BACKEND: 'memory' } });
+    const report = JSON.parse(json.stdout) as { ok: boolean; pluginsToml: { summary: string }; problems: { level: string; code: string; field?: string; message: string }[] };
+    expect(report.pluginsToml.summary).toBe('observability: 1 ATOF file sink, ATIF off, 1 OTLP trace endpoint (openinference), 2 OTLP log destinations');
+    expect(report.problems.map((p) => [p.level, p.code, p.field])).toEqual([['warning', 'observability.otel_endpoint_skipped', 'endpoints[0].endpoint']]);
+    expect(report.problems[0]!.message).toContain('plain http:// to "otel-collector", another machine, which native refuses');
+    expect(report.problems[0]!.message).toContain('its log records still go to http://otel-collector:4318/v1/logs');
+    expect(report.ok).toBe(true);
+    expect(text.stdout).toMatch(/warning observability\.otel_endpoint_skipped \(opentelemetry endpoints\[0\]\.endpoint\): [^\n]*fix: use https:\/\/, or a collector on this host \(http:\/\/localhost:4318\/\)/);
+  });
+
   it('says a document whose sections are all off records nothing', async () => {
     const misspelt = COLLECTOR.replace(/^enabled = true$/gm, (line, offset: number) => (offset === COLLECTOR.indexOf('enabled = true') ? line : 'enabeld = true'));
     const { text, report } = await doctor(misspelt);

@@ -149,6 +149,48 @@ describe('OTLP endpoints in plugins.toml', () => {
     expect(traces(result.status.outputs).map((o) => o.path)).toEqual([`${rx.url}/v1/traces`]);
   });
 
+  // Native 0.9.2 sends no trace over plain http:// off this machine (it takes http:// to localhost, 127.0.0.0/8 and [::1]
+  // only), while the logs derived from such an endpoint still go. [::ffff:127.0.0.1] is such a host for native's rule
+  // that reaches the loopback receiver, so what would be sent there is seen.
+  it('skips a trace endpoint on plain http:// to another machine, as native: no trace goes there, its derived logs do, ATOF, ATIF and the loopback endpoint still run', async () => {
+    const remote = await receiver();
+    const local = await receiver();
+    const remoteUrl = remote.url.replace('127.0.0.1', '[::ffff:127.0.0.1]');
+    const result = await replayWithOtlp(createMemoryRelay({ logger: silentLogger }), stream('subagent'), {
+      endpoints: [
+        { type: 'full', endpoint: remoteUrl },
+        { type: 'gen_ai', endpoint: local.url },
+      ],
+      logs: ['enabled = true'],
+    });
+    const skipped = result.status.pluginConfig.diagnostics.filter((d) => d.code === 'observability.otel_endpoint_skipped');
+    expect(skipped.map((d) => [d.level, d.field])).toEqual([['warning', 'endpoints[0].endpoint']]);
+    expect(skipped[0]!.message).toContain('sends traces over plain http:// to "[::ffff:7f00:1]", another machine, which native refuses');
+    expect(skipped[0]!.message).toContain(`its log records still go to ${remoteUrl}/v1/logs (native sends them)`);
+    expect(skipped[0]!.message).toMatch(/; fix: use https:\/\/, or a collector on this host \(http:\/\/localhost:\d+\/\)$/);
+    // Said once, though the endpoint stays in the document the relay reads (for its logs).
+    expect(result.problems.filter((p) => p.includes('otel_endpoint_skipped'))).toHaveLength(1);
+    expect(result.atofLines.length).toBeGreaterThan(0);
+    expect(result.atifFiles.length).toBeGreaterThan(0);
+    expect(remote.spans()).toEqual([]);
+    expect(remote.logs().length).toBeGreaterThan(0);
+    expect(local.spans().length).toBe(endedScopes(result.atofLines));
+    expect(local.logs().length).toBe(remote.logs().length);
+    expect(traces(result.status.outputs).map((o) => o.path)).toEqual([`${local.url}/v1/traces`]);
+  });
+
+  it('records ATOF and ATIF with a plain-http:// remote trace endpoint as the only one, and sends it nothing', async () => {
+    const remote = await receiver();
+    const result = await replayWithOtlp(createMemoryRelay({ logger: silentLogger }), stream('plain-chat'), {
+      endpoints: [{ type: 'full', endpoint: remote.url.replace('127.0.0.1', '0.0.0.0'), transport: 'http_binary' }],
+    });
+    expect(result.status.pluginConfig.diagnostics.map((d) => [d.code, d.field])).toEqual([['observability.otel_endpoint_skipped', 'endpoints[0].endpoint']]);
+    expect(result.atofLines.length).toBeGreaterThan(0);
+    expect(result.atifFiles.length).toBe(1);
+    expect(remote.requests).toEqual([]);
+    expect(result.status.outputs.filter((o) => o.kind.startsWith('otlp'))).toEqual([]);
+  });
+
   it('sends headers and header_env values, over HTTP and as gRPC metadata', async () => {
     const http = await receiver();
     const grpc = await receiver('grpc');

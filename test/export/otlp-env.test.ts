@@ -42,7 +42,7 @@ describe('OTLP settings from the environment', () => {
   it('expresses them as a plugins.toml opentelemetry section: gen_ai by default, /v1/traces added to the base URL, headers and resource parsed', () => {
     const { settings, diagnostics } = loadSettings({
       HERMES_NEMO_RELAY_OTLP_ENABLED: '1',
-      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/',
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'https://collector:4318/',
       OTEL_EXPORTER_OTLP_HEADERS: 'authorization=Bearer%20abc, x-team=agents',
       OTEL_SERVICE_NAME: 'my-agent',
       OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment=prod,service.name=ignored',
@@ -54,7 +54,7 @@ describe('OTLP settings from the environment', () => {
       {
         type: 'gen_ai',
         transport: 'http_binary',
-        url: 'http://collector:4318/v1/traces',
+        url: 'https://collector:4318/v1/traces',
         headers: { authorization: 'Bearer abc', 'x-team': 'agents' },
         serviceName: 'my-agent',
         resourceAttributes: { 'deployment.environment': 'prod' },
@@ -66,12 +66,12 @@ describe('OTLP settings from the environment', () => {
     const { settings, diagnostics } = loadSettings({
       HERMES_NEMO_RELAY_OTLP_ENABLED: 'true',
       HERMES_NEMO_RELAY_OTLP_TYPE: 'phoenix',
-      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://collector:4317',
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://collector:4317',
       OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc',
     });
     expect(diagnostics.map((d) => d.field)).toEqual(['HERMES_NEMO_RELAY_OTLP_TYPE']);
     expect(validatePluginConfig(settings.pluginsConfig).observability?.opentelemetry.traces).toMatchObject([
-      { type: 'gen_ai', transport: 'grpc', url: 'http://collector:4317' },
+      { type: 'gen_ai', transport: 'grpc', url: 'https://collector:4317' },
     ]);
     const json = loadSettings({ HERMES_NEMO_RELAY_OTLP_ENABLED: '1', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' });
     expect(json.diagnostics.map((d) => d.field)).toEqual(['OTEL_EXPORTER_OTLP_PROTOCOL']);
@@ -80,7 +80,7 @@ describe('OTLP settings from the environment', () => {
   it('leaves out a header entry native would refuse the whole document for, and keeps the later of two names differing in case, with warnings that quote nothing', () => {
     const { settings, diagnostics } = loadSettings({
       HERMES_NEMO_RELAY_OTLP_ENABLED: '1',
-      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/base?tenant=a',
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'https://collector:4318/base?tenant=a',
       HERMES_NEMO_RELAY_OTLP_HEADERS: 'x-team=agents,bad name=SECRET-1,x-line=a%0Ab%20SECRET-2,X-Team=final,x-empty=',
     });
     expect(diagnostics.map((d) => d.message)).toEqual([
@@ -94,7 +94,7 @@ describe('OTLP settings from the environment', () => {
     for (const d of diagnostics) expect(d.message).toMatch(/^HERMES_NEMO_RELAY_OTLP_HEADERS entry \d/);
     const validation = validatePluginConfig(settings.pluginsConfig);
     expect(validation.diagnostics).toEqual([]);
-    expect(validation.observability?.opentelemetry.traces).toMatchObject([{ url: 'http://collector:4318/base/v1/traces?tenant=a', headers: { 'X-Team': 'final', 'x-empty': '' } }]);
+    expect(validation.observability?.opentelemetry.traces).toMatchObject([{ url: 'https://collector:4318/base/v1/traces?tenant=a', headers: { 'X-Team': 'final', 'x-empty': '' } }]);
   });
 
   it('names OTEL_EXPORTER_OTLP_TRACES_HEADERS, or the otlpHeaders setting, in a warning about an entry they gave (and otlpResourceAttributes)', () => {

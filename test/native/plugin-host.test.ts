@@ -147,6 +147,18 @@ describe.skipIf(!available)('native plugin host', () => {
     activation = await backend.initializePluginConfig({ version: 1, components: [] });
   });
 
+  // Through the plugin such an endpoint never reaches native (document-checks.ts leaves it out); used directly, native
+  // refuses the whole document with a message naming no cause, and ours adds it.
+  it('says why native refused a document whose only trace endpoint is plain http:// to another machine', async () => {
+    backend = relay();
+    const doc = observabilityDocument({ opentelemetry: { enabled: true, endpoints: [{ type: 'full', endpoint: 'http://otel-collector:4318' }] } });
+    const failure = await backend.initializePluginConfig(doc).catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(InvalidPluginConfigError);
+    expect((failure as Error).message).toContain(
+      'requires at least one valid trace, log, or metric endpoint (likely: opentelemetry.endpoints[0].endpoint is plain http:// to another machine, which native sends no trace to (use https://, or a collector on this host))',
+    );
+  });
+
   it('does not layer the file named by tomlPath over the document (no duplicated sinks)', async () => {
     backend = relay();
     const dir = tempDir('toml-path');

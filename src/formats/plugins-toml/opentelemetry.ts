@@ -19,7 +19,7 @@
 import type { JsonObject } from '../../shared/json.ts';
 import { isJsonObject } from '../../shared/json.ts';
 import { displayUrl } from '../../shared/secret-text.ts';
-import { destinationUrlProblem, headerKey, isHeaderName, isInvalidHeaderValue } from '../../shared/destination-rules.ts';
+import { destinationUrlProblem, headerKey, isHeaderName, isInvalidHeaderValue, isLoopbackHost, isPlaintextRemote } from '../../shared/destination-rules.ts';
 import type { ConfigDiagnostic } from './diagnostic.ts';
 import { isNativeBlank, isNativeBlankName, nativeTrim } from '../../shared/whitespace.ts';
 import { rustDebugString } from '../../shared/rust-debug.ts';
@@ -300,11 +300,13 @@ export function openTelemetrySettings(otel: JsonObject, version: unknown, env: E
     });
   }
   const bsp = bspDefaults(env);
+  // Every trace endpoint that could send, those native sends no trace to included: logs still derive from them.
+  const derivable: OtlpEndpointSettings[] = [];
   endpointsOf(otel).forEach((endpoint, index) => {
     const common = commonSettings(endpoint, `endpoints[${index}]`, env, bsp, push);
     if (common === null) return;
     if (endpoint.type === 'gen_ai') genAiIgnored(endpoint, index, push);
-    out.traces.push({
+    derivable.push({
       index,
       type: endpoint.type as OtlpType,
       ...common,
@@ -316,6 +318,9 @@ export function openTelemetrySettings(otel: JsonObject, version: unknown, env: E
         .map((m) => ({ key: String(m.key), alias: String(m.alias) })),
       promoteMetadataPrefixes: strings(endpoint.promote_metadata_prefixes),
     });
+    // Checked last, so that an endpoint skipped for it has nothing else native refuses (`sendsOnlyLogs`).
+    if (isPlaintextRemote(nativeTrim(String(endpoint.endpoint)))) push(plaintextTraceSkipped(otel, version, endpoint, index));
+    else out.traces.push(derivable[derivable.length - 1]!);
   });
   const logs = otel.logs;
   if (version === 4 && isJsonObject(logs) && logs.enabled === true) {
@@ -338,9 +343,8 @@ export function openTelemetrySettings(otel: JsonObject, version: unknown, env: E
     } else {
       // Derived from each trace endpoint, with that endpoint's resource, scope and headers.
       const seen = new Set<string>();
-      for (const trace of out.traces) {
-        // Native derives none from a trace path other than /v1/traces (validate() warns).
-        if (trace.transport !== 'grpc' && signalDerivationProblem(String(endpointsOf(otel)[trace.index]!.endpoint), 'logs') !== null) continue;
+      for (const trace of derivable) {
+        if (!derivesLogs(endpointsOf(otel)[trace.index]!)) continue;
         const url = trace.transport === 'grpc' ? trace.url : signalUrlFromTraces(trace.url, 'logs');
         if (seen.has(`${trace.transport} ${url}`)) continue;
         seen.add(`${trace.transport} ${url}`);
@@ -350,6 +354,59 @@ export function openTelemetrySettings(otel: JsonObject, version: unknown, env: E
     }
   }
   return out;
+}
+
+/**
+ * Whether logs are derived from trace endpoint `endpoint` (version 4, logs
+ * on with no endpoints of their own): over gRPC always, over HTTP when its
+ * path is empty, `/` or ends in `/v1/traces` (native derives none from
+ * another path; validate() warns).
+ */
+export function logsDeriveFrom(otel: JsonObject, version: unknown, endpoint: JsonObject): boolean {
+  const logs = otel.logs;
+  return version === 4 && isJsonObject(logs) && logs.enabled === true && !Array.isArray(logs.endpoints) && derivesLogs(endpoint);
+}
+
+/**
+ * Whether native, given trace endpoint `endpoint`, sends it logs and no
+ * trace: its URL is fine but plain `http://` off this machine, and logs
+ * derive from it. Native takes a document with such an endpoint (the logs
+ * are an endpoint), so the plugin leaves it in (`withoutOtelEndpoints`):
+ * taking it out would lose those logs.
+ */
+export function sendsOnlyLogs(otel: JsonObject, version: unknown, endpoint: JsonObject): boolean {
+  if (typeof endpoint.endpoint !== 'string') return false;
+  const text = nativeTrim(endpoint.endpoint);
+  if (destinationUrlProblem(text, ['http:', 'https:']) !== null || nativeEndpointProblem(endpoint.endpoint) !== null) return false;
+  return isPlaintextRemote(text) && logsDeriveFrom(otel, version, endpoint);
+}
+
+function derivesLogs(endpoint: JsonObject): boolean {
+  return endpoint.transport === 'grpc' || signalDerivationProblem(String(endpoint.endpoint), 'logs') === null;
+}
+
+/**
+ * The warning for a trace endpoint native sends no trace to, being plain
+ * `http://` off this machine (`isPlaintextRemote`). Native says nothing of
+ * it: alone, the whole document is refused with a message naming no cause;
+ * beside a log table, its traces are dropped silently while its logs go out.
+ */
+function plaintextTraceSkipped(otel: JsonObject, version: unknown, endpoint: JsonObject, index: number): ConfigDiagnostic {
+  const url = nativeTrim(String(endpoint.endpoint));
+  const grpc = endpoint.transport === 'grpc';
+  const logsUrl = grpc ? grpcUrl(url) : signalUrlFromTraces(tracesUrl(url), 'logs');
+  const logsKept = logsDeriveFrom(otel, version, endpoint) ? `; its log records still go to ${displayUrl(withoutUserinfo(logsUrl))} (native sends them)` : '';
+  const local = new URL(url);
+  local.hostname = 'localhost';
+  return {
+    level: 'warning',
+    code: 'observability.otel_endpoint_skipped',
+    component: 'opentelemetry',
+    field: `endpoints[${index}].endpoint`,
+    message:
+      `OpenTelemetry endpoints[${index}].endpoint sends traces over plain http:// to ${JSON.stringify(new URL(url).hostname)}, another machine, which native refuses (it sends traces over http:// only to localhost, 127.0.0.0/8 or [::1]); ` +
+      `no traces are sent to this endpoint (${displayUrl(url)}) and everything else still runs${logsKept}; fix: use https://, or a collector on this host (${displayUrl(withoutUserinfo(local.href))})`,
+  };
 }
 
 /**
@@ -624,7 +681,7 @@ function withDefaultPath(endpoint: string, path: string, rootToo = false): strin
 function displayDestination(url: string): string {
   const match = /^([a-z][a-z0-9+.-]*:\/\/)([^/?#:]*|\[[^\]]*\])(:\d+)?(.*)$/i.exec(url);
   if (match === null) return url;
-  const host = /^(localhost|127\.\d+\.\d+\.\d+|\[::1\])$/i.test(match[2]!) ? '<loopback>' : match[2]!.toLowerCase();
+  const host = isLoopbackHost(match[2]!) ? '<loopback>' : match[2]!.toLowerCase();
   const scheme = match[1]!.toLowerCase();
   // The port is always shown, a scheme's default included.
   const port = match[3] ?? (scheme === 'http://' ? ':80' : scheme === 'https://' ? ':443' : '');

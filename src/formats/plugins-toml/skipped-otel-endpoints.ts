@@ -2,7 +2,8 @@
  * The OpenTelemetry endpoints of a document taken out before a backend sees
  * it, when the memory relay's reading skipped them
  * (`observability.otel_endpoint_skipped`: a `header_env` variable unset or
- * blank, a batch size of 0, an endpoint that could never send). Native
+ * blank, a batch size of 0, an endpoint that could never send, a trace
+ * endpoint on plain `http://` off this machine). Native
  * rejects the whole document for most of these, so an operator who copied
  * the Collector example and had not set `OTLP_AUTH` lost the ATOF file and
  * the trajectories too; the stream sinks and uploads were already left out
@@ -14,6 +15,7 @@
 import type { Json, JsonObject } from '../../shared/json.ts';
 import { isJsonObject } from '../../shared/json.ts';
 import type { ConfigDiagnostic } from './diagnostic.ts';
+import { sendsOnlyLogs } from './opentelemetry.ts';
 
 export const OTEL_ENDPOINT_SKIPPED = 'observability.otel_endpoint_skipped';
 
@@ -30,10 +32,17 @@ export function withoutOtelEndpoints(document: JsonObject, skipped: readonly Con
   const component = components[index];
   if (!isJsonObject(component) || !isJsonObject(component.config) || !isJsonObject(component.config.opentelemetry)) return document;
   const drop = { traces: new Set<number>(), logs: new Set<number>() };
+  const otelIn = component.config.opentelemetry;
+  const traceEndpoints = Array.isArray(otelIn.endpoints) ? otelIn.endpoints : [];
   for (const diagnostic of skipped) {
     if (diagnostic.code !== OTEL_ENDPOINT_SKIPPED) continue;
     const match = /^(logs\.)?endpoints\[(\d+)\]/.exec(diagnostic.field ?? '');
-    if (match !== null) drop[match[1] === undefined ? 'traces' : 'logs'].add(Number(match[2]));
+    if (match === null) continue;
+    const at = Number(match[2]);
+    // Skipped for its plain http:// alone, a trace endpoint logs derive from stays: native sends those logs.
+    const traceEndpoint = traceEndpoints[at];
+    if (diagnostic.field === `endpoints[${at}].endpoint` && isJsonObject(traceEndpoint) && sendsOnlyLogs(otelIn, component.config.version, traceEndpoint)) continue;
+    drop[match[1] === undefined ? 'traces' : 'logs'].add(at);
   }
   if (drop.traces.size === 0 && drop.logs.size === 0) return document;
   const otel: JsonObject = { ...component.config.opentelemetry };

@@ -2,12 +2,15 @@
 // out of the document before a backend sees it (native would reject the
 // whole document for most of them), leaving a document both backends
 // accept: the other endpoints stay, and a logs table or an OpenTelemetry
-// section left with no endpoint is turned off rather than refused.
+// section left with no endpoint is turned off rather than refused. A trace
+// endpoint native sends no trace to (plain http:// off this machine) stays
+// when logs derive from it: native sends those.
 import { describe, expect, it } from 'vitest';
 import type { JsonObject } from '../../../src/shared/json.ts';
 import { validatePluginConfig } from '../../../src/formats/plugins-toml/validate.ts';
 import { OTEL_ENDPOINT_SKIPPED, withoutOtelEndpoints } from '../../../src/formats/plugins-toml/skipped-otel-endpoints.ts';
 import { activatableDocument } from '../../../src/plugin/document-checks.ts';
+import { isPlaintextRemote } from '../../../src/shared/destination-rules.ts';
 
 // A variable no environment of the suite sets.
 const UNSET = 'NRH_OTEL_PRUNE_TEST_NEVER_SET';
@@ -69,6 +72,45 @@ describe('OpenTelemetry endpoints skipped before activation', () => {
     const activated = withoutOtelEndpoints(derived, skippedOf(derived));
     expect(otelOf(activated)).toEqual({ enabled: false, endpoints: [], metrics: { enabled: false } });
     expect(errors(activated)).toEqual([]);
+  });
+
+  // Measured on native 0.9.2 (initialize() of a document with an ATOF sink and that one trace endpoint).
+  it("refuses plain http:// trace endpoints off this machine by native's rule, host as the URL parser gives it", () => {
+    const refused = ['http://otlp.example.test:4318/v1/traces', 'http://10.0.0.5:4318', 'http://otelcol', 'HTTP://otelcol:4318', 'http://user:pw@otelcol:4318', 'http://localhost.:4318',
+      'http://foo.localhost:4318', 'http://0.0.0.0:4318', 'http://[::]:4318', 'http://[::ffff:127.0.0.1]:4318', 'http://127.0.0.1.nip.io'];
+    const taken = ['http://127.0.0.1:4318', 'http://127.9.8.7:4318', 'http://localhost:4318', 'http://LOCALHOST:4318', 'http://[::1]:4318', 'http://[0:0:0:0:0:0:0:1]:4318',
+      'http://127.1:4318', 'http://2130706433:4318', 'http://0x7f000001', 'HTTP://127.0.0.1:4318', 'https://otelcol:4318'];
+    expect(refused.filter((url) => !isPlaintextRemote(url))).toEqual([]);
+    expect(taken.filter(isPlaintextRemote)).toEqual([]);
+  });
+
+  it('takes out a plain-http:// remote trace endpoint, gRPC too, and turns the section off when it was the only one', () => {
+    for (const transport of ['http_binary', 'grpc']) {
+      const document = documentWith({ enabled: true, endpoints: [{ type: 'full', endpoint: 'http://otel-collector:4318', transport }] });
+      const { document: activated, skipped } = activatableDocument(document);
+      expect(skipped.map((d) => [d.level, d.field])).toEqual([['warning', 'endpoints[0].endpoint']]);
+      expect(skipped[0]!.message).toContain('fix: use https://, or a collector on this host (http://localhost:4318/)');
+      expect(otelOf(activated)).toEqual({ enabled: false, endpoints: [] });
+      expect(errors(activated)).toEqual([]);
+    }
+  });
+
+  it('keeps a plain-http:// remote trace endpoint its logs derive from (native sends them), and takes it out when logs have endpoints of their own', () => {
+    const derived = documentWith({ enabled: true, endpoints: [{ type: 'full', endpoint: 'http://otel-collector:4318/v1/traces' }], logs: { enabled: true } });
+    const kept = activatableDocument(derived);
+    expect(kept.skipped.map((d) => d.field)).toEqual(['endpoints[0].endpoint']);
+    expect(kept.document).toEqual(derived);
+    const settings = validatePluginConfig(kept.document).observability?.opentelemetry;
+    expect(settings?.traces).toEqual([]);
+    expect(settings?.logs.map((l) => l.url)).toEqual(['http://otel-collector:4318/v1/logs']);
+    // A path logs cannot derive from: nothing of it is sent, so it goes.
+    const underived = documentWith({ enabled: true, endpoints: [{ type: 'full', endpoint: 'http://otel-collector:4318/otlp' }], logs: { enabled: true } });
+    expect(otelOf(activatableDocument(underived).document)).toEqual({ enabled: false, endpoints: [], logs: { enabled: false } });
+    const own = documentWith({ enabled: true, endpoints: [{ type: 'full', endpoint: 'http://otel-collector:4318' }], logs: { enabled: true, endpoints: [{ endpoint: 'http://logs.example.test:4318' }] } });
+    expect(otelOf(activatableDocument(own).document)).toEqual({ enabled: true, endpoints: [], logs: { enabled: true, endpoints: [{ endpoint: 'http://logs.example.test:4318' }] } });
+    // Another reason to skip it first (native refuses the whole document for a path with a space): it goes.
+    const spaced = documentWith({ enabled: true, endpoints: [{ type: 'full', endpoint: 'http://otel-collector:4318/a b/v1/traces' }], logs: { enabled: true } });
+    expect(otelOf(activatableDocument(spaced).document)).toMatchObject({ enabled: false, endpoints: [] });
   });
 
   it('gives back the document itself when nothing is skipped', () => {
