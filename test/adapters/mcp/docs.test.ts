@@ -21,9 +21,9 @@ const programs = mcpPrograms();
 const runtimes: SnippetRuntime[] = suiteRuntime === 'node' ? ['node'] : [suiteRuntime];
 
 describe(page, () => {
-  it('has the server and the agents as snippets, and four fragments', () => {
+  it('has the server and the agents as snippets, and five fragments', () => {
     expect([...programs.keys()]).toEqual(['weather-server.mjs', 'agent.mjs', 'langchain-agent.mjs', 'ai-sdk-agent.mjs', 'agents-sdk-agent.mjs']);
-    expect(snippets).toHaveLength(programs.size + 4);
+    expect(snippets).toHaveLength(programs.size + 5);
     // The AI SDK's HTTP configuration given to instrumentMcpTransport: ai-sdk-http.test.ts runs it over HTTP and SSE.
     expect(snippets.filter((snippet) => snippet.includes("transport: instrumentMcpTransport({ type: 'http', url: "))).toHaveLength(1);
     // The Agents SDK options with a resolver and an extractor of the program's own: agents-programs.ts's program hands its own in so.
@@ -37,6 +37,14 @@ describe(page, () => {
     for (const line of ['capabilities: { sampling: {}, elicitation: { form: {} } }', 'client.setRequestHandler(CreateMessageRequestSchema, async (request) => {', '{ callbacks: [handler] },', "loadMcpTools('trip', client)", "{ callbacks: [handler], configurable: { thread_id: 'user-42' } }"]) {
       expect(sampling[0]).toContain(line);
       expect(tested).toContain(line);
+    }
+    // An instrumented Client over Streamable HTTP given traceparentFetch(): http-traceparent.test.ts runs that client.
+    const overHttp = snippets.filter((snippet) => snippet.includes('{ fetch: traceparentFetch() }'));
+    expect(overHttp).toHaveLength(1);
+    const httpTested = readFileSync(path.join(repoRoot, 'test/adapters/mcp/http-traceparent.test.ts'), 'utf8');
+    for (const line of ["instrumentMcpClient(new Client({ name: 'weather-agent', version: '1.0.0' }), hooks)", 'new StreamableHTTPClientTransport(new URL(', 'fetch: traceparentFetch()']) {
+      expect(overHttp[0]).toContain(line);
+      expect(httpTested).toContain(line);
     }
     expect(programs.get('weather-server.mjs')).toContain('instrumentMcpServer(server, hooks)');
     expect(programs.get('agent.mjs')).toContain('instrumentMcpClient(');
