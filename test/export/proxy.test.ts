@@ -19,7 +19,7 @@ import { createAtofStreamSink } from '../../src/export/streams/sink.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
 import { streamFileName } from '../fixtures/streams/streams.ts';
 import type { HookLine } from '../fixtures/streams/script.ts';
-import { dist, runtime, spawnChild } from '../support/child.ts';
+import { dist, runChild, runtime, spawnChild } from '../support/child.ts';
 import { startForwardProxy, type ForwardProxy } from '../support/forward-proxy.ts';
 import { loopbackCertificate } from '../support/loopback-certificate.ts';
 import { withProcessEnv } from '../support/process-env.ts';
@@ -255,5 +255,28 @@ console.log('@@RESULT@@' + JSON.stringify(plugin.status().outputs));`,
     const ours = forward.log.filter((entry) => entry.target.includes('127.0.0.1'));
     expect(ours.length).toBeGreaterThan(0);
     expect(new Set(ours.map((entry) => `${entry.method} ${entry.target} ${entry.authorization}`))).toEqual(new Set([`CONNECT ${authority} Basic ${Buffer.from('u:tunnel-4711').toString('base64')}`]));
+  });
+
+  it.runIf(runtime === 'deno')('on Deno without --allow-env, goes direct, and a failure says the proxy variables could not be read', () => {
+    const dir = tempDir('proxy-refused-env');
+    fs.writeFileSync(
+      path.join(dir, 'plugins.toml'),
+      ['version = 1', '[[components]]', 'kind = "observability"', '[components.config]', 'version = 4', '[components.config.atof]', 'enabled = true',
+        '[[components.config.atof.sinks]]', 'type = "stream"', 'url = "http://127.0.0.1:9/post"', 'timeout_millis = 2000'].join('\n'),
+    );
+    const child = runChild(
+      `import { createNemoRelayPlugin, HookRegistry } from ${dist('src/index.js')};
+const plugin = createNemoRelayPlugin({ backend: 'memory', settings: { pluginsTomlPath: 'plugins.toml' }, logger: { debug() {}, info() {}, warn() {}, error() {} } });
+const hooks = new HookRegistry();
+plugin.register(hooks);
+hooks.emit('on_session_start', { session_id: 's1' });
+hooks.emit('on_session_end', { session_id: 's1' });
+await plugin.shutdown({ timeoutMs: 5000 });
+console.log(JSON.stringify(plugin.status().outputs));`,
+      { cwd: dir, env: { HTTP_PROXY: 'http://127.0.0.1:1' }, denoPermissions: ['--allow-read', '--allow-write', '--allow-net'] },
+    );
+    const outputs = JSON.parse(child.stdout.trim().split('\n').at(-1)!) as { kind: string; lastError?: string }[];
+    const stream = outputs.find((o) => o.kind === 'atof-stream');
+    expect(stream?.lastError, child.stderr).toMatch(/^POST http:\/\/127\.0\.0\.1:9\/post failed: ECONNREFUSED \(no proxy used: the runtime refused to read HTTP_PROXY \(.*Deno: run with --allow-env\)\)$/);
   });
 });

@@ -65,9 +65,10 @@ export function proxyFor(target: URL, env: Environment = processEnv()): ProxyDec
     return variable.value;
   };
   const direct = (): ProxyDecision => (refused.length > 0 ? { proxy: null, note: `no proxy used: ${refused[0]}` } : { proxy: null });
-  if (read('REQUEST_METHOD') !== undefined) return direct();
+  // The proxy variables first, so that a refusal names one of them (Deno without --allow-env).
   const written = firstSet(names, read);
   if (written === undefined) return direct();
+  if (readVariable(env, 'REQUEST_METHOD').value !== undefined) return { proxy: null };
   const noProxy = firstSet(NO_PROXY_VARIABLES, read);
   if (noProxy !== undefined && bypasses(noProxy, target)) return direct();
   return parseProxy(written);
