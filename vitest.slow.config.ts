@@ -32,6 +32,7 @@ const EVERY_RUNTIME = [
   'test/slow/remote-outputs.test.ts',
   'test/slow/delivery-faults.test.ts',
   'test/slow/native-atif-uploads.test.ts',
+  'test/slow/proxy-native.test.ts',
   'test/slow/random-wire-*.test.ts',
   ...NATIVE_IN_CHILDREN,
   ...GENERATED_IN_FULL,

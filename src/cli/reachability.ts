@@ -11,6 +11,12 @@
  * destination's `timeout_millis` and at most `REACH_TIMEOUT_MS`, and they all
  * run at once, so the check adds at most that much to `doctor`.
  *
+ * A destination the senders reach through a proxy (`HTTP_PROXY`,
+ * `HTTPS_PROXY`, `ALL_PROXY`, `NO_PROXY`, decided as the senders decide:
+ * `delivery/proxy.ts`) is checked through it: a TCP connect to the proxy
+ * for `http:`, a `CONNECT` tunnel and the TLS handshake through it for
+ * `https:`. WebSocket sinks and gRPC go direct, as they are sent.
+ *
  * CLI only: nothing in the library imports this.
  *
  * @module
@@ -20,6 +26,8 @@ import net from 'node:net';
 import tls from 'node:tls';
 import type { ObservabilitySettings } from '../formats/plugins-toml/validate.ts';
 import { s3EndpointOf } from '../export/storage/s3.ts';
+import { proxyFor, type ProxyServer } from '../export/delivery/proxy.ts';
+import { openTunnel } from '../export/delivery/tunnel.ts';
 import { errorMessage } from '../shared/error-text.ts';
 import { displayUrl } from '../shared/secret-text.ts';
 
@@ -49,6 +57,8 @@ export interface DestinationCheck {
   status: 'ok' | 'unreachable' | 'not checked';
   /** Why it is unreachable. */
   reason?: string;
+  /** The proxy it was checked through, as it may be printed, when the senders use one. */
+  via?: string;
 }
 
 /** The remote destinations an observability component sends to (skipped ones are not among them). */
@@ -79,14 +89,18 @@ export async function checkReachability(destinations: readonly RemoteDestination
       const address = addressOf(destination.target);
       if (typeof address === 'string') return { kind: destination.kind, url: destination.url, status: 'unreachable' as const, reason: address };
       const timeoutMs = Math.max(1, Math.min(destination.timeoutMillis, REACH_TIMEOUT_MS));
-      const key = `${address.secure} ${address.host} ${address.port} ${destination.grpc} ${timeoutMs}`;
+      const decision = address.proxied && !destination.grpc ? proxyFor(new URL(destination.target)) : { proxy: null };
+      const proxy = decision.proxy;
+      const key = `${address.secure} ${address.host} ${address.port} ${destination.grpc} ${timeoutMs} ${proxy === null ? '' : `${proxy.host} ${proxy.port}`}`;
       let attempt = attempts.get(key);
       if (attempt === undefined) {
-        attempt = connect(address, destination.grpc, timeoutMs);
+        attempt = proxy === null ? connect(address, destination.grpc, timeoutMs) : connectVia(proxy, address, timeoutMs);
         attempts.set(key, attempt);
       }
       const reason = await attempt;
-      return reason === null ? { kind: destination.kind, url: destination.url, status: 'ok' as const } : { kind: destination.kind, url: destination.url, status: 'unreachable' as const, reason };
+      const row = { kind: destination.kind, url: destination.url, ...(proxy !== null ? { via: proxy.display } : {}) };
+      const note = 'note' in decision && decision.note !== undefined ? ` (${decision.note})` : '';
+      return reason === null ? { ...row, status: 'ok' as const } : { ...row, status: 'unreachable' as const, reason: `${reason}${note}` };
     }),
   );
 }
@@ -95,13 +109,15 @@ interface Address {
   host: string;
   port: number;
   secure: boolean;
+  /** Sent through the proxy variables' proxy (HTTP, not WebSocket). */
+  proxied: boolean;
 }
 
-const DEFAULT_PORTS: Record<string, { port: number; secure: boolean }> = {
-  'http:': { port: 80, secure: false },
-  'ws:': { port: 80, secure: false },
-  'https:': { port: 443, secure: true },
-  'wss:': { port: 443, secure: true },
+const DEFAULT_PORTS: Record<string, { port: number; secure: boolean; proxied: boolean }> = {
+  'http:': { port: 80, secure: false, proxied: true },
+  'ws:': { port: 80, secure: false, proxied: false },
+  'https:': { port: 443, secure: true, proxied: true },
+  'wss:': { port: 443, secure: true, proxied: false },
 };
 
 /** The host and port a destination's URL names, or why there is none. */
@@ -116,7 +132,30 @@ function addressOf(target: string): Address | string {
   if (scheme === undefined) return `${url.protocol} is not a scheme doctor can connect to`;
   // `[::1]` names an IPv6 host; the socket takes it without brackets.
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
-  return { host, port: url.port === '' ? scheme.port : Number(url.port), secure: scheme.secure };
+  return { host, port: url.port === '' ? scheme.port : Number(url.port), secure: scheme.secure, proxied: scheme.proxied };
+}
+
+/**
+ * Through `proxy`: a TCP connect to it for an `http:` destination (the request would go to it), a CONNECT
+ * tunnel and the destination's TLS handshake through it for `https:`. Nothing else is sent.
+ */
+async function connectVia(proxy: ProxyServer, address: Address, timeoutMs: number): Promise<string | null> {
+  const proxyAddress = { host: proxy.host, port: proxy.port, secure: false, proxied: false };
+  if (!address.secure) {
+    const reason = await connect(proxyAddress, false, timeoutMs);
+    return reason === null ? null : `the proxy: ${reason}`;
+  }
+  // The tunnel's sockets and timer never hold a process (they serve the senders too): doctor waits for its answer.
+  const hold = setTimeout(() => {}, timeoutMs + 1000);
+  try {
+    (await openTunnel(proxy, address.host, address.port, timeoutMs)).destroy();
+    return null;
+  } catch (error) {
+    const code = String((error as { code?: unknown } | null)?.code ?? '');
+    return code === 'ECONNREFUSED' || code.startsWith('EAI_') || code === 'ENOTFOUND' ? `the proxy: ${reasonOf(error, proxy.host)}` : reasonOf(error, address.host);
+  } finally {
+    clearTimeout(hold);
+  }
 }
 
 /** Connects (and, over TLS, completes the handshake), then closes: null when that worked, else why not. */

@@ -14,6 +14,8 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startHttpReceiver } from '../support/otlp-receiver.ts';
 import { loopbackCertificate } from '../support/loopback-certificate.ts';
+import { startForwardProxy } from '../support/forward-proxy.ts';
+import { withProcessEnv } from '../support/process-env.ts';
 import { cliInProcess, expectNoStack, tempDir } from './support.ts';
 
 const SECRET = 'Bearer doctor-must-not-send-this-4711';
@@ -64,7 +66,7 @@ const otlpEndpoint = (url: string, extra = '') => ['[components.config.opentelem
 
 interface Report {
   ok: boolean;
-  destinations: { kind: string; url: string; status: string; reason?: string }[];
+  destinations: { kind: string; url: string; status: string; reason?: string; via?: string }[];
   problems: { level: string; code: string; field?: string; message: string }[];
 }
 
@@ -179,5 +181,68 @@ describe('doctor connects to the destinations a plugins.toml sends to', () => {
     expect(code).toBe(1);
     expect(report.destinations[0]).toEqual({ kind: 'atof-stream', url: 'http://***@no-such-host.invalid/events', status: 'unreachable', reason: expect.stringMatching(/^DNS lookup of no-such-host\.invalid failed \(E[A-Z_]+\)$|^no answer within \d+ ms$/) });
     expect(text + JSON.stringify(report)).not.toContain('pass-4711');
+  });
+});
+
+describe('doctor checks a destination the senders reach through a proxy through that proxy', () => {
+  const none = { HTTP_PROXY: '', http_proxy: '', HTTPS_PROXY: '', https_proxy: '', ALL_PROXY: '', all_proxy: '', NO_PROXY: '', no_proxy: '' };
+
+  it('http: a TCP connect to the proxy only (the destination is not contacted, nothing is sent), the row saying via which proxy', async () => {
+    const destination = await silentServer();
+    const proxy = await silentServer();
+    withProcessEnv({ ...none, HTTP_PROXY: `http://user:proxy-pass-4711@${proxy.url}` });
+    const file = writeToml(['[components.config.atof]', 'enabled = true', streamSink(`http://${destination.url}/events`, 'timeout_millis = 1000')].join('\n'));
+    const { code, text, report } = await doctor(file);
+    expect(code).toBe(0);
+    expect(report.destinations).toEqual([{ kind: 'atof-stream', url: `http://${destination.url}/events`, status: 'ok', via: `http://***@${proxy.url}/` }]);
+    expect(text).toContain(`ATOF stream http://${destination.url}/events via proxy http://***@${proxy.url}/: ok`);
+    expect(text + JSON.stringify(report)).not.toContain('proxy-pass-4711');
+    expect(proxy.connections()).toBeGreaterThan(0);
+    expect(proxy.bytes()).toBe(0);
+    expect(destination.connections()).toBe(0);
+  });
+
+  it('https: a CONNECT tunnel, then the TLS handshake through it with the certificate checked (no request sent); NO_PROXY goes direct', async () => {
+    const certificate = loopbackCertificate(tempDir('nrh-doctor-proxy-'), 'doctor-destinations proxy TLS case');
+    if (certificate === undefined) return;
+    let requests = 0;
+    const server = https.createServer(certificate, (_request, response) => {
+      requests += 1;
+      response.end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    closers.push(() => new Promise((resolve) => server.close(resolve)));
+    const authority = `127.0.0.1:${(server.address() as net.AddressInfo).port}`;
+    const proxy = await startForwardProxy();
+    closers.push(() => proxy.close());
+    withProcessEnv({ ...none, HTTPS_PROXY: proxy.url });
+    const file = writeToml(otlpEndpoint(`https://${authority}`));
+    const { code, report } = await doctor(file);
+    expect(code).toBe(1);
+    expect(report.destinations).toEqual([{ kind: 'otlp-traces', url: `https://${authority}/v1/traces`, status: 'unreachable', via: `${proxy.url}/`, reason: expect.stringMatching(/^TLS handshake failed: self[- ]signed certificate/) }]);
+    expect(proxy.log.map((entry) => `${entry.method} ${entry.target}`)).toEqual([`CONNECT ${authority}`, `CONNECT ${authority}`]);
+    expect(requests).toBe(0);
+
+    withProcessEnv({ NO_PROXY: '127.0.0.1' });
+    const direct = await doctor(file);
+    expect(direct.report.destinations[0]).not.toHaveProperty('via');
+    expect(proxy.log).toHaveLength(2);
+  });
+
+  it('a proxy refusing the CONNECT makes the destination unreachable, the proxy (without credentials) and its answer named', async () => {
+    const proxy = await startForwardProxy({ refuseConnect: 407 });
+    closers.push(() => proxy.close());
+    withProcessEnv({ ...none, HTTPS_PROXY: `http://user:proxy-pass-4711@127.0.0.1:${proxy.port}` });
+    const file = writeToml(['[components.config.atof]', 'enabled = true', streamSink('https://collector.example.test/events')].join('\n'));
+    const { code, text, report } = await doctor(file);
+    expect(code).toBe(1);
+    expect(report.destinations[0]).toEqual({
+      kind: 'atof-stream',
+      url: 'https://collector.example.test/events',
+      status: 'unreachable',
+      via: `http://***@127.0.0.1:${proxy.port}/`,
+      reason: `the proxy http://***@127.0.0.1:${proxy.port}/ refused CONNECT collector.example.test:443: HTTP 407`,
+    });
+    expect(text + JSON.stringify(report)).not.toContain('proxy-pass-4711');
   });
 });

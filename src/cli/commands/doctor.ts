@@ -301,7 +301,7 @@ function renderDoctor(report: DoctorReport, style: Style): string {
   else rows.push(['plugins.toml', `${toml.path}: ${toml.valid ? style.green('valid') : style.red('invalid')} (${toml.summary})`]);
   report.destinations.forEach((check, index) => {
     const status = check.status === 'ok' ? style.green('ok') : check.status === 'unreachable' ? `${style.red('unreachable')} (${check.reason})` : style.dim('not checked (--offline)');
-    rows.push([index === 0 ? 'destinations' : '', `${DESTINATION_NAMES[check.kind]} ${check.url}: ${status}`]);
+    rows.push([index === 0 ? 'destinations' : '', `${DESTINATION_NAMES[check.kind]} ${check.url}${check.via !== undefined ? ` via proxy ${check.via}` : ''}: ${status}`]);
   });
 
   const width = Math.max(...rows.map(([key]) => key.length)) + 2;

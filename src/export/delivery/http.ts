@@ -15,6 +15,7 @@ import { Buffer } from 'node:buffer';
 import http from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
+import { routeTo } from './tunnel.ts';
 import { ConnectionFailedError, connectionFailure, DeliveryClosedError, DeliveryTimeoutError, DestinationUnusableError, HttpStatusError } from './errors.ts';
 import { timerDelay, unrefTimer } from '../../shared/timers.ts';
 import { displayUrl } from '../../shared/secret-text.ts';
@@ -52,7 +53,9 @@ export function sendHttp(attempt: HttpAttempt): Promise<void> {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     return Promise.reject(new DestinationUnusableError(`${displayUrl(attempt.url)}: only http and https URLs are supported`));
   }
-  const what = `${attempt.method} ${displayUrl(attempt.url)}`;
+  const route = routeTo(url);
+  const what = `${attempt.method} ${displayUrl(attempt.url)}${route.via}`;
+  const note = route.note !== undefined ? ` (${route.note})` : '';
   return new Promise<void>((resolve, reject) => {
     let settled = false;
     let request: http.ClientRequest | null = null;
@@ -79,10 +82,9 @@ export function sendHttp(attempt: HttpAttempt): Promise<void> {
       return;
     }
     attempt.signal.addEventListener('abort', onClose, { once: true });
-    const client = url.protocol === 'https:' ? https : http;
     const send = (afterStaleSocket: boolean) => {
       let answered = false;
-      const current = client.request(url, {
+      const current = route.request({
         ...(attempt.path !== undefined ? { path: attempt.path } : {}),
         method: attempt.method,
         headers: { accept: '*/*', ...attempt.headers, 'content-length': String(Buffer.byteLength(attempt.body)) },
@@ -97,7 +99,7 @@ export function sendHttp(attempt: HttpAttempt): Promise<void> {
           send(true);
           return;
         }
-        finish(connectionFailure(`${what} failed: ${error.code ?? error.message}`, error));
+        finish(connectionFailure(`${what} failed: ${error.code ?? error.message}${note}`, error));
       });
       current.on('response', (response) => {
         answered = true;

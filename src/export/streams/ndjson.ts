@@ -19,11 +19,11 @@
  */
 
 import { Buffer } from 'node:buffer';
-import http from 'node:http';
-import https from 'node:https';
+import type http from 'node:http';
 import type { Socket } from 'node:net';
 import { ConnectionFailedError, connectionFailure, DeliveryClosedError, DeliveryTimeoutError, DestinationUnusableError, HttpStatusError } from '../delivery/errors.ts';
 import { retryAfterMs } from '../delivery/http.ts';
+import { routeTo } from '../delivery/tunnel.ts';
 import { timerDelay, unrefTimer } from '../../shared/timers.ts';
 import { displayUrl } from '../../shared/secret-text.ts';
 import type { StreamTransportImpl } from './transport.ts';
@@ -48,8 +48,10 @@ class Stream {
   private taken = { lines: 0, bytes: 0 };
 
   constructor(url: URL, headers: Record<string, string>, onRefused?: RefusedLines) {
-    const client = url.protocol === 'https:' ? https : http;
-    this.request = client.request(url, {
+    const route = routeTo(url);
+    const what = `POST ${displayUrl(url.href)}${route.via}`;
+    const note = route.note !== undefined ? ` (${route.note})` : '';
+    this.request = route.request({
       method: 'POST',
       headers: { 'content-type': 'application/x-ndjson', 'transfer-encoding': 'chunked', ...headers },
     });
@@ -62,24 +64,24 @@ class Stream {
         response.resume();
         if (response.statusCode === undefined || response.statusCode < 200 || response.statusCode > 299) {
           const header = response.headers['retry-after'];
-          const error = new HttpStatusError(response.statusCode ?? 0, `POST ${displayUrl(url.href)}`, retryAfterMs(typeof header === 'string' ? header : null));
+          const error = new HttpStatusError(response.statusCode ?? 0, what, retryAfterMs(typeof header === 'string' ? header : null));
           const taken = this.taken;
           this.taken = { lines: 0, bytes: 0 };
           if (taken.lines > 0) onRefused?.(taken.lines, taken.bytes, error);
           this.fail(error);
         } else {
           // The receiver ended the stream: lines after this need a new request.
-          this.fail(new ConnectionFailedError(`POST ${displayUrl(url.href)}: the receiver ended the stream`));
+          this.fail(new ConnectionFailedError(`${what}: the receiver ended the stream`));
         }
         response.on('end', resolve);
         response.on('error', () => resolve());
       });
       this.request.on('error', (error) => {
-        this.fail(connectionFailure(`POST ${displayUrl(url.href)} failed: ${(error as { code?: string }).code ?? error.message}`, error));
+        this.fail(connectionFailure(`${what} failed: ${(error as { code?: string }).code ?? error.message}${note}`, error));
         resolve();
       });
       this.request.on('close', () => {
-        this.fail(new ConnectionFailedError(`POST ${displayUrl(url.href)}: the connection closed`));
+        this.fail(new ConnectionFailedError(`${what}: the connection closed`));
         resolve();
       });
     });
