@@ -269,6 +269,11 @@ export interface LoadedSettings {
   explicit: ReadonlySet<keyof NemoRelaySettings>;
   /** True when the ATOF and ATIF outputs are the defaults nobody asked for (the plugin says where it records). */
   recordingByDefault: boolean;
+  /**
+   * Each file output that is on only because nobody configured it: with one configured (`atifEnabled` and a folder),
+   * the other still records to the default folder, and the plugin says so too.
+   */
+  outputsByDefault: { atof: boolean; atif: boolean };
 }
 
 /** Whether a host recording by default named its files but not their folder: it did configure something, and only the folder is the default. */
@@ -355,7 +360,11 @@ export function loadSettings(given: Environment, overrides: NemoRelaySettingsOve
   diagnostics.push(...toml.diagnostics);
   settings.pluginsConfig = toml.document;
   diagnostics.push(...pluginsTomlDiagnostics(toml.document));
-  const recordingByDefault = defaultOutputs && !explicit.has('atofEnabled') && !explicit.has('atifEnabled') && !explicit.has('atofOutputDirectory') && !explicit.has('atifOutputDirectory');
+  const outputsByDefault = {
+    atof: defaultOutputs && !explicit.has('atofEnabled') && !explicit.has('atofOutputDirectory'),
+    atif: defaultOutputs && !explicit.has('atifEnabled') && !explicit.has('atifOutputDirectory'),
+  };
+  const recordingByDefault = outputsByDefault.atof && outputsByDefault.atif;
 
   if (settings.otlpEnabled) {
     if (settings.pluginsConfig === null && !settings.pluginsTomlPath) {
@@ -431,7 +440,7 @@ export function loadSettings(given: Environment, overrides: NemoRelaySettingsOve
       message: `ATIF is enabled but has no output directory, so no trajectory file is written; fix: set ${folder} (or settings.atifOutputDirectory) to a folder`,
     });
   }
-  return { settings, diagnostics, profile, explicit, recordingByDefault };
+  return { settings, diagnostics, profile, explicit, recordingByDefault, outputsByDefault };
 }
 
 /** Variables read outside the plugin's settings (the CLI's own knobs). */
