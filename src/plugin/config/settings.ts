@@ -469,7 +469,7 @@ function unknownVariables(env: Environment): ConfigDiagnostic[] {
   for (const name of envNames(env)) {
     if (!name.startsWith('NEMO_RELAY_HOOKS_') && !name.startsWith('HERMES_NEMO_RELAY_')) continue;
     if (knownVariableNames().has(name)) continue;
-    const near = nearMiss(name, [...knownVariableNames()]);
+    const near = openTelemetryName(name) ?? nearMiss(name, [...knownVariableNames()]);
     out.push({
       level: 'warning',
       code: 'settings.unknown_variable',
@@ -478,6 +478,18 @@ function unknownVariables(env: Environment): ConfigDiagnostic[] {
     });
   }
   return out;
+}
+
+/**
+ * The OpenTelemetry variable a name under the plugin's prefix stands for:
+ * the endpoint, protocol, headers, service name and resource attributes are
+ * OpenTelemetry's own `OTEL_*` names (`NEMO_RELAY_HOOKS_OTLP_ENDPOINT` →
+ * `OTEL_EXPORTER_OTLP_ENDPOINT`), too far from the misspelt one for a near miss.
+ */
+function openTelemetryName(name: string): string | undefined {
+  const rest = /^(?:NEMO_RELAY_HOOKS|HERMES_NEMO_RELAY)_(?:OTLP|OTEL)_(.+)$/.exec(name)?.[1];
+  if (rest === undefined) return undefined;
+  return [`OTEL_EXPORTER_OTLP_${rest}`, `OTEL_${rest}`].find((candidate) => knownVariableNames().has(candidate));
 }
 
 /** The library's defaults, named after the host where a name is not given (the host is looked up only then). */
