@@ -41,7 +41,7 @@ export interface LiveOptions {
   resolved: ResolvedBackend;
   settings: NemoRelaySettings;
   /** Which settings were given explicitly, and whether the outputs are the defaults (announced once). */
-  origin: Pick<LoadedSettings, 'explicit' | 'recordingByDefault' | 'profile'>;
+  origin: Pick<LoadedSettings, 'explicit' | 'recordingByDefault' | 'outputsByDefault' | 'profile'>;
   logger: Logger;
   counters: PluginCounters;
   work: BackgroundWork;
@@ -214,26 +214,30 @@ export class LiveRecording {
   /**
    * Nobody configured an output, so the plugin records to its default
    * folder: it says where, once, so the files are never a surprise (and
-   * how to turn them off).
+   * how to turn them off). A host that configured one file output (ATIF to
+   * its own folder) and not the other is told of the other alone.
    */
   private announceDefaultOutputs(): void {
     const { settings, origin, logger } = this.options;
-    if (!origin.recordingByDefault || this.announced || this.trajectories.recordsNothing) return;
+    const byDefault = origin.outputsByDefault;
+    if (!(byDefault.atof || byDefault.atif) || this.announced || this.trajectories.recordsNothing) return;
     this.announced = true;
     // With OTLP from the environment, the document built from it writes the ATOF file (see loadSettings).
-    const atofWritten = this.atofExporter !== null || (settings.atofEnabled && ownsExporter(this.config, settings, 'atof'));
+    const atofWritten = byDefault.atof && (this.atofExporter !== null || (settings.atofEnabled && ownsExporter(this.config, settings, 'atof')));
     // A file that already failed to open (a folder this process may not write, Deno without --allow-write) was
     // reported: a notice that it records there would say the opposite.
     const atofPath = this.atofExporter?.path;
-    if (atofPath !== undefined && this.outputs().some((output) => output.kind === 'atof' && output.path === atofPath && output.errors > 0)) return;
+    if (atofWritten && atofPath !== undefined && this.outputs().some((output) => output.kind === 'atof' && output.path === atofPath && output.errors > 0)) return;
     const atof = atofWritten ? `ATOF events in ${settings.atofFilename}` : null;
-    const atif = this.trajectories.atifTarget() !== null ? `one ATIF trajectory per session in ${effectiveAtifTemplate(settings.atifFilenameTemplate).split('{session_id}').join('<session id>')}` : null;
+    const atif = byDefault.atif && this.trajectories.atifTarget() !== null ? `one ATIF trajectory per session in ${effectiveAtifTemplate(settings.atifFilenameTemplate).split('{session_id}').join('<session id>')}` : null;
     const what = [atof, atif].filter((part) => part !== null);
     if (what.length === 0) return;
-    const folder = absolute(settings.atofOutputDirectory || settings.atifOutputDirectory);
-    const why = namesItsFiles(origin.explicit)
-      ? 'no output folder was configured, so this is the default one; NEMO_RELAY_HOOKS_OUTPUTS=off turns these outputs off'
-      : 'no file output was configured, so these are the defaults; NEMO_RELAY_HOOKS_OUTPUTS=off turns them off';
+    const folder = absolute(atof !== null ? settings.atofOutputDirectory || settings.atifOutputDirectory : settings.atifOutputDirectory);
+    const why = !origin.recordingByDefault
+      ? `only ${byDefault.atof ? 'ATIF' : 'ATOF'} was configured, so ${byDefault.atof ? 'ATOF' : 'ATIF'} records here by default; NEMO_RELAY_HOOKS_OUTPUTS=off turns it off`
+      : namesItsFiles(origin.explicit)
+        ? 'no output folder was configured, so this is the default one; NEMO_RELAY_HOOKS_OUTPUTS=off turns these outputs off'
+        : 'no file output was configured, so these are the defaults; NEMO_RELAY_HOOKS_OUTPUTS=off turns them off';
     safeLog(logger, 'info', `recording to ${folder}: ${what.join(', ')} (${why})`);
   }
 

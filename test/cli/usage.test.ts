@@ -101,7 +101,8 @@ describe('nemo-relay-hooks usage', () => {
     const dir = tempDir();
     const result = await cliInProcess(['validate', dir]);
     expect(result.code).toBe(1);
-    expect(result.stdout).toBe(`✗ ${dir}: cannot read ${dir}: is a directory\n`);
+    // validate reads the recorded files in a folder (validate.test.ts): an empty one has none, and it says so.
+    expect(result.stdout).toBe(`✗ ${dir}: cannot read ${dir}: a folder without a .json or .jsonl file in it (its sub-folders are not read: name one)\n`);
     const replayed = await cliInProcess(['replay', dir, '--out', path.join(dir, 'out')]);
     expect(replayed.code).toBe(1);
     expect(replayed.stderr).toBe(`nemo-relay-hooks: cannot read ${dir}: is a directory\n`);

@@ -1,4 +1,4 @@
-import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cli, cliInProcess, EXAMPLES, tempDir } from './support.ts';
@@ -29,6 +29,29 @@ describe('nemo-relay-hooks validate', () => {
     const strict = await cliInProcess(['validate', '--strict', atof]);
     expect(strict.code).toBe(1);
     expect(strict.stdout).toContain(`${atof}: $[2].category_profile: atof.custom_subtype: a custom event needs category_profile.subtype\n`);
+  });
+
+  it('validates the recorded files in a folder it is given (the plugin says it records to ./nemo-relay-output/), not its dot files or sub-folders', async () => {
+    const dir = tempDir();
+    const atif = await replayedAtif(path.join(dir, 'replayed'));
+    const folder = path.join(dir, 'nemo-relay-output');
+    mkdirSync(path.join(folder, 'sub'), { recursive: true });
+    copyFileSync(atif, path.join(folder, 'agent-atif-s1.json'));
+    copyFileSync(path.join(NATIVE, 'plugin-session.atof.jsonl'), path.join(folder, 'agent-atof.jsonl'));
+    writeFileSync(path.join(folder, '.agent-atif-s2.json.123.tmp'), '{');
+    writeFileSync(path.join(folder, 'notes.txt'), 'not recorded');
+    copyFileSync(atif, path.join(folder, 'sub', 'other-atif.json'));
+    const result = cli(['validate', folder]);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    const verdicts = result.stdout.split('\n').filter((line) => /^[✓✗!]/.test(line));
+    expect(verdicts).toHaveLength(2);
+    expect(verdicts[0]).toBe(`✓ ${path.join(folder, 'agent-atif-s1.json')}: valid (ATIF ATIF-v1.7, 5 steps)`);
+    expect(verdicts[1]).toMatch(/^✓ .*agent-atof\.jsonl: valid \(ATOF 0\.1, \d+ events/);
+    // A folder with nothing recorded directly in it says so, and that its sub-folders are not read.
+    const empty = cli(['validate', dir]);
+    expect(empty.code).toBe(1);
+    expect(empty.stdout).toContain(`${dir}: a folder without a .json or .jsonl file in it (its sub-folders are not read: name one)`);
   });
 
   it('prints each ATIF error as <file>: <json path>: <rule>: <message> and exits 1', async () => {

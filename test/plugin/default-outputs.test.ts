@@ -149,6 +149,43 @@ console.log('@@' + JSON.stringify(plugin.status().outputs.filter((o) => o.kind =
     expect(notice).toContain('(no output folder was configured, so this is the default one; NEMO_RELAY_HOOKS_OUTPUTS=off turns these outputs off)');
   });
 
+  it('with only ATIF configured (the adapters pages set atifEnabled and a folder), says the ATOF file it still writes by default is there', () => {
+    const run = host(`
+const plugin = createNemoRelayPlugin({ settings: { atifEnabled: true, atifOutputDirectory: 'trajectories' } });
+plugin.register(hooks);
+${SESSION_WITH_A_MODEL_CALL}
+await plugin.shutdown();
+`);
+    expect(run.status, run.stderr).toBe(0);
+    const folder = path.join(run.cwd, 'nemo-relay-output');
+    expect(files(path.join(run.cwd, 'trajectories'))).toEqual(['acme-my-agent-atif-s1.json']);
+    expect(files(folder)).toEqual(['acme-my-agent-atof.jsonl']);
+    const notices = run.stderr.split('\n').filter((line) => line.includes('recording to'));
+    expect(notices).toEqual([
+      `[nemo-relay-hooks] recording to ${fs.realpathSync(folder)}: ATOF events in acme-my-agent-atof.jsonl (only ATIF was configured, so ATOF records here by default; NEMO_RELAY_HOOKS_OUTPUTS=off turns it off)`,
+    ]);
+  });
+
+  it('with only ATOF enabled from the environment (as the OTLP page sets it), says the trajectories it still writes by default are there', () => {
+    const run = host(`const plugin = createNemoRelayPlugin(); plugin.register(hooks);\n${SESSION_WITH_A_MODEL_CALL}\nawait plugin.shutdown();`, {
+      env: { NEMO_RELAY_HOOKS_ATOF_ENABLED: '1' },
+    });
+    expect(run.status, run.stderr).toBe(0);
+    const folder = path.join(run.cwd, 'nemo-relay-output');
+    expect(files(folder)).toEqual(['acme-my-agent-atif-s1.json', 'acme-my-agent-atof.jsonl']);
+    const notices = run.stderr.split('\n').filter((line) => line.includes('recording to'));
+    expect(notices).toEqual([
+      `[nemo-relay-hooks] recording to ${fs.realpathSync(folder)}: one ATIF trajectory per session in acme-my-agent-atif-<session id>.json (only ATOF was configured, so ATIF records here by default; NEMO_RELAY_HOOKS_OUTPUTS=off turns it off)`,
+    ]);
+  });
+
+  it('says nothing of recording when both file outputs are configured', () => {
+    const run = host(`const plugin = createNemoRelayPlugin({ settings: { atifEnabled: true, atifOutputDirectory: 'trajectories', atofEnabled: false } }); plugin.register(hooks);\n${SESSION_WITH_A_MODEL_CALL}\nawait plugin.shutdown();`);
+    expect(run.status, run.stderr).toBe(0);
+    expect(files(path.join(run.cwd, 'nemo-relay-output'))).toEqual([]);
+    expect(run.stderr).not.toContain('recording to');
+  });
+
   it('names files after the script when the host has no package.json', () => {
     const run = host(`const plugin = createNemoRelayPlugin(); plugin.register(hooks);\n${SESSION_WITH_A_MODEL_CALL}\nawait plugin.shutdown();`, { packageJson: null });
     expect(run.status, run.stderr).toBe(0);

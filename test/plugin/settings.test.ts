@@ -49,6 +49,16 @@ describe('typed settings from the host', () => {
     expect(loaded.settings.atifEnabled).toBe(true);
   });
 
+  it("names OpenTelemetry's own variable for an OTLP setting given under the plugin's prefix (NEMO_RELAY_HOOKS_OTLP_ENDPOINT)", () => {
+    const env = { NEMO_RELAY_HOOKS_OTLP_ENABLED: '1', NEMO_RELAY_HOOKS_OTLP_ENDPOINT: 'http://collector:4318', NEMO_RELAY_HOOKS_OTLP_PROTOCOL: 'grpc', NEMO_RELAY_HOOKS_OTLP_SERVICE_NAME: 'my-agent', HERMES_NEMO_RELAY_OTLP_TRACES_ENDPOINT: 'http://collector:4318/v1/traces' };
+    const messages = Object.fromEntries(loadSettings(env, {}, { processEnv: {} }).diagnostics.filter((d) => d.code === 'settings.unknown_variable').map((d) => [d.field, d.message]));
+    expect(Object.keys(messages)).toEqual(['NEMO_RELAY_HOOKS_OTLP_ENDPOINT', 'NEMO_RELAY_HOOKS_OTLP_PROTOCOL', 'NEMO_RELAY_HOOKS_OTLP_SERVICE_NAME', 'HERMES_NEMO_RELAY_OTLP_TRACES_ENDPOINT']);
+    expect(messages.NEMO_RELAY_HOOKS_OTLP_ENDPOINT).toContain('(did you mean OTEL_EXPORTER_OTLP_ENDPOINT?)');
+    expect(messages.NEMO_RELAY_HOOKS_OTLP_PROTOCOL).toContain('(did you mean OTEL_EXPORTER_OTLP_PROTOCOL?)');
+    expect(messages.NEMO_RELAY_HOOKS_OTLP_SERVICE_NAME).toContain('(did you mean OTEL_SERVICE_NAME?)');
+    expect(messages.HERMES_NEMO_RELAY_OTLP_TRACES_ENDPOINT).toContain('(did you mean OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?)');
+  });
+
   it('lets register() succeed with bad settings, and records with the good ones', async () => {
     const dir = tempDir();
     for (const settings of [null, 42, { atofEnabled: true, atofOutputDirectory: dir, atofFilename: 'events.jsonl', atofMode: 'sideways', atifFilenameTemplate: 5 }]) {

@@ -9,6 +9,7 @@
  * @module
  */
 
+import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { validateAtif } from '../../formats/atif/validate.ts';
 import { validateAtofEvents } from '../../formats/atof/validate.ts';
@@ -34,7 +35,9 @@ export const validateSpec: CommandSpec = {
     'error, the same with "(warning)" after the rule per warning, and a summary line per',
     'file with the version read; exits 1 when any file has an error. A file that is valid',
     'but records nothing (no events, no steps) is reported as "valid but empty". "-"',
-    'reads standard input; --json prints per-file verdicts with errors and warnings.',
+    'reads standard input; --json prints per-file verdicts with errors and warnings. A',
+    'folder (the plugin\'s nemo-relay-output/) stands for the .json and .jsonl files in it',
+    '(not in its sub-folders).',
   ].join('\n'),
   flags: {
     'stream-above': { type: 'string', value: '<bytes>', hidden: true, description: 'ATOF files larger than this are validated streaming (default 64 MiB).' },
@@ -91,7 +94,7 @@ export async function validate(args: ParsedArgs, io: CliIo): Promise<number> {
   if (!Number.isFinite(streamAbove) || streamAbove < 0) throw new UsageError('--stream-above must be a number of bytes', 'validate');
   if (args.positionals.filter((file) => file === STDIN).length > 1) throw new UsageError('standard input ("-") can be read only once', 'validate');
   const verdicts: FileVerdict[] = [];
-  for (const file of args.positionals) {
+  for (const file of args.positionals.flatMap(filesOf)) {
     const verdict = await check(file, streamAbove, { strict: booleanFlag(args, 'strict') });
     verdicts.push(verdict);
     if (!json) io.out(renderVerdict(verdict, io.style));
@@ -107,6 +110,38 @@ export async function validate(args: ParsedArgs, io: CliIo): Promise<number> {
     io.out(`${JSON.stringify(report, null, 2)}\n`);
   }
   return invalid > 0 ? 1 : 0;
+}
+
+/** The ATIF and ATOF files a folder holds; its dot files are the plugin's half-written temporaries. */
+const RECORDED_FILE = /^[^.].*\.(json|jsonl|ndjson)$/;
+
+/**
+ * A folder argument stands for the recorded files directly in it: the
+ * plugin says it records to ./nemo-relay-output/, and that folder is what a
+ * user checks first. A folder without one stays itself, and its verdict
+ * says why it cannot be read.
+ */
+function filesOf(argument: string): string[] {
+  if (argument === STDIN) return [argument];
+  try {
+    if (!statSync(argument).isDirectory()) return [argument];
+    const files = readdirSync(argument)
+      .filter((name) => RECORDED_FILE.test(name))
+      .sort()
+      .map((name) => path.join(argument, name))
+      .filter((file) => statSync(file).isFile());
+    return files.length > 0 ? files : [argument];
+  } catch {
+    return [argument];
+  }
+}
+
+function isFolder(file: string): boolean {
+  try {
+    return statSync(file).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 async function check(file: string, streamAbove: number, atofOptions: { strict: boolean }): Promise<FileVerdict> {
@@ -141,6 +176,10 @@ async function check(file: string, streamAbove: number, atofOptions: { strict: b
     }
     return { file: name, kind, version, valid: errors.length === 0, empty, count, streamed, errors, warnings };
   };
+  if (file !== STDIN && isFolder(file)) {
+    // filesOf left it: nothing recorded is in it.
+    return verdict('unreadable', null, 0, [{ path: '$', rule: 'file.unreadable', message: `cannot read ${file}: a folder without a .json or .jsonl file in it (its sub-folders are not read: name one)` }]);
+  }
   let text: string;
   try {
     if (file !== STDIN && checkInputFile(file) > streamAbove && (await firstLineIsAtof(file))) {

@@ -269,6 +269,11 @@ export interface LoadedSettings {
   explicit: ReadonlySet<keyof NemoRelaySettings>;
   /** True when the ATOF and ATIF outputs are the defaults nobody asked for (the plugin says where it records). */
   recordingByDefault: boolean;
+  /**
+   * Each file output that is on only because nobody configured it: with one configured (`atifEnabled` and a folder),
+   * the other still records to the default folder, and the plugin says so too.
+   */
+  outputsByDefault: { atof: boolean; atif: boolean };
 }
 
 /** Whether a host recording by default named its files but not their folder: it did configure something, and only the folder is the default. */
@@ -355,7 +360,11 @@ export function loadSettings(given: Environment, overrides: NemoRelaySettingsOve
   diagnostics.push(...toml.diagnostics);
   settings.pluginsConfig = toml.document;
   diagnostics.push(...pluginsTomlDiagnostics(toml.document));
-  const recordingByDefault = defaultOutputs && !explicit.has('atofEnabled') && !explicit.has('atifEnabled') && !explicit.has('atofOutputDirectory') && !explicit.has('atifOutputDirectory');
+  const outputsByDefault = {
+    atof: defaultOutputs && !explicit.has('atofEnabled') && !explicit.has('atofOutputDirectory'),
+    atif: defaultOutputs && !explicit.has('atifEnabled') && !explicit.has('atifOutputDirectory'),
+  };
+  const recordingByDefault = outputsByDefault.atof && outputsByDefault.atif;
 
   if (settings.otlpEnabled) {
     if (settings.pluginsConfig === null && !settings.pluginsTomlPath) {
@@ -431,7 +440,7 @@ export function loadSettings(given: Environment, overrides: NemoRelaySettingsOve
       message: `ATIF is enabled but has no output directory, so no trajectory file is written; fix: set ${folder} (or settings.atifOutputDirectory) to a folder`,
     });
   }
-  return { settings, diagnostics, profile, explicit, recordingByDefault };
+  return { settings, diagnostics, profile, explicit, recordingByDefault, outputsByDefault };
 }
 
 /** Variables read outside the plugin's settings (the CLI's own knobs). */
@@ -460,7 +469,7 @@ function unknownVariables(env: Environment): ConfigDiagnostic[] {
   for (const name of envNames(env)) {
     if (!name.startsWith('NEMO_RELAY_HOOKS_') && !name.startsWith('HERMES_NEMO_RELAY_')) continue;
     if (knownVariableNames().has(name)) continue;
-    const near = nearMiss(name, [...knownVariableNames()]);
+    const near = openTelemetryName(name) ?? nearMiss(name, [...knownVariableNames()]);
     out.push({
       level: 'warning',
       code: 'settings.unknown_variable',
@@ -469,6 +478,18 @@ function unknownVariables(env: Environment): ConfigDiagnostic[] {
     });
   }
   return out;
+}
+
+/**
+ * The OpenTelemetry variable a name under the plugin's prefix stands for:
+ * the endpoint, protocol, headers, service name and resource attributes are
+ * OpenTelemetry's own `OTEL_*` names (`NEMO_RELAY_HOOKS_OTLP_ENDPOINT` →
+ * `OTEL_EXPORTER_OTLP_ENDPOINT`), too far from the misspelt one for a near miss.
+ */
+function openTelemetryName(name: string): string | undefined {
+  const rest = /^(?:NEMO_RELAY_HOOKS|HERMES_NEMO_RELAY)_(?:OTLP|OTEL)_(.+)$/.exec(name)?.[1];
+  if (rest === undefined) return undefined;
+  return [`OTEL_EXPORTER_OTLP_${rest}`, `OTEL_${rest}`].find((candidate) => knownVariableNames().has(candidate));
 }
 
 /** The library's defaults, named after the host where a name is not given (the host is looked up only then). */
