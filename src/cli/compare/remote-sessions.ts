@@ -24,8 +24,6 @@ import type { OnlyRecorded } from './compare-runs.ts';
 /** A trajectory read whole: one larger than this is not read as a reference (`view --serve` skips such files too). */
 const MAX_REFERENCED_BYTES = 256 * 1024 * 1024;
 
-const REMOTE_TITLE = /^remote session (.+)$/;
-
 /** A reference of a tool call's result: the session it names and its file, as written. */
 interface RemoteRef {
   session: string;
@@ -86,7 +84,7 @@ export function leaveOutRemoteSessions(root: ViewNode, ids: readonly string[]): 
   const left: string[] = [];
   const visit = (row: ViewNode): void => {
     row.children = row.children.filter((child) => {
-      const id = child.kind === 'subagent' ? REMOTE_TITLE.exec(child.title)?.[1] : undefined;
+      const id = child.remote === true ? child.sessionId : undefined;
       if (id === undefined || !wanted.has(id)) return true;
       left.push(id);
       return false;
@@ -103,7 +101,7 @@ function unresolvedRefs(root: ViewNode): RemoteRef[] {
   const visit = (row: ViewNode): void => {
     if (row.kind === 'tool') {
       const refs = refsOf(row);
-      const shown = new Set(row.children.filter((child) => child.kind === 'subagent').map(shownSessionOf));
+      const shown = new Set(row.children.filter((child) => child.kind === 'subagent').map((child) => child.sessionId));
       for (const ref of refs) {
         const session = nonEmptyString(ref.session_id) ?? nonEmptyString(ref.trajectory_id);
         if (session === undefined || shown.has(session) || (nonEmptyString(ref.trajectory_id) !== undefined && shown.has(ref.trajectory_id as string))) continue;
@@ -125,11 +123,6 @@ function refsOf(row: ViewNode): Record<string, unknown>[] {
   const end = isRecord(source.end) && isRecord(source.end.metadata) ? source.end.metadata : undefined;
   const refs = isRecord(source.result) ? source.result.subagent_trajectory_ref : end?.subagent_trajectory_ref;
   return (Array.isArray(refs) ? refs : [refs]).filter(isRecord);
-}
-
-/** The session id a subagent row shows (`subagent <id>`, `remote session <id>`). */
-function shownSessionOf(row: ViewNode): string {
-  return row.title.replace(/^(remote session|subagent) /, '');
 }
 
 /** Whether `target` is a file under `folder` (a reference never reads outside the run's folder). */
