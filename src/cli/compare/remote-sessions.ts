@@ -12,7 +12,7 @@
  * @module
  */
 
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { isRecord } from '../../shared/record.ts';
 import { nonEmptyString } from '../../shared/text.ts';
@@ -38,11 +38,17 @@ export interface RemoteRun {
 }
 
 /**
+ * How a referenced trajectory is read, by its absolute path (undefined: not there, or not to be read): from the disk
+ * for `compare`, from the served folders' catalog for `view --serve`'s compare page.
+ */
+export type TrajectoryReader = (file: string) => ViewNode | undefined;
+
+/**
  * Makes another process's sessions read the same from either run (the rules above). Returns what one run alone holds,
  * for the comparison to say.
  */
-export function sameRemoteSessions(a: RemoteRun, b: RemoteRun): OnlyRecorded[] {
-  for (const run of [a, b]) if (run.kind === 'atif' && run.path !== undefined) readReferencedTrajectories(run.root, run.path);
+export function sameRemoteSessions(a: RemoteRun, b: RemoteRun, read?: TrajectoryReader): OnlyRecorded[] {
+  for (const run of [a, b]) if (run.kind === 'atif' && run.path !== undefined) readReferencedTrajectories(run.root, run.path, read);
   const notes: OnlyRecorded[] = [];
   for (const [run, mine, other] of [['b', a, b], ['a', b, a]] as const) {
     const left = leaveOutRemoteSessions(other.root, unreadRemoteSessions(mine.root));
@@ -53,10 +59,12 @@ export function sameRemoteSessions(a: RemoteRun, b: RemoteRun): OnlyRecorded[] {
 
 /**
  * Reads the trajectories the run of `file` (an ATIF file) references from its tool calls and does not embed, from
- * the file's folder (never outside it), and shows each under its call; then those they reference, in turn.
+ * the file's folder (never outside it), and shows each under its call; then those they reference, in turn. `read`:
+ * from the disk when not given.
  */
-export function readReferencedTrajectories(root: ViewNode, file: string): void {
+export function readReferencedTrajectories(root: ViewNode, file: string, read?: TrajectoryReader): void {
   const folder = path.dirname(path.resolve(file));
+  const readAt = read ?? ((target: string) => readTrajectory(target, folder));
   const tried = new Set<string>();
   for (;;) {
     const found: { file: string; roots: ViewNode[] }[] = [];
@@ -65,7 +73,7 @@ export function readReferencedTrajectories(root: ViewNode, file: string): void {
       const target = path.resolve(folder, ref.trajectoryPath);
       if (tried.has(target) || !inside(folder, target)) continue;
       tried.add(target);
-      const referenced = readTrajectory(target);
+      const referenced = readAt(target);
       if (referenced !== undefined) found.push({ file: target, roots: [referenced] });
     }
     if (found.length === 0) return;
@@ -131,9 +139,13 @@ function inside(folder: string, target: string): boolean {
   return relative !== '' && !path.isAbsolute(relative) && relative.split(path.sep)[0] !== '..';
 }
 
-/** The trajectory in `file`, or undefined when it is not there, too large or not a trajectory. */
-function readTrajectory(file: string): ViewNode | undefined {
+/**
+ * The trajectory in `file`, or undefined when it is not there, too large, not a trajectory, or, through a link, outside
+ * `folder` (as the served viewer, which follows no link, never reads it either).
+ */
+function readTrajectory(file: string, folder: string): ViewNode | undefined {
   try {
+    if (!inside(realpathSync(folder), realpathSync(file))) return undefined;
     const stat = statSync(file);
     if (!stat.isFile() || stat.size > MAX_REFERENCED_BYTES) return undefined;
     const document: unknown = JSON.parse(readFileSync(file, 'utf8'));
