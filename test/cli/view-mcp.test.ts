@@ -17,7 +17,7 @@ import type { ViewNode } from '../../src/cli/view/model.ts';
 import { rollupOf } from '../../src/cli/view/rollup.ts';
 import { rowWithoutDuration } from '../adapters/support.ts';
 import { recordMcpRun } from './mcp-run.ts';
-import { cliInProcess, tempDir } from './support.ts';
+import { cli, cliInProcess, tempDir } from './support.ts';
 import { all, viewed, type JsonNode } from './view-json.ts';
 
 let cwd: string;
@@ -119,6 +119,19 @@ describe('view: an MCP server call whose tool failed, recorded by the two proces
     const text = (await cliInProcess(['view', ...files])).stdout;
     expect(text.match(/^ {10}session /gm)).toHaveLength(1);
     expect(text).toContain(`(session ${serverId} is shown under tool call call_oslo of ${files.find((file) => file.endsWith('agent.atof.jsonl'))}`);
+  });
+
+  it.each(['server', 'agent'] as const)("one process's ATOF lines on standard input with the other's file (the %s's on stdin): joined as two files are", (piped) => {
+    const [agentFile, serverFile] = ownFiles('agent, server');
+    const file = piped === 'server' ? agentFile! : serverFile!;
+    const result = cli(['view', '--json', '-', file], { input: piped === 'server' ? atof.server : atof.agent });
+    expect(result.code, result.stderr).toBe(0);
+    const reported = JSON.parse(result.stdout).files as { file: string; sessions: JsonNode[] }[];
+    expect(reported.map((entry) => entry.sessions.length)).toEqual(piped === 'server' ? [0, 1] : [1, 0]);
+    const session = reported.flatMap((entry) => entry.sessions)[0]!;
+    expect(session.title).toBe('session user-42');
+    expect(serverStory(remoteUnder(session, 'forecast'))).toEqual(SERVER_STORY);
+    expect(cli(['view', '-', file], { input: piped === 'server' ? atof.server : atof.agent }).stdout).toContain(`(session ${serverId} is shown under tool call call_oslo of `);
   });
 
   it("the server's row names its session id in fields of its own, from either file (compare matches on them; the title is for reading)", async () => {

@@ -193,7 +193,7 @@ export class Catalog {
       name: file.name,
       index: file.atof,
       ids: file.atof.sessions.map((indexed) => indexed.session),
-      roots: { length: file.atof.sessions.length, at: (position) => (file.atof.sessions[position] === undefined ? undefined : file.atof.tree(file.atof.sessions[position])) },
+      roots: file.atof.roots(),
     }));
     const moved = linkAtofFiles(inputs);
     this.linkedFiles = new Set(moved.flatMap((entry) => [entry.from, entry.shownIn.file]));

@@ -103,16 +103,17 @@ export async function openSessions(file: string, io?: CliIo): Promise<OpenedSess
         progress?.clear();
       }
       if (index.unknownMajor !== undefined) throw new InputError(`${name}: ATOF major version ${index.unknownMajor}; this reader knows ATOF 0.x only`);
-      const roots: RootList = {
-        length: index.sessions.length,
-        at: (position) => {
-          const indexed = index.sessions[position];
-          return indexed === undefined ? undefined : index.tree(indexed);
-        },
-      };
-      return { name, kind: 'atof', roots, ids: index.sessions.map((indexed) => indexed.session), streamed: true, index, lineErrors: index.lineErrors.map((error) => error.message) };
+      return { name, kind: 'atof', roots: index.roots(), ids: index.sessions.map((indexed) => indexed.session), streamed: true, index, lineErrors: index.lineErrors.map((error) => error.message) };
     }
   }
-  const loaded = sessionsOf(name, await readInputText(file), file === STDIN ? 'stdin.jsonl' : file);
+  const text = await readInputText(file);
+  const loaded = sessionsOf(name, text, file === STDIN ? 'stdin.jsonl' : file);
+  if (file === STDIN && loaded.kind === 'atof') {
+    // Indexed as a file is (from the bytes read): its sessions are then joined to another input's as a file's are.
+    const bytes = Buffer.from(text);
+    const index = new AtofIndex(name, { summaries: false, bytes });
+    index.readOn(bytes.length, true);
+    return { name, kind: 'atof', roots: index.roots(), ids: index.sessions.map((indexed) => indexed.session), streamed: true, index, lineErrors: loaded.lineErrors };
+  }
   return { name, kind: loaded.kind, roots: loaded.roots, ids: uniqueSessionIds(loaded.roots.map(sessionIdOf)), streamed: false, lineErrors: loaded.lineErrors };
 }
