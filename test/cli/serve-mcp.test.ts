@@ -85,8 +85,27 @@ describe("view --serve: an MCP server's session in its own ATOF file", () => {
       const shown = titles(session.body);
       expect(shown.slice(shown.indexOf('tool forecast'), shown.indexOf('tool forecast') + 2)).toEqual(['tool forecast', `remote session ${run.serverId}`]);
       // The page follows the server's file too: its session grows there.
-      expect(session.body).toContain(JSON.stringify([files.agentAtof, files.serverAtof]));
+      expect(session.body).toContain(`var files=${JSON.stringify([files.agentAtof, files.serverAtof])}`);
       expect((await get(`${url}session?key=${encodeURIComponent(keyOf(files.serverAtof, run.serverId))}`)).status).toBe(404);
+    });
+  });
+
+  it("in its own trajectory beside the agent's is shown under the agent's tool call, as view of the two trajectories together shows it", async () => {
+    const page = path.join(tempDir('nrh-serve-mcp-atif-'), 'both.html');
+    expect((await cliInProcess(['view', files.agentAtif, files.serverAtif, '--html', page])).code).toBe(0);
+    await served(folder, async (url) => {
+      const rows = await sessions(url);
+      const atif = rows.filter((row) => row.kind === 'atif');
+      expect(atif.map((row) => row.key)).toEqual([keyOf(files.agentAtif, 'user-42')]);
+      // The same figures as the ATOF session of the same run.
+      const atof = rows.find((row) => row.kind === 'atof')!;
+      const figures = (row: Row) => [row.llmCalls, row.toolCalls, row.errors, row.promptTokens, row.completionTokens];
+      expect(figures(atif[0]!)).toEqual(figures(atof));
+      const session = await get(`${url}session?key=${encodeURIComponent(atif[0]!.key)}`);
+      expect(titles(session.body)).toEqual(titles(readFileSync(page, 'utf8')));
+      expect(titles(session.body)).toContain(`remote session ${run.serverId}`);
+      expect(session.body).toContain(`var files=${JSON.stringify([files.agentAtif, files.serverAtif])}`);
+      expect((await get(`${url}session?key=${encodeURIComponent(keyOf(files.serverAtif, run.serverId))}`)).status).toBe(404);
     });
   });
 
@@ -124,7 +143,8 @@ describe("view --serve: an MCP server's session in its own ATOF file", () => {
       const html = (await get(`${url}compare?a=${encodeURIComponent(keyOf(files.agentAtif, 'user-42'))}&b=${encodeURIComponent(keyOf(files.agentAtof, 'user-42'))}`)).body;
       expect(compareRows(html)).toEqual(expected);
       expect(html).toContain('equivalent');
-      expect(html).toContain(JSON.stringify([files.agentAtif, files.agentAtof, files.serverAtof]).slice(0, -1));
+      // The page follows each file it shows lines of.
+      expect(html).toContain(`var files=${JSON.stringify([files.agentAtif, files.serverAtif, files.agentAtof, files.serverAtof])}`);
     });
   });
 

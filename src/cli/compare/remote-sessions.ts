@@ -68,10 +68,8 @@ export function readReferencedTrajectories(root: ViewNode, file: string, read?: 
   const tried = new Set<string>();
   for (;;) {
     const found: { file: string; roots: ViewNode[] }[] = [];
-    for (const ref of unresolvedRefs(root)) {
-      if (ref.trajectoryPath === undefined) continue;
-      const target = path.resolve(folder, ref.trajectoryPath);
-      if (tried.has(target) || !inside(folder, target)) continue;
+    for (const target of referencedTrajectoryFiles(root, file)) {
+      if (tried.has(target)) continue;
       tried.add(target);
       const referenced = readAt(target);
       if (referenced !== undefined) found.push({ file: target, roots: [referenced] });
@@ -79,6 +77,13 @@ export function readReferencedTrajectories(root: ViewNode, file: string, read?: 
     if (found.length === 0) return;
     linkRemoteTrajectories([{ file, roots: [root] }, ...found]);
   }
+}
+
+/** The files of the trajectories the run of `file` references and does not show, under the file's folder only. */
+export function referencedTrajectoryFiles(root: ViewNode, file: string): string[] {
+  const folder = path.dirname(path.resolve(file));
+  const targets = unresolvedRefs(root).flatMap((ref) => (ref.trajectoryPath === undefined ? [] : [path.resolve(folder, ref.trajectoryPath)]));
+  return [...new Set(targets.filter((target) => inside(folder, target)))];
 }
 
 /** The sessions the run's tool calls reference that it does not show (neither embedded nor read). */

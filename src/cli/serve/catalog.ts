@@ -19,6 +19,7 @@ import { openRegularFile } from '../files.ts';
 import path from 'node:path';
 import { firstLineKind } from '../detect.ts';
 import { AtofIndex, summaryOf, type IndexedSession, type SessionSummary } from '../view/atof-index.ts';
+import { readReferencedTrajectories, referencedTrajectoryFiles } from '../compare/remote-sessions.ts';
 import { linkAtofFiles, type AtofInput } from '../view/linked-atof.ts';
 import { sessionsOf } from '../view/load.ts';
 import { sessionIdOf, uniqueSessionIds, type RootList, type ViewNode } from '../view/model.ts';
@@ -48,6 +49,8 @@ interface CatalogFile {
   atof?: AtofIndex;
   /** ATOF files: their sessions as `view` of all the folders' ATOF files together shows them (`Catalog.link`). */
   linked?: LinkedAtof;
+  /** ATIF files: the trajectories of the folders its tool calls reference, and whether one of them references it. */
+  references?: { files: string[]; referenced: boolean };
 }
 
 /**
@@ -127,6 +130,10 @@ export class Catalog {
   private readonly heldSummaries = new WeakMap<IndexedSession, { stamp: string; summary: SessionSummary }>();
   /** Files whose sessions are shown elsewhere or show others', as of the last look. */
   private linkedFiles = new Set<string>();
+  /** Trajectories by where they are, for a reference to one (`trajectoryAt`). */
+  private trajectories = new Map<string, CatalogFile>();
+  /** The index rows of trajectories that reference others, and the sizes and times of the files they were worked out from. */
+  private readonly referencingSummaries = new WeakMap<CatalogFile, { stamp: string; summary: SessionSummary }>();
   /** Every session, sorted, and the lower-case text a filter searches in each; worked out again after a change. */
   private sorted: SessionEntry[] | undefined;
   private haystacks: string[] = [];
@@ -187,6 +194,7 @@ export class Catalog {
    * server's files (each process writes its own) is the same tree.
    */
   private link(): void {
+    this.linkTrajectories();
     const atofFiles = [...this.files.values()].filter((file): file is CatalogFile & { atof: AtofIndex } => file.atof !== undefined);
     const inputs: (AtofInput & { file: CatalogFile & { atof: AtofIndex } })[] = atofFiles.map((file) => ({
       file,
@@ -196,7 +204,7 @@ export class Catalog {
       roots: file.atof.roots(),
     }));
     const moved = linkAtofFiles(inputs);
-    this.linkedFiles = new Set(moved.flatMap((entry) => [entry.from, entry.shownIn.file]));
+    for (const entry of moved) this.linkedFiles.add(entry.from).add(entry.shownIn.file);
     for (const input of inputs) {
       const holding = new Map<string, string[]>();
       for (const entry of moved) {
@@ -208,6 +216,49 @@ export class Catalog {
     }
   }
 
+  /**
+   * Shows each trajectory another trajectory of the folders references from a tool call (an MCP server's, written
+   * beside its caller's) under that call, and not on its own: the rule `compare` reads references by
+   * (`readReferencedTrajectories`: from the referencing trajectory's folder, never outside it), from the catalog's files.
+   */
+  private linkTrajectories(): void {
+    const trajectories = [...this.files.values()].filter((file) => file.kind === 'atif' && file.roots.length === 1);
+    this.trajectories = new Map(trajectories.map((file) => [file.absolute, file]));
+    this.linkedFiles = new Set();
+    for (const file of trajectories) file.references = { files: [], referenced: false };
+    for (const file of trajectories) {
+      for (const target of referencedTrajectoryFiles(file.roots[0]!, file.absolute)) {
+        const referenced = this.trajectories.get(target);
+        if (referenced === undefined || referenced === file) continue;
+        file.references!.files.push(referenced.name);
+        referenced.references!.referenced = true;
+        this.linkedFiles.add(file.name).add(referenced.name);
+      }
+    }
+  }
+
+  /** A trajectory's tree with the trajectories it references read under their calls, and the files read. */
+  private withReferences(file: CatalogFile): { root: ViewNode; files: string[] } {
+    const root = structuredClone(file.roots[0]!);
+    const files = [file.name];
+    readReferencedTrajectories(root, file.absolute, (absolute) => {
+      const found = this.trajectoryAt(absolute);
+      if (found !== undefined) files.push(found.file);
+      return found?.root;
+    });
+    return { root, files };
+  }
+
+  /** The row of a trajectory referencing others: its tree's with theirs, worked out again when one of the files changed. */
+  private referencingSummary(file: CatalogFile): SessionSummary {
+    const stamp = [file, ...(file.references?.files ?? []).map((name) => this.files.get(name))].map((each) => `${each?.name}:${each?.size}:${each?.mtimeMs}`).join(' ');
+    const known = this.referencingSummaries.get(file);
+    if (known?.stamp === stamp) return known.summary;
+    const summary = summaryOf(this.withReferences(file).root);
+    this.referencingSummaries.set(file, { stamp, summary });
+    return summary;
+  }
+
   /** The index rows of a file's sessions; `since` keeps when each known one first appeared. */
   private entriesOf(file: CatalogFile, since: ReadonlyMap<string, number>, version: number): SessionEntry[] {
     if (file.kind === null) return [];
@@ -216,6 +267,10 @@ export class Catalog {
       const index = file.atof;
       const linked = file.linked;
       rows = index.sessions.filter((indexed) => !linked?.movedOut.has(indexed.session)).map((indexed) => [indexed.session, linked?.holding.has(indexed.session) ? this.heldSummary(linked, index, indexed) : index.summary(indexed)]);
+    } else if (file.references?.referenced === true) {
+      rows = [];
+    } else if (file.references !== undefined && file.references.files.length > 0) {
+      rows = [[sessionIdOf(file.roots[0]!), this.referencingSummary(file)]];
     } else {
       const ids = uniqueSessionIds(file.roots.map(sessionIdOf));
       rows = file.roots.map((root, index) => [ids[index]!, summaryOf(root)]);
@@ -316,7 +371,9 @@ export class Catalog {
       }
     }
     const position = file === undefined ? -1 : uniqueSessionIds(file.roots.map(sessionIdOf)).indexOf(session);
-    return file && position !== -1 ? { file: file.name, session, root: structuredClone(file.roots[position]!), files: [file.name], path: file.absolute, kind: 'atif' } : undefined;
+    if (file === undefined || position === -1 || file.references?.referenced === true) return undefined;
+    const { root, files } = file.references !== undefined && file.references.files.length > 0 ? this.withReferences(file) : { root: structuredClone(file.roots[position]!), files: [file.name] };
+    return { file: file.name, session, root, files, path: file.absolute, kind: 'atif' };
   }
 
   /**
@@ -324,10 +381,8 @@ export class Catalog {
    * only from what the walk found: no link, nothing outside the folders).
    */
   trajectoryAt(absolute: string): { file: string; root: ViewNode } | undefined {
-    for (const file of this.files.values()) {
-      if (file.absolute === absolute && file.kind === 'atif' && file.roots.length === 1) return { file: file.name, root: structuredClone(file.roots[0]!) };
-    }
-    return undefined;
+    const file = this.trajectories.get(absolute);
+    return file === undefined ? undefined : { file: file.name, root: structuredClone(file.roots[0]!) };
   }
 }
 
