@@ -51,6 +51,8 @@ interface CatalogFile {
   linked?: LinkedAtof;
   /** ATIF files: the trajectories of the folders its tool calls reference, and whether one of them references it. */
   references?: { files: string[]; referenced: boolean };
+  /** ATIF files: the files its tool calls reference (worked out once per change of the file). */
+  referenceTargets?: string[];
 }
 
 /**
@@ -227,7 +229,8 @@ export class Catalog {
     this.linkedFiles = new Set();
     for (const file of trajectories) file.references = { files: [], referenced: false };
     for (const file of trajectories) {
-      for (const target of referencedTrajectoryFiles(file.roots[0]!, file.absolute)) {
+      file.referenceTargets ??= referencedTrajectoryFiles(file.roots[0]!, file.absolute);
+      for (const target of file.referenceTargets) {
         const referenced = this.trajectories.get(target);
         if (referenced === undefined || referenced === file) continue;
         file.references!.files.push(referenced.name);
