@@ -68,9 +68,9 @@ export interface OpenedSessions {
   roots: RootList;
   /** The session ids, in order, made unique (`uniqueSessionIds`). */
   ids: string[];
-  /** Whether the sessions are built on demand (a streamed ATOF file): each `at` builds a fresh tree. */
+  /** Whether the sessions are built on demand (an indexed ATOF input): each `at` builds a fresh tree. */
   streamed: boolean;
-  /** A streamed ATOF file's index (`linkAtofFiles` joins another file's sessions to its own through it). */
+  /** An indexed ATOF input's index (`linkAtofFiles` joins another input's sessions to its own through it). */
   index?: AtofIndex;
   lineErrors: string[];
 }
@@ -79,7 +79,8 @@ export interface OpenedSessions {
  * The sessions of an input: an ATOF file on disk is streamed line by line
  * and indexed (`AtofIndex`), never read whole; anything else (an ATIF
  * document, standard input, a file whose first line is not an ATOF event)
- * is read whole and judged by its content, as `sessionsOf` does.
+ * is read whole and judged by its content, as `sessionsOf` does; standard
+ * input that is ATOF is then indexed from the bytes read, as a file is.
  */
 export async function openSessions(file: string, io?: CliIo): Promise<OpenedSessions> {
   const name = inputName(file);
