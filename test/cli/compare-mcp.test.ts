@@ -3,7 +3,7 @@
 // AI SDK's generateText calling the server's tool, the model a fake provider speaking the Responses API): the ATOF
 // file nests the server's session under the agent's tool call, the agent's trajectory references the server's,
 // which the plugin wrote beside it.
-import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { createOpenAI } from '@ai-sdk/openai';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -121,6 +121,18 @@ describe('compare: a run with an MCP server in its process, its trajectory again
     writeFileSync(outside, readFileSync(files.agent, 'utf8').replaceAll(`"trajectory_path":"${path.basename(files.server)}"`, `"trajectory_path":"../atif/${path.basename(files.server)}"`));
     expect(readFileSync(outside, 'utf8')).toContain('"trajectory_path":"../atif/');
     const { report } = await compared(outside, files.atof);
+    expect(report.pairs.map((pair) => pair.title)).not.toContain(`remote session ${serverId}`);
+    expect(report.onlyRecorded).toEqual([{ fact: 'remote', run: 'b', values: [serverId] }]);
+  });
+
+  it("nor through a link in the trajectory's folder to a folder outside it", async () => {
+    const serverId = JSON.parse(readFileSync(files.server, 'utf8')).session_id as string;
+    const folder = tempDir('nrh-compare-mcp-link-');
+    const linked = path.join(folder, path.basename(files.agent));
+    symlinkSync(path.join(dir, 'atif'), path.join(folder, 'link'));
+    writeFileSync(linked, readFileSync(files.agent, 'utf8').replaceAll(`"trajectory_path":"${path.basename(files.server)}"`, `"trajectory_path":"link/${path.basename(files.server)}"`));
+    expect(readFileSync(linked, 'utf8')).toContain('"trajectory_path":"link/');
+    const { report } = await compared(linked, files.atof);
     expect(report.pairs.map((pair) => pair.title)).not.toContain(`remote session ${serverId}`);
     expect(report.onlyRecorded).toEqual([{ fact: 'remote', run: 'b', values: [serverId] }]);
   });

@@ -2,6 +2,7 @@
 // test, like cli()), waits for the URL it prints, and stops it with SIGINT as
 // Ctrl-C would.
 import { spawn } from 'node:child_process';
+import { request } from 'node:http';
 import { command, ROOT, runtime } from './support.ts';
 
 export interface Served {
@@ -47,5 +48,18 @@ export function serve(args: readonly string[]): Promise<Served> {
       clearTimeout(timer);
       reject(new Error(`view --serve ended early (${JSON.stringify(how)}):\n${stdout}\n${stderr}`));
     });
+  });
+}
+
+/** A GET of `url`: its status, body and content type. */
+export function get(url: string, headers: Record<string, string> = {}): Promise<{ status: number; body: string; type: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { headers }, (res) => {
+      let body = '';
+      res.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body, type: String(res.headers['content-type']) }));
+    });
+    req.on('error', reject);
+    req.end();
   });
 }

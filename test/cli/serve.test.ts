@@ -3,26 +3,13 @@
 // that Ctrl-C ends it cleanly. The pages in Chromium: test/slow/serve-browser.test.ts.
 import { appendFileSync, copyFileSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { spawn, spawnSync } from 'node:child_process';
-import { request } from 'node:http';
 import { connect } from 'node:net';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cli, cliInProcess, command, EXAMPLES, expectNoStack, ROOT, runtime, tempDir } from './support.ts';
-import { serve } from './serve-support.ts';
+import { get, serve } from './serve-support.ts';
 
 interface Entry { text: { started: string; duration: string; tokens: string; cost: string }; durationUs: number | null; key: string; file: string; kind: string; session: string; llmCalls: number; toolCalls: number; errors: number; promptTokens: number; completionTokens: number; cachedTokens: number }
-
-function get(url: string, headers: Record<string, string> = {}): Promise<{ status: number; body: string; type: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { headers }, (res) => {
-      let body = '';
-      res.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body, type: String(res.headers['content-type']) }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
 
 /** One request written byte for byte (no client normalizes its path); resolves with the status line's code, the headers and the body. */
 function raw(url: string, requestLine: string): Promise<{ status: number; head: string; body: string }> {

@@ -6,20 +6,18 @@
 // append to it in the order they flush, the server's session (which ends first) often before the agent's session
 // start; here each names its own file, and `cat` of the two in either order is that file: one tree either way, read
 // at once, as a stream, or as it grows (`view --serve`).
-import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { leaveOutRemoteSessions } from '../../src/cli/compare/remote-sessions.ts';
 import { AtofIndex } from '../../src/cli/view/atof-index.ts';
 import { detailOf } from '../../src/cli/view/detail.ts';
 import { sessionsOf } from '../../src/cli/view/load.ts';
 import type { ViewNode } from '../../src/cli/view/model.ts';
 import { rollupOf } from '../../src/cli/view/rollup.ts';
-import { runtime } from '../support/child.ts';
-import { loopbackApi, userEnv } from '../support/doc-snippets.ts';
-import { FakeProvider } from '../adapters/ai-sdk/wire.ts';
-import { mcpPrograms, runAgent } from '../adapters/mcp/two-processes.ts';
 import { rowWithoutDuration } from '../adapters/support.ts';
-import { cliInProcess, tempDir } from './support.ts';
+import { recordMcpRun } from './mcp-run.ts';
+import { cli, cliInProcess, tempDir } from './support.ts';
 import { all, viewed, type JsonNode } from './view-json.ts';
 
 let cwd: string;
@@ -30,36 +28,7 @@ let serverId: string;
 let atof: { server: string; agent: string };
 
 beforeAll(async () => {
-  const api = new FakeProvider();
-  api.reply('responses', { id: 'resp_1', model: 'gpt-4o-2024-08-06', text: '', toolCalls: [{ id: 'call_oslo', name: 'forecast', args: { city: 'Oslo' } }], usage: { input: 90, output: 15 } });
-  api.fail('responses', 400, 'Invalid model for this key');
-  api.reply('responses', { id: 'resp_2', model: 'gpt-4o-2024-08-06', text: 'No forecast for Oslo today.', usage: { input: 130, output: 12 } });
-  const provider = await loopbackApi((url, init) => api.fetch(url, init));
-  try {
-    const programs = mcpPrograms();
-    const env = userEnv({ OPENAI_API_KEY: 'sk-test-not-a-key', OPENAI_BASE_URL: `${provider.url}/v1`, AI_SDK_LOG_WARNINGS: 'false', NO_COLOR: '1' });
-    const run = await runAgent({ 'weather-server.mjs': programs.get('weather-server.mjs')!, 'agent.mjs': programs.get('agent.mjs')! }, 'agent.mjs', runtime, env);
-    cwd = run.cwd;
-    expect(run.status, `${run.stdout}\n${run.stderr}`).toBe(0);
-    expect(run.stdout).toContain('No forecast for Oslo today.');
-  } finally {
-    await provider.close();
-  }
-  const folder = path.join(cwd, 'trajectories');
-  const files = readdirSync(folder);
-  expect(files).toHaveLength(2);
-  const server = files.find((name) => name.includes('mcp-weather-server-'))!;
-  serverAtif = path.join(folder, server);
-  agentAtif = path.join(folder, files.find((name) => name !== server)!);
-  serverId = JSON.parse(readFileSync(serverAtif, 'utf8')).session_id;
-  // Each process writes the default ATOF file, named after its program, in the folder they both run in.
-  const outputs = path.join(cwd, 'nemo-relay-output');
-  const texts = readdirSync(outputs).map((name) => readFileSync(path.join(outputs, name), 'utf8'));
-  expect(texts).toHaveLength(2);
-  const sessionOf = (text: string) => JSON.parse(text.slice(0, text.indexOf('\n'))).metadata.session_id;
-  atof = { server: texts.find((text) => sessionOf(text) === serverId)!, agent: texts.find((text) => sessionOf(text) === 'user-42')! };
-  expect(atof.server).toBeDefined();
-  expect(atof.agent).toBeDefined();
+  ({ cwd, serverAtif, agentAtif, serverId, atof } = await recordMcpRun());
 }, 130_000);
 
 afterAll(() => {
@@ -150,6 +119,35 @@ describe('view: an MCP server call whose tool failed, recorded by the two proces
     const text = (await cliInProcess(['view', ...files])).stdout;
     expect(text.match(/^ {10}session /gm)).toHaveLength(1);
     expect(text).toContain(`(session ${serverId} is shown under tool call call_oslo of ${files.find((file) => file.endsWith('agent.atof.jsonl'))}`);
+  });
+
+  it.each(['server', 'agent'] as const)("one process's ATOF lines on standard input with the other's file (the %s's on stdin): joined as two files are", (piped) => {
+    const [agentFile, serverFile] = ownFiles('agent, server');
+    const file = piped === 'server' ? agentFile! : serverFile!;
+    const result = cli(['view', '--json', '-', file], { input: piped === 'server' ? atof.server : atof.agent });
+    expect(result.code, result.stderr).toBe(0);
+    const reported = JSON.parse(result.stdout).files as { file: string; sessions: JsonNode[] }[];
+    expect(reported.map((entry) => entry.sessions.length)).toEqual(piped === 'server' ? [0, 1] : [1, 0]);
+    const session = reported.flatMap((entry) => entry.sessions)[0]!;
+    expect(session.title).toBe('session user-42');
+    expect(serverStory(remoteUnder(session, 'forecast'))).toEqual(SERVER_STORY);
+    expect(cli(['view', '-', file], { input: piped === 'server' ? atof.server : atof.agent }).stdout).toContain(`(session ${serverId} is shown under tool call call_oslo of `);
+  });
+
+  it("the server's row names its session id in fields of its own, from either file (compare matches on them; the title is for reading)", async () => {
+    for (const files of [[serverAtif, agentAtif], ownFiles('agent, server'), [flushedFirst('server')]]) {
+      const reported = JSON.parse((await cliInProcess(['view', '--json', ...files])).stdout).files as { sessions: JsonNode[] }[];
+      const session = reported.flatMap((entry) => entry.sessions)[0]!;
+      expect(session, files.join(' ')).toMatchObject({ kind: 'session', sessionId: 'user-42' });
+      expect(session).not.toHaveProperty('remote');
+      expect(remoteUnder(session, 'forecast'), files.join(' ')).toMatchObject({ sessionId: serverId, remote: true });
+    }
+    const root = sessionsOf('stdin', readFileSync(flushedFirst('agent'), 'utf8'), 'stdin.jsonl').roots[0]!;
+    const remote = everyNode(root as Tree).find((row) => 'remote' in row && row.remote === true)!;
+    // Another wording of the row's title leaves what compare matches on as it is.
+    remote.title = `MCP server call ${serverId}`;
+    expect(leaveOutRemoteSessions(root, [serverId])).toEqual([serverId]);
+    expect(everyNode(root as Tree).some((row) => row.kind === 'subagent')).toBe(false);
   });
 
   it.each(['server', 'agent'] as const)("the one ATOF file, the %s's lines first: one session, the server's under the agent's tool call", async (first) => {

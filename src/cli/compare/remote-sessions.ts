@@ -12,7 +12,7 @@
  * @module
  */
 
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { isRecord } from '../../shared/record.ts';
 import { nonEmptyString } from '../../shared/text.ts';
@@ -23,8 +23,6 @@ import type { OnlyRecorded } from './compare-runs.ts';
 
 /** A trajectory read whole: one larger than this is not read as a reference (`view --serve` skips such files too). */
 const MAX_REFERENCED_BYTES = 256 * 1024 * 1024;
-
-const REMOTE_TITLE = /^remote session (.+)$/;
 
 /** A reference of a tool call's result: the session it names and its file, as written. */
 interface RemoteRef {
@@ -40,11 +38,17 @@ export interface RemoteRun {
 }
 
 /**
+ * How a referenced trajectory is read, by its absolute path (undefined: not there, or not to be read): from the disk
+ * for `compare`, from the served folders' catalog for `view --serve`'s compare page.
+ */
+export type TrajectoryReader = (file: string) => ViewNode | undefined;
+
+/**
  * Makes another process's sessions read the same from either run (the rules above). Returns what one run alone holds,
  * for the comparison to say.
  */
-export function sameRemoteSessions(a: RemoteRun, b: RemoteRun): OnlyRecorded[] {
-  for (const run of [a, b]) if (run.kind === 'atif' && run.path !== undefined) readReferencedTrajectories(run.root, run.path);
+export function sameRemoteSessions(a: RemoteRun, b: RemoteRun, read?: TrajectoryReader): OnlyRecorded[] {
+  for (const run of [a, b]) if (run.kind === 'atif' && run.path !== undefined) readReferencedTrajectories(run.root, run.path, read);
   const notes: OnlyRecorded[] = [];
   for (const [run, mine, other] of [['b', a, b], ['a', b, a]] as const) {
     const left = leaveOutRemoteSessions(other.root, unreadRemoteSessions(mine.root));
@@ -55,24 +59,31 @@ export function sameRemoteSessions(a: RemoteRun, b: RemoteRun): OnlyRecorded[] {
 
 /**
  * Reads the trajectories the run of `file` (an ATIF file) references from its tool calls and does not embed, from
- * the file's folder (never outside it), and shows each under its call; then those they reference, in turn.
+ * the file's folder (never outside it), and shows each under its call; then those they reference, in turn. `read`:
+ * from the disk when not given.
  */
-export function readReferencedTrajectories(root: ViewNode, file: string): void {
+export function readReferencedTrajectories(root: ViewNode, file: string, read?: TrajectoryReader): void {
   const folder = path.dirname(path.resolve(file));
+  const readAt = read ?? ((target: string) => readTrajectory(target, folder));
   const tried = new Set<string>();
   for (;;) {
     const found: { file: string; roots: ViewNode[] }[] = [];
-    for (const ref of unresolvedRefs(root)) {
-      if (ref.trajectoryPath === undefined) continue;
-      const target = path.resolve(folder, ref.trajectoryPath);
-      if (tried.has(target) || !inside(folder, target)) continue;
+    for (const target of referencedTrajectoryFiles(root, file)) {
+      if (tried.has(target)) continue;
       tried.add(target);
-      const referenced = readTrajectory(target);
+      const referenced = readAt(target);
       if (referenced !== undefined) found.push({ file: target, roots: [referenced] });
     }
     if (found.length === 0) return;
     linkRemoteTrajectories([{ file, roots: [root] }, ...found]);
   }
+}
+
+/** The files of the trajectories the run of `file` references and does not show, under the file's folder only. */
+export function referencedTrajectoryFiles(root: ViewNode, file: string): string[] {
+  const folder = path.dirname(path.resolve(file));
+  const targets = unresolvedRefs(root).flatMap((ref) => (ref.trajectoryPath === undefined ? [] : [path.resolve(folder, ref.trajectoryPath)]));
+  return [...new Set(targets.filter((target) => inside(folder, target)))];
 }
 
 /** The sessions the run's tool calls reference that it does not show (neither embedded nor read). */
@@ -86,7 +97,7 @@ export function leaveOutRemoteSessions(root: ViewNode, ids: readonly string[]): 
   const left: string[] = [];
   const visit = (row: ViewNode): void => {
     row.children = row.children.filter((child) => {
-      const id = child.kind === 'subagent' ? REMOTE_TITLE.exec(child.title)?.[1] : undefined;
+      const id = child.remote === true ? child.sessionId : undefined;
       if (id === undefined || !wanted.has(id)) return true;
       left.push(id);
       return false;
@@ -103,7 +114,7 @@ function unresolvedRefs(root: ViewNode): RemoteRef[] {
   const visit = (row: ViewNode): void => {
     if (row.kind === 'tool') {
       const refs = refsOf(row);
-      const shown = new Set(row.children.filter((child) => child.kind === 'subagent').map(shownSessionOf));
+      const shown = new Set(row.children.filter((child) => child.kind === 'subagent').map((child) => child.sessionId));
       for (const ref of refs) {
         const session = nonEmptyString(ref.session_id) ?? nonEmptyString(ref.trajectory_id);
         if (session === undefined || shown.has(session) || (nonEmptyString(ref.trajectory_id) !== undefined && shown.has(ref.trajectory_id as string))) continue;
@@ -127,20 +138,19 @@ function refsOf(row: ViewNode): Record<string, unknown>[] {
   return (Array.isArray(refs) ? refs : [refs]).filter(isRecord);
 }
 
-/** The session id a subagent row shows (`subagent <id>`, `remote session <id>`). */
-function shownSessionOf(row: ViewNode): string {
-  return row.title.replace(/^(remote session|subagent) /, '');
-}
-
 /** Whether `target` is a file under `folder` (a reference never reads outside the run's folder). */
 function inside(folder: string, target: string): boolean {
   const relative = path.relative(folder, target);
   return relative !== '' && !path.isAbsolute(relative) && relative.split(path.sep)[0] !== '..';
 }
 
-/** The trajectory in `file`, or undefined when it is not there, too large or not a trajectory. */
-function readTrajectory(file: string): ViewNode | undefined {
+/**
+ * The trajectory in `file`, or undefined when it is not there, too large, not a trajectory, or, through a link, outside
+ * `folder` (as the served viewer, which follows no link, never reads it either).
+ */
+function readTrajectory(file: string, folder: string): ViewNode | undefined {
   try {
+    if (!inside(realpathSync(folder), realpathSync(file))) return undefined;
     const stat = statSync(file);
     if (!stat.isFile() || stat.size > MAX_REFERENCED_BYTES) return undefined;
     const document: unknown = JSON.parse(readFileSync(file, 'utf8'));

@@ -246,7 +246,7 @@ function didAnything(current: ViewNode): boolean {
 function subagentId(current: ViewNode): string {
   const source = sourceOf(current);
   if (isRecord(source.start) && nonEmptyString(source.start.uuid)) return String(source.start.uuid);
-  return current.title.replace(/^subagent /, '');
+  return current.sessionId ?? current.title.replace(/^subagent /, '');
 }
 
 function toolName(tool: ViewNode): string {

@@ -5,7 +5,10 @@
  * (symbolic links are not followed, so nothing outside them is read), and
  * re-read only when their size or modification time changed. A file that
  * is not a session (a `package.json`, a half-written trajectory) is listed
- * as a problem and keeps its last good sessions.
+ * as a problem and keeps its last good sessions. An ATOF file's session that
+ * continues another file's tool call (an MCP server's, each process writing
+ * its own file) is shown under that call, as `view` of the files together
+ * shows it, and not listed on its own.
  *
  * @module
  */
@@ -15,9 +18,11 @@ import { InputError } from '../errors.ts';
 import { openRegularFile } from '../files.ts';
 import path from 'node:path';
 import { firstLineKind } from '../detect.ts';
-import { AtofIndex, summaryOf, type SessionSummary } from '../view/atof-index.ts';
+import { AtofIndex, summaryOf, type IndexedSession, type SessionSummary } from '../view/atof-index.ts';
+import { readReferencedTrajectories, referencedTrajectoryFiles } from '../compare/remote-sessions.ts';
+import { linkAtofFiles, type AtofInput } from '../view/linked-atof.ts';
 import { sessionsOf } from '../view/load.ts';
-import { sessionIdOf, uniqueSessionIds, type ViewNode } from '../view/model.ts';
+import { sessionIdOf, uniqueSessionIds, type RootList, type ViewNode } from '../view/model.ts';
 import { formatCost, type Figures } from '../view/rollup.ts';
 import { formatDuration } from '../io.ts';
 import { tokenCell, tokensOf } from '../view/text.ts';
@@ -42,6 +47,26 @@ interface CatalogFile {
   entries?: SessionEntry[];
   /** ATOF files: the file's sessions by the byte offsets of their lines, read on from where the last look stopped. */
   atof?: AtofIndex;
+  /** ATOF files: their sessions as `view` of all the folders' ATOF files together shows them (`Catalog.link`). */
+  linked?: LinkedAtof;
+  /** ATIF files: the trajectories of the folders its tool calls reference, and whether one of them references it. */
+  references?: { files: string[]; referenced: boolean };
+  /** ATIF files: the files its tool calls reference (worked out once per change of the file). */
+  referenceTargets?: string[];
+}
+
+/**
+ * An ATOF file's sessions once each other file's session that continues a tool call of one of them (an MCP server's,
+ * in its own process's file) is shown under that call, as `view` of the files given together shows them.
+ */
+interface LinkedAtof {
+  /** Its sessions shown elsewhere, under another file's tool call. */
+  movedOut: Set<string>;
+  /** Its sessions that show other files' sessions, and those files (a page of one follows them as they grow). */
+  holding: Map<string, string[]>;
+  /** Its sessions listed on their own, as `linkAtofFiles` builds them, by their position there. */
+  positions: Map<string, number>;
+  roots: RootList;
 }
 
 /** One row of the served index (`/api/sessions`). */
@@ -86,11 +111,31 @@ export interface SessionQuery {
   limit?: number;
 }
 
+/** A session of the served folders, as a page shows it. */
+export interface FoundSession {
+  file: string;
+  session: string;
+  root: ViewNode;
+  /** The files its tree shows lines of: its own, then other files' whose sessions it shows (a page follows them). */
+  files: string[];
+  /** Where its file is (a trajectory's references are read from its folder). */
+  path: string;
+  kind: 'atif' | 'atof';
+}
+
 export class Catalog {
   readonly folders: readonly string[];
   /** Bumped on every change the clients are told about. */
   version = 0;
   private readonly files = new Map<string, CatalogFile>();
+  /** The index rows of sessions holding another file's, and what they were worked out from (those files' sizes read). */
+  private readonly heldSummaries = new WeakMap<IndexedSession, { stamp: string; summary: SessionSummary }>();
+  /** Files whose sessions are shown elsewhere or show others', as of the last look. */
+  private linkedFiles = new Set<string>();
+  /** Trajectories by where they are, for a reference to one (`trajectoryAt`). */
+  private trajectories = new Map<string, CatalogFile>();
+  /** The index rows of trajectories that reference others, and the sizes and times of the files they were worked out from. */
+  private readonly referencingSummaries = new WeakMap<CatalogFile, { stamp: string; summary: SessionSummary }>();
   /** Every session, sorted, and the lower-case text a filter searches in each; worked out again after a change. */
   private sorted: SessionEntry[] | undefined;
   private haystacks: string[] = [];
@@ -117,8 +162,8 @@ export class Catalog {
         const known = this.files.get(name);
         if (known && known.size === stat.size && known.mtimeMs === stat.mtimeMs) continue;
         const read = this.read(name, absolute, stat, known);
-        const since = new Map((known?.entries ?? []).map((entry) => [entry.key, entry.since]));
-        read.entries = entriesOf(read, since, this.version + 1);
+        // Its old rows, for when each of its sessions first appeared (worked out again below).
+        if (known?.entries !== undefined) read.entries = known.entries;
         this.files.set(name, read);
         changed.push(name);
       }
@@ -130,10 +175,133 @@ export class Catalog {
       }
     }
     if (changed.length > 0) {
+      // A file that changed may change how another's sessions are shown (a server's session joining its caller's).
+      const linkedBefore = this.linkedFiles;
+      const changedNow = new Set(changed);
+      this.link();
+      for (const file of this.files.values()) {
+        if (!changedNow.has(file.name) && !linkedBefore.has(file.name) && !this.linkedFiles.has(file.name)) continue;
+        const since = new Map((file.entries ?? []).map((entry) => [entry.key, entry.since]));
+        file.entries = this.entriesOf(file, since, this.version + 1);
+      }
       this.version += 1;
       this.sorted = undefined;
     }
     return changed;
+  }
+
+  /**
+   * Shows each ATOF file's session that continues another file's tool call under that call, and not on its own: what
+   * `view` of the files given together does (`linkAtofFiles`), so the served folder of an MCP client's and its
+   * server's files (each process writes its own) is the same tree.
+   */
+  private link(): void {
+    this.linkTrajectories();
+    const atofFiles = [...this.files.values()].filter((file): file is CatalogFile & { atof: AtofIndex } => file.atof !== undefined);
+    const inputs: (AtofInput & { file: CatalogFile & { atof: AtofIndex } })[] = atofFiles.map((file) => ({
+      file,
+      name: file.name,
+      index: file.atof,
+      ids: file.atof.sessions.map((indexed) => indexed.session),
+      roots: file.atof.roots(),
+    }));
+    const moved = linkAtofFiles(inputs);
+    for (const entry of moved) this.linkedFiles.add(entry.from).add(entry.shownIn.file);
+    for (const input of inputs) {
+      const holding = new Map<string, string[]>();
+      for (const entry of moved) {
+        if (entry.shownIn.file !== input.name) continue;
+        holding.set(entry.shownIn.session, [...new Set([...(holding.get(entry.shownIn.session) ?? []), entry.from])]);
+      }
+      const movedOut = new Set(moved.filter((entry) => entry.from === input.name).map((entry) => entry.session));
+      input.file.linked = { movedOut, holding, positions: new Map(input.ids.map((id, position) => [id, position])), roots: input.roots };
+    }
+  }
+
+  /**
+   * Shows each trajectory another trajectory of the folders references from a tool call (an MCP server's, written
+   * beside its caller's) under that call, and not on its own: the rule `compare` reads references by
+   * (`readReferencedTrajectories`: from the referencing trajectory's folder, never outside it), from the catalog's files.
+   */
+  private linkTrajectories(): void {
+    const trajectories = [...this.files.values()].filter((file) => file.kind === 'atif' && file.roots.length === 1);
+    this.trajectories = new Map(trajectories.map((file) => [file.absolute, file]));
+    this.linkedFiles = new Set();
+    for (const file of trajectories) file.references = { files: [], referenced: false };
+    for (const file of trajectories) {
+      file.referenceTargets ??= referencedTrajectoryFiles(file.roots[0]!, file.absolute);
+      for (const target of file.referenceTargets) {
+        const referenced = this.trajectories.get(target);
+        if (referenced === undefined || referenced === file) continue;
+        file.references!.files.push(referenced.name);
+        referenced.references!.referenced = true;
+        this.linkedFiles.add(file.name).add(referenced.name);
+      }
+    }
+  }
+
+  /** A trajectory's tree with the trajectories it references read under their calls, and the files read. */
+  private withReferences(file: CatalogFile): { root: ViewNode; files: string[] } {
+    const root = structuredClone(file.roots[0]!);
+    const files = [file.name];
+    readReferencedTrajectories(root, file.absolute, (absolute) => {
+      const found = this.trajectoryAt(absolute);
+      if (found !== undefined) files.push(found.file);
+      return found?.root;
+    });
+    return { root, files };
+  }
+
+  /** The row of a trajectory referencing others: its tree's with theirs, worked out again when one of the files changed. */
+  private referencingSummary(file: CatalogFile): SessionSummary {
+    const stamp = [file, ...(file.references?.files ?? []).map((name) => this.files.get(name))].map((each) => `${each?.name}:${each?.size}:${each?.mtimeMs}`).join(' ');
+    const known = this.referencingSummaries.get(file);
+    if (known?.stamp === stamp) return known.summary;
+    const summary = summaryOf(this.withReferences(file).root);
+    this.referencingSummaries.set(file, { stamp, summary });
+    return summary;
+  }
+
+  /** The index rows of a file's sessions; `since` keeps when each known one first appeared. */
+  private entriesOf(file: CatalogFile, since: ReadonlyMap<string, number>, version: number): SessionEntry[] {
+    if (file.kind === null) return [];
+    let rows: [string, SessionSummary][];
+    if (file.atof !== undefined) {
+      const index = file.atof;
+      const linked = file.linked;
+      rows = index.sessions.filter((indexed) => !linked?.movedOut.has(indexed.session)).map((indexed) => [indexed.session, linked?.holding.has(indexed.session) ? this.heldSummary(linked, index, indexed) : index.summary(indexed)]);
+    } else if (file.references?.referenced === true) {
+      rows = [];
+    } else if (file.references !== undefined && file.references.files.length > 0) {
+      rows = [[sessionIdOf(file.roots[0]!), this.referencingSummary(file)]];
+    } else {
+      const ids = uniqueSessionIds(file.roots.map(sessionIdOf));
+      rows = file.roots.map((root, index) => [ids[index]!, summaryOf(root)]);
+    }
+    return rows.map(([session, summary]) => {
+      const key = `${file.name}#${session}`;
+      return entryOf(file, key, session, summary, file.kind!, since.get(key) ?? version);
+    });
+  }
+
+  /** The row of a session showing other files' sessions: its tree's, worked out again only when one of them grew. */
+  private heldSummary(linked: LinkedAtof, index: AtofIndex, indexed: IndexedSession): SessionSummary {
+    const others = linked.holding.get(indexed.session) ?? [];
+    const stamp = [indexed.lines.length, ...others.map((name) => `${name}:${this.files.get(name)?.atof?.offset ?? 0}`)].join(' ');
+    const known = this.heldSummaries.get(indexed);
+    if (known?.stamp === stamp) return known.summary;
+    let summary: SessionSummary;
+    try {
+      const position = linked.positions.get(indexed.session);
+      const root = position === undefined ? undefined : linked.roots.at(position);
+      summary = root === undefined ? index.summary(indexed) : summaryOf(root);
+    } catch (error) {
+      // A file it shows lines of went away since the walk: its own row until the next look.
+      if (!(error instanceof InputError)) throw error;
+      return index.summary(indexed);
+    }
+    this.heldSummaries.set(indexed, { stamp, summary });
+    return summary;
   }
 
   private read(name: string, absolute: string, stat: Stats, previous: CatalogFile | undefined): CatalogFile {
@@ -181,17 +349,24 @@ export class Catalog {
     return [...this.files.values()].filter((file) => file.problem !== undefined).map((file) => ({ file: file.name, problem: file.problem! }));
   }
 
-  /** The session a key names, only ever from the catalog: a key is never turned into a path. */
-  find(key: string): { file: string; session: string; root: ViewNode } | undefined {
+  /**
+   * The session a key names, only ever from the catalog: a key is never turned into a path. A fresh tree each time
+   * (the caller may change it); `files` are the files its tree shows lines of (its own, and those of other files'
+   * sessions it shows under its tool calls).
+   */
+  find(key: string): FoundSession | undefined {
     const hash = key.lastIndexOf('#');
     if (hash === -1) return undefined;
     const file = this.files.get(key.slice(0, hash));
     const session = key.slice(hash + 1);
     if (file?.atof !== undefined) {
+      const linked = file.linked;
+      const position = linked?.positions.get(session);
       const indexed = file.atof.find(session);
-      if (indexed === undefined) return undefined;
+      if (indexed === undefined || linked?.movedOut.has(session)) return undefined;
       try {
-        return { file: file.name, session, root: file.atof.tree(indexed) };
+        const root = position === undefined ? file.atof.tree(indexed) : linked!.roots.at(position)!;
+        return { file: file.name, session, root, files: [file.name, ...(linked?.holding.get(session) ?? [])], path: file.absolute, kind: 'atof' };
       } catch (error) {
         // The file went away or stopped being a regular file since the last look: no such session now.
         if (error instanceof InputError) return undefined;
@@ -199,7 +374,18 @@ export class Catalog {
       }
     }
     const position = file === undefined ? -1 : uniqueSessionIds(file.roots.map(sessionIdOf)).indexOf(session);
-    return file && position !== -1 ? { file: file.name, session, root: file.roots[position]! } : undefined;
+    if (file === undefined || position === -1 || file.references?.referenced === true) return undefined;
+    const { root, files } = file.references !== undefined && file.references.files.length > 0 ? this.withReferences(file) : { root: structuredClone(file.roots[position]!), files: [file.name] };
+    return { file: file.name, session, root, files, path: file.absolute, kind: 'atif' };
+  }
+
+  /**
+   * A fresh tree of the trajectory at `absolute` when the catalog holds it (a reference from another trajectory is read
+   * only from what the walk found: no link, nothing outside the folders).
+   */
+  trajectoryAt(absolute: string): { file: string; root: ViewNode } | undefined {
+    const file = this.trajectories.get(absolute);
+    return file === undefined ? undefined : { file: file.name, root: structuredClone(file.roots[0]!) };
   }
 }
 
@@ -238,17 +424,6 @@ function rowOf(entry: SessionEntry): SessionRow {
       cost: entry.costUsd === null ? '' : formatCost(entry.costUsd),
     },
   };
-}
-
-/** The index rows of a file's sessions; `since` keeps when each known one first appeared. */
-function entriesOf(file: CatalogFile, since: ReadonlyMap<string, number>, version: number): SessionEntry[] {
-  if (file.kind === null) return [];
-  const ids = uniqueSessionIds(file.roots.map(sessionIdOf));
-  const rows: [string, SessionSummary][] = file.atof !== undefined ? file.atof.sessions.map((indexed) => [indexed.session, file.atof!.summary(indexed)]) : file.roots.map((root, index) => [ids[index]!, summaryOf(root)]);
-  return rows.map(([session, summary]) => {
-    const key = `${file.name}#${session}`;
-    return entryOf(file, key, session, summary, file.kind!, since.get(key) ?? version);
-  });
 }
 
 function entryOf(file: CatalogFile, key: string, session: string, summary: SessionSummary, kind: 'atif' | 'atof', since: number): SessionEntry {

@@ -14,6 +14,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { compareRuns } from '../compare/compare-runs.ts';
+import { sameRemoteSessions } from '../compare/remote-sessions.ts';
 import { renderComparePage } from '../compare/html.ts';
 import { renderHtml } from '../view/html.ts';
 import { Catalog } from './catalog.ts';
@@ -80,15 +81,22 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       case '/session': {
         const found = catalog.find(url.searchParams.get('key') ?? '');
         if (!found) return send(response, 404, 'text/plain; charset=utf-8', 'no such session in the served folders\n');
-        const html = renderHtml([{ file: found.file, roots: [found.root] }], options.generator, { back: '/', served: { script: liveScript([found.file], catalog.version) } });
+        const html = renderHtml([{ file: found.file, roots: [found.root] }], options.generator, { back: '/', served: { script: liveScript(found.files, catalog.version) } });
         return send(response, 200, 'text/html; charset=utf-8', html);
       }
       case '/compare': {
         const a = catalog.find(url.searchParams.get('a') ?? '');
         const b = catalog.find(url.searchParams.get('b') ?? '');
         if (!a || !b) return send(response, 404, 'text/plain; charset=utf-8', 'compare needs two sessions of the served folders (?a=<key>&b=<key>)\n');
-        const compared = compareRuns({ ref: { file: a.file, session: a.session }, root: a.root }, { ref: { file: b.file, session: b.session }, root: b.root });
-        return send(response, 200, 'text/html; charset=utf-8', renderComparePage(compared, options.generator, { back: '/', served: { script: liveScript([a.file, b.file], catalog.version) } }));
+        // The rule `compare` applies to another process's sessions, a referenced trajectory read from the catalog only.
+        const files = [...a.files, ...b.files];
+        const notes = sameRemoteSessions(a, b, (absolute) => {
+          const referenced = catalog.trajectoryAt(absolute);
+          if (referenced !== undefined) files.push(referenced.file);
+          return referenced?.root;
+        });
+        const compared = compareRuns({ ref: { file: a.file, session: a.session }, root: a.root }, { ref: { file: b.file, session: b.session }, root: b.root }, notes);
+        return send(response, 200, 'text/html; charset=utf-8', renderComparePage(compared, options.generator, { back: '/', served: { script: liveScript([...new Set(files)], catalog.version) } }));
       }
       default:
         return send(response, 404, 'text/plain; charset=utf-8', 'not found\n');

@@ -26,7 +26,7 @@ import { parseAtofLine, type AtofLineError } from '../../formats/atof/validate.t
 import { isRecord } from '../../shared/record.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 import { continuesCall, treesFromAtof } from './from-atof.ts';
-import type { ViewNode } from './model.ts';
+import type { RootList, ViewNode } from './model.ts';
 import { rollupOf, type Figures } from './rollup.ts';
 
 /** Bytes read at a time. */
@@ -100,9 +100,13 @@ export class AtofIndex {
   private readonly maxHeldEvents: number;
   /** False for the served folders: their walk skips links, so a link found here was swapped in after it. */
   private readonly followLinks: boolean;
+  /** The input's bytes when it is not a file (standard input, read whole): read from here instead. */
+  private readonly bytes: Buffer | undefined;
 
-  constructor(path: string, options: { summaries?: boolean; maxHeldEvents?: number; followLinks?: boolean } = {}) {
+  /** `bytes`: the input itself, when `path` only names it (standard input). */
+  constructor(path: string, options: { summaries?: boolean; maxHeldEvents?: number; followLinks?: boolean; bytes?: Buffer } = {}) {
     this.path = path;
+    this.bytes = options.bytes;
     this.followLinks = options.followLinks ?? true;
     this.summaries = options.summaries ?? true;
     this.maxHeldEvents = options.maxHeldEvents ?? MAX_HELD_EVENTS;
@@ -115,14 +119,14 @@ export class AtofIndex {
    * file being written may hold half a line at its end).
    */
   readOn(size: number, toEnd = false, onProgress?: (lines: number, offset: number) => void): void {
-    const descriptor = openRegularFile(this.path, { followLinks: this.followLinks });
+    const source = this.open();
     try {
       // One buffer: the part of a line left at the end of a read moves to its front, and the next read fills the rest.
       let buffer = Buffer.alloc(Math.min(CHUNK_BYTES, Math.max(1, size - this.offset)));
       let carry = 0;
       while (this.offset + carry < size) {
         if (carry === buffer.length) buffer = Buffer.concat([buffer, Buffer.alloc(buffer.length)]); // a line longer than the buffer
-        const read = readSync(descriptor, buffer, carry, Math.min(buffer.length - carry, size - this.offset - carry), this.offset + carry);
+        const read = source.read(buffer, carry, Math.min(buffer.length - carry, size - this.offset - carry), this.offset + carry);
         if (read === 0) break;
         const filled = carry + read;
         let start = 0;
@@ -140,7 +144,7 @@ export class AtofIndex {
         this.offset += carry;
       }
     } finally {
-      closeSync(descriptor);
+      source.close();
     }
     this.summarizeStale();
   }
@@ -148,6 +152,12 @@ export class AtofIndex {
   /** The session of that (unique) id. */
   find(session: string): IndexedSession | undefined {
     return this.sessions.find((candidate) => candidate.session === session);
+  }
+
+  /** Its sessions as they are now, each tree built when asked (`tree`). */
+  roots(): RootList {
+    const sessions = this.sessions;
+    return { length: sessions.length, at: (position) => (sessions[position] === undefined ? undefined : this.tree(sessions[position])) };
   }
 
   /** The session holding the scope `uuid` (its own or a scope under it), if this file has it. */
@@ -308,7 +318,7 @@ export class AtofIndex {
    */
   private readEvents(target: IndexedSession): AtofEvent[] {
     const events: AtofEvent[] = [];
-    const descriptor = openRegularFile(this.path, { followLinks: this.followLinks });
+    const source = this.open();
     try {
       const { lines } = target;
       for (let i = 0; i < lines.length; i += 2) {
@@ -317,7 +327,7 @@ export class AtofIndex {
         let window = this.window;
         if (window === undefined || from < window.from || to > window.from + window.length) {
           const bytes = Buffer.alloc(Math.max(Math.min(WINDOW_BYTES, this.offset - from), to - from));
-          const read = readSync(descriptor, bytes, 0, bytes.length, from);
+          const read = source.read(bytes, 0, bytes.length, from);
           window = { from, length: read, bytes };
           this.window = window;
         }
@@ -327,9 +337,17 @@ export class AtofIndex {
         if (parsed?.event) events.push(parsed.event);
       }
     } finally {
-      closeSync(descriptor);
+      source.close();
     }
     return events;
+  }
+
+  /** The input to read from: the file, opened, or the bytes it was given. */
+  private open(): { read(target: Buffer, at: number, length: number, position: number): number; close(): void } {
+    const bytes = this.bytes;
+    if (bytes !== undefined) return { read: (target, at, length, position) => bytes.copy(target, at, position, Math.min(bytes.length, position + length)), close: () => {} };
+    const descriptor = openRegularFile(this.path, { followLinks: this.followLinks });
+    return { read: (target, at, length, position) => readSync(descriptor, target, at, length, position), close: () => closeSync(descriptor) };
   }
 }
 

@@ -62,7 +62,7 @@ function trajectoryNode(doc: unknown, kind: 'session' | 'subagent'): ViewNode {
   const agent = isRecord(trajectory.agent) ? trajectory.agent : {};
   const id = nonEmptyString(trajectory.session_id) ?? nonEmptyString(trajectory.trajectory_id) ?? '(no session id)';
   const about = [nonEmptyString(agent.name), nonEmptyString(agent.model_name)].filter(Boolean).join(', ');
-  const root = node(kind, `${kind === 'session' ? 'session' : 'subagent'} ${id}`, about ? { note: about } : {});
+  const root = node(kind, `${kind === 'session' ? 'session' : 'subagent'} ${id}`, { sessionId: id, ...(about ? { note: about } : {}) });
   root.source = { session_id: trajectory.session_id, agent: trajectory.agent, final_metrics: trajectory.final_metrics, notes: trajectory.notes, extra: trajectory.extra };
   const subagents = new Map<string, Obj>();
   for (const child of arr(trajectory.subagent_trajectories)) {

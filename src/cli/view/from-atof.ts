@@ -164,6 +164,7 @@ export function treesFromAtof(events: readonly AtofEvent[]): ViewNode[] {
       const about = aboutAgent(event, metadata, subagent ? parent.agent.about : undefined);
       const note = aboutText(about);
       const agentNode = node(subagent ? 'subagent' : 'session', `${subagent ? 'subagent' : 'session'} ${sessionId}`, {
+        sessionId,
         ...(time !== undefined ? { startUs: time } : {}),
         ...noteOf(note),
         source: { start: event },

@@ -65,7 +65,7 @@ export function linkAtofFiles(inputs: AtofInput[]): MovedRoot[] {
     joined.set(top.session, [...(joined.get(top.session) ?? []), { input: direct.from, session }]);
     const start = direct.from.index.eventsOf(session)[0];
     const metadata = isRecord(start?.metadata) ? start.metadata : {};
-    moved.push({ from: direct.from.name, session: session.session, into: direct.input.name, toolCall: nonEmptyString(metadata.parent_tool_call_id) ?? session.callerScope! });
+    moved.push({ from: direct.from.name, session: session.session, into: direct.input.name, shownIn: { file: top.input.name, session: top.session.session }, toolCall: nonEmptyString(metadata.parent_tool_call_id) ?? session.callerScope! });
   }
   const movedSessions = new Set([...joined.values()].flat().map((held) => held.session));
   for (const input of streamed) {

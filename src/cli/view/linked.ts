@@ -18,11 +18,13 @@ export interface LinkedSource {
   roots: ViewNode[];
 }
 
-/** Where a root was moved: the input and tool call now holding it. */
+/** Where a root was moved: the input, session and tool call now holding it. */
 export interface MovedRoot {
   readonly from: string;
   readonly session: string;
   readonly into: string;
+  /** The session listed on its own that now shows it, and its input: the top of a chain of such moves (ATOF files'). */
+  readonly shownIn: { readonly file: string; readonly session: string };
   readonly toolCall: string;
 }
 
@@ -63,7 +65,7 @@ export function linkRemoteTrajectories(sources: LinkedSource[]): MovedRoot[] {
           tool.children.push(target.root);
           const call = isRecord(tool.source) && isRecord(tool.source.call) ? nonEmptyString(tool.source.call.tool_call_id) : undefined;
           if (runFailed(target.root, call ?? callerCallId(target.root))) noteOnce(target.root, 'failed');
-          moved.push({ from: target.source.file, session: key!, into: source.file, toolCall: call ?? tool.title });
+          moved.push({ from: target.source.file, session: key!, into: source.file, shownIn: { file: source.file, session: root.sessionId ?? root.title }, toolCall: call ?? tool.title });
         }
       });
     }

@@ -68,9 +68,9 @@ export interface OpenedSessions {
   roots: RootList;
   /** The session ids, in order, made unique (`uniqueSessionIds`). */
   ids: string[];
-  /** Whether the sessions are built on demand (a streamed ATOF file): each `at` builds a fresh tree. */
+  /** Whether the sessions are built on demand (an indexed ATOF input): each `at` builds a fresh tree. */
   streamed: boolean;
-  /** A streamed ATOF file's index (`linkAtofFiles` joins another file's sessions to its own through it). */
+  /** An indexed ATOF input's index (`linkAtofFiles` joins another input's sessions to its own through it). */
   index?: AtofIndex;
   lineErrors: string[];
 }
@@ -79,7 +79,8 @@ export interface OpenedSessions {
  * The sessions of an input: an ATOF file on disk is streamed line by line
  * and indexed (`AtofIndex`), never read whole; anything else (an ATIF
  * document, standard input, a file whose first line is not an ATOF event)
- * is read whole and judged by its content, as `sessionsOf` does.
+ * is read whole and judged by its content, as `sessionsOf` does; standard
+ * input that is ATOF is then indexed from the bytes read, as a file is.
  */
 export async function openSessions(file: string, io?: CliIo): Promise<OpenedSessions> {
   const name = inputName(file);
@@ -103,16 +104,17 @@ export async function openSessions(file: string, io?: CliIo): Promise<OpenedSess
         progress?.clear();
       }
       if (index.unknownMajor !== undefined) throw new InputError(`${name}: ATOF major version ${index.unknownMajor}; this reader knows ATOF 0.x only`);
-      const roots: RootList = {
-        length: index.sessions.length,
-        at: (position) => {
-          const indexed = index.sessions[position];
-          return indexed === undefined ? undefined : index.tree(indexed);
-        },
-      };
-      return { name, kind: 'atof', roots, ids: index.sessions.map((indexed) => indexed.session), streamed: true, index, lineErrors: index.lineErrors.map((error) => error.message) };
+      return { name, kind: 'atof', roots: index.roots(), ids: index.sessions.map((indexed) => indexed.session), streamed: true, index, lineErrors: index.lineErrors.map((error) => error.message) };
     }
   }
-  const loaded = sessionsOf(name, await readInputText(file), file === STDIN ? 'stdin.jsonl' : file);
+  const text = await readInputText(file);
+  const loaded = sessionsOf(name, text, file === STDIN ? 'stdin.jsonl' : file);
+  if (file === STDIN && loaded.kind === 'atof') {
+    // Indexed as a file is (from the bytes read): its sessions are then joined to another input's as a file's are.
+    const bytes = Buffer.from(text);
+    const index = new AtofIndex(name, { summaries: false, bytes });
+    index.readOn(bytes.length, true);
+    return { name, kind: 'atof', roots: index.roots(), ids: index.sessions.map((indexed) => indexed.session), streamed: true, index, lineErrors: loaded.lineErrors };
+  }
   return { name, kind: loaded.kind, roots: loaded.roots, ids: uniqueSessionIds(loaded.roots.map(sessionIdOf)), streamed: false, lineErrors: loaded.lineErrors };
 }

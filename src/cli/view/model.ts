@@ -37,6 +37,13 @@ export interface ViewNode {
    */
   id?: string;
   /**
+   * The session id a session or subagent row shows in its title (`session <id>`, `subagent <id>`, `remote session
+   * <id>`): what code matches rows on, so that the title's wording is for reading only.
+   */
+  sessionId?: string;
+  /** Set on a session shown under the tool call whose process it continues (`asRemoteSession`): an MCP server's. */
+  remote?: true;
+  /**
    * The records this node was built from (ATIF step, tool call and result; ATOF start and end events), for the HTML
    * detail pane; and what the reader of a tree needs of them (`runAgain`: a tool call's later run under the same
    * call id, counted once; `ending`: how an ATOF turn ended; `endings`: the ends a trajectory recorded for a turn
@@ -85,7 +92,7 @@ export function uniqueSessionIds(ids: readonly string[]): string[] {
 
 /** The session id a session or subagent tree shows in its title. */
 export function sessionIdOf(root: ViewNode): string {
-  return root.title.replace(/^(session|subagent) /, '');
+  return root.sessionId ?? root.title.replace(/^(session|subagent) /, '');
 }
 
 /**
@@ -94,6 +101,7 @@ export function sessionIdOf(root: ViewNode): string {
  */
 export function asRemoteSession(root: ViewNode): void {
   root.kind = 'subagent';
+  root.remote = true;
   root.title = root.title.replace(/^session /, 'remote session ');
 }
 
