@@ -41,6 +41,7 @@ export const NATIVE_SHARED = [
   'test/adapters/openai-agents/programmatic.test.ts',
   'test/adapters/mcp/sampling-in-process.test.ts',
   'test/adapters/mcp/sampling-langchain.test.ts',
+  'test/adapters/ai-sdk/anthropic-cache-pricing.test.ts',
   'test/adapters/ai-sdk/gateway.test.ts',
   'test/adapters/openai-agents/gateway.test.ts',
   'test/adapters/ai-sdk/openrouter.test.ts',
