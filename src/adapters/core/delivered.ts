@@ -9,6 +9,7 @@
  * @module
  */
 
+import type { ProviderUsage } from '../../formats/usage.ts';
 import type { ResponseParts } from './run.ts';
 
 /** What a stream has handed on so far, as the adapter read it from the stream's deltas. */
@@ -18,13 +19,23 @@ export interface StreamedDeltas {
   /** The model and response id the stream named, when it did. */
   readonly model?: string | undefined;
   readonly id?: string | undefined;
+  /** The tokens the provider said the stopped response spent (Responses' `response.failed`), which the framework counts. */
+  readonly usage?: ProviderUsage | undefined;
 }
 
 /**
  * The answer a stream cut short had delivered: its text and reasoning (no tool calls: a call not finished is not one
- * the program ran); `undefined` when neither came, and the failed attempt is an error with no response.
+ * the program ran), with the tokens the provider said it spent when it said; `undefined` when none of these came, and
+ * the failed attempt is an error with no response.
  */
 export function deliveredAnswer(streamed: StreamedDeltas): ResponseParts | undefined {
-  if (streamed.text === '' && streamed.reasoning === '') return undefined;
-  return { text: streamed.text, toolCalls: [], ...(streamed.reasoning === '' ? {} : { reasoning: streamed.reasoning }), model: streamed.model, id: streamed.id };
+  if (streamed.text === '' && streamed.reasoning === '' && streamed.usage === undefined) return undefined;
+  return {
+    text: streamed.text,
+    toolCalls: [],
+    ...(streamed.reasoning === '' ? {} : { reasoning: streamed.reasoning }),
+    model: streamed.model,
+    id: streamed.id,
+    ...(streamed.usage === undefined ? {} : { usage: streamed.usage }),
+  };
 }

@@ -477,6 +477,15 @@ export function streamedCost(event: unknown): number | undefined {
   return usageCostUsd(event.usage);
 }
 
+/**
+ * The tokens a Responses stream's `response.failed` event says the failed response spent: the SDK counts them in
+ * `result.state.usage` before it throws, so the failed attempt's step carries them too.
+ */
+export function streamedFailedUsage(event: unknown): ProviderUsage | undefined {
+  if (!isRecord(event) || event.type !== 'response.failed' || !isRecord(event.response) || !isRecord(event.response.usage)) return undefined;
+  return { shape: 'openai_responses', usage: event.response.usage };
+}
+
 /** The cache writes a stream's Chat Completions chunk states (OpenRouter's, in the usage of the last chunk). */
 export function streamedCacheWrites(event: unknown): number | undefined {
   return isRecord(event) ? chatCacheWrites(event.usage) : undefined;

@@ -27,8 +27,9 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { Runner, getCurrentSpan } from '@openai/agents';
 import { addToolFrameFinder, runInApiCall, runOutsideToolFrames, type ToolFrame } from '../core/context.ts';
 import type { ApiCall, ResponseParts } from '../core/run.ts';
+import type { ProviderUsage } from '../../formats/usage.ts';
 import { mcpErrorText } from '../mcp/meta.ts';
-import { StreamedReasoning, streamedCacheWrites, streamedCost, streamedFinish, streamedModel, streamedServedBy, streamedFailedUpstreams, streamedWarnings } from './items.ts';
+import { StreamedReasoning, streamedCacheWrites, streamedCost, streamedFailedUsage, streamedFinish, streamedModel, streamedServedBy, streamedFailedUpstreams, streamedWarnings } from './items.ts';
 import { deliveredAnswer } from '../core/delivered.ts';
 import { isRecord } from '../../shared/record.ts';
 
@@ -562,7 +563,8 @@ async function* observedStream(stream: AsyncIterable<unknown>, attempts: readonl
   // the caller showed.
   let text = '';
   const reasoning = new StreamedReasoning();
-  const delivered = (): ResponseParts | undefined => deliveredAnswer({ text, reasoning: reasoning.text, model });
+  let spent: ProviderUsage | undefined;
+  const delivered = (): ResponseParts | undefined => deliveredAnswer({ text, reasoning: reasoning.text, model, usage: spent });
   for (const attempt of attempts) quietly(() => attempt.streaming(delivered));
   const answer = (done: Loose): void => {
     answered = true;
@@ -585,6 +587,7 @@ async function* observedStream(stream: AsyncIterable<unknown>, attempts: readonl
           servedBy ??= streamedServedBy(record.event);
           failed = streamedFailedUpstreams(record.event) ?? failed;
           warnings ??= streamedWarnings(record.event);
+          spent = streamedFailedUsage(record.event) ?? spent;
           reasoning.note(record.event);
         }
         else if (record.type === 'output_text_delta' && typeof record.delta === 'string') text += record.delta;
