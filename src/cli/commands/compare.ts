@@ -20,6 +20,7 @@ import { STDIN } from '../files.ts';
 import type { CliIo } from '../io.ts';
 import { packageVersion } from '../package-info.ts';
 import { safeForTerminal } from '../terminal-text.ts';
+import { linkAtofFiles, unlinkedText } from '../view/linked-atof.ts';
 import { openSessions } from '../view/load.ts';
 import type { ViewNode } from '../view/model.ts';
 import { listSome } from '../../shared/text.ts';
@@ -105,6 +106,9 @@ async function loadRun(ref: string, io: CliIo): Promise<Run> {
   const { file, session } = splitRef(ref);
   // A large ATOF file is streamed and indexed: only the session compared is built.
   const loaded = await openSessions(file, io);
+  // A session naming its caller by span id only (an MCP server's, from a traceparent) joins the scope it names, as in
+  // `view`; one naming it by uuid was joined when the file was indexed.
+  if (loaded.streamed) for (const entry of linkAtofFiles([loaded]).unlinked) io.err(`nemo-relay-hooks: ${safeForTerminal(entry.file)}: ${safeForTerminal(unlinkedText(entry))}\n`);
   const name = loaded.name;
   const ids = loaded.ids;
   if (ids.length === 0) throw new InputError(`${name}: no sessions in this file`);

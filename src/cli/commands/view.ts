@@ -26,7 +26,7 @@ import { eachRoot, type ViewNode } from '../view/model.ts';
 import { renderText } from '../view/text.ts';
 import { isRollupRow, rollupOf, type Rollup } from '../view/rollup.ts';
 import { linkRemoteTrajectories } from '../view/linked.ts';
-import { linkAtofFiles } from '../view/linked-atof.ts';
+import { linkAtofFiles, unlinkedText } from '../view/linked-atof.ts';
 import { watchLauncher } from '../launcher-gone.ts';
 
 export const viewSpec: CommandSpec = {
@@ -88,10 +88,11 @@ export async function view(args: ParsedArgs, io: CliIo): Promise<number> {
   // Sessions of other processes (an MCP server's) go under the tool call they continue: an ATOF file's under the scope
   // its session names as its parent, in another ATOF file; a trajectory under the tool call that references it
   // (documents read whole only: a reference is a trajectory's).
-  const movedLines = linkAtofFiles(opened);
+  const atofLinks = linkAtofFiles(opened);
+  for (const entry of atofLinks.unlinked) io.err(`nemo-relay-hooks: ${safeForTerminal(entry.file)}: ${safeForTerminal(unlinkedText(entry))}\n`);
   const sources: HtmlSource[] = opened.map((loaded) => ({ file: loaded.name, roots: loaded.streamed ? loaded.roots : [...(loaded.roots as ViewNode[])] }));
   const linked = sources.filter((_, index) => !opened[index]!.streamed) as { file: string; roots: ViewNode[] }[];
-  const moved = [...movedLines, ...linkRemoteTrajectories(linked)];
+  const moved = [...atofLinks.moved, ...linkRemoteTrajectories(linked)];
   const html = stringFlag(args, 'html');
   let written: WrittenTimeline | undefined;
   // With --json, the page is written first: standard output then holds nothing but the finished report.

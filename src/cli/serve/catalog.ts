@@ -205,7 +205,7 @@ export class Catalog {
       ids: file.atof.sessions.map((indexed) => indexed.session),
       roots: file.atof.roots(),
     }));
-    const moved = linkAtofFiles(inputs);
+    const { moved } = linkAtofFiles(inputs);
     for (const entry of moved) this.linkedFiles.add(entry.from).add(entry.shownIn.file);
     for (const input of inputs) {
       const holding = new Map<string, string[]>();

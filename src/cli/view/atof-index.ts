@@ -25,6 +25,7 @@ import type { AtofEvent } from '../../formats/atof/types.ts';
 import { parseAtofLine, type AtofLineError } from '../../formats/atof/validate.ts';
 import { isRecord } from '../../shared/record.ts';
 import { nonEmptyString } from '../../shared/text.ts';
+import { spanIdOf } from '../../export/otlp/ids.ts';
 import { continuesCall, treesFromAtof } from './from-atof.ts';
 import type { RootList, ViewNode } from './model.ts';
 import { rollupOf, type Figures } from './rollup.ts';
@@ -59,6 +60,11 @@ export interface IndexedSession {
    * server's session under its caller's tool call), for the caller's lines in another file to take it in.
    */
   readonly callerScope?: string;
+  /**
+   * The trace its lines are in, as OTLP names it (`traceIdOf`): its agent scope's `propagation_root_uuid`, else that
+   * scope's own uuid; lowercase.
+   */
+  readonly trace: string;
   /** Start and end byte offsets of its lines, in file order (flat pairs). */
   lines: number[];
   /** Its events while held (from its first line on); null once let go. */
@@ -165,6 +171,20 @@ export class AtofIndex {
     return this.ownerOf(uuid);
   }
 
+  /**
+   * The scopes of the file whose uuid's low 64 bits (`spanIdOf`) are one of `spanIds`, with the session holding each:
+   * what a parent named by a W3C `traceparent` may be. A walk of every scope seen, for the few such parents there are.
+   */
+  scopesWithSpanId(spanIds: ReadonlySet<string>): { uuid: string; session: IndexedSession }[] {
+    const found: { uuid: string; session: IndexedSession }[] = [];
+    for (const uuid of this.owner.keys()) {
+      if (!spanIds.has(spanIdOf(uuid))) continue;
+      const session = this.ownerOf(uuid);
+      if (session !== undefined) found.push({ uuid, session });
+    }
+    return found;
+  }
+
   /** A session's events, held or read back from its lines. */
   eventsOf(target: IndexedSession): AtofEvent[] {
     return target.events ?? this.readEvents(target);
@@ -172,11 +192,12 @@ export class AtofIndex {
 
   /**
    * The tree of one session, from its held events or its lines read back from the file; `more` are other files' lines
-   * it holds (an MCP server's session, recorded by its own process), read after its own as `cat` of the files would be.
+   * it holds (an MCP server's session, recorded by its own process), read after its own as `cat` of the files would be;
+   * `parents`, the scopes among them whose parent is named by span id only and the scope it is (`treesFromAtof`).
    */
-  tree(target: IndexedSession, more: readonly AtofEvent[] = []): ViewNode {
+  tree(target: IndexedSession, more: readonly AtofEvent[] = [], parents?: ReadonlyMap<string, string>): ViewNode {
     const events = this.eventsOf(target);
-    const roots = treesFromAtof(more.length === 0 ? events : [...events, ...more]);
+    const roots = treesFromAtof(more.length === 0 ? events : [...events, ...more], parents);
     return roots.find((root) => isRecord(root.source) && isRecord(root.source.start) && root.source.start.uuid === target.rootUuid) ?? roots[0]!;
   }
 
@@ -222,7 +243,8 @@ export class AtofIndex {
       const id = nonEmptyString(metadata.session_id) ?? event.uuid;
       const seen = (this.seenIds.get(id) ?? 0) + 1;
       this.seenIds.set(id, seen);
-      target = { session: seen === 1 ? id : `${id}~${seen}`, rootUuid: event.uuid, ...(continuesCall(event) ? { callerScope: event.parent_uuid } : {}), lines: [], events: [], ended: false, summary: undefined, summarizedAt: 0 };
+      const trace = (typeof event.propagation_root_uuid === 'string' ? event.propagation_root_uuid : event.uuid).toLowerCase();
+      target = { session: seen === 1 ? id : `${id}~${seen}`, rootUuid: event.uuid, trace, ...(continuesCall(event) ? { callerScope: event.parent_uuid } : {}), lines: [], events: [], ended: false, summary: undefined, summarizedAt: 0 };
       this.sessions.push(target);
       this.owner.set(event.uuid, target);
       if (continuesCall(event)) this.awaiting.set(event.parent_uuid, [...(this.awaiting.get(event.parent_uuid) ?? []), { session: target, id, seen }]);

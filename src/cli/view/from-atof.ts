@@ -79,7 +79,12 @@ interface AgentState {
   approvalsByCallId: Map<string, { marks: { mark: ViewNode; container: ViewNode }[]; answered: boolean; denied?: boolean }>;
 }
 
-export function treesFromAtof(events: readonly AtofEvent[]): ViewNode[] {
+/**
+ * `parents`: scopes whose parent scope their start names by span id only (an MCP server's session continuing a caller
+ * that came as a W3C `traceparent`), and the scope `linkAtofFiles` found it names; the events themselves are shown as
+ * written.
+ */
+export function treesFromAtof(events: readonly AtofEvent[], parents: ReadonlyMap<string, string> = new Map()): ViewNode[] {
   const roots: ViewNode[] = [];
   const scopes = new Map<string, Placed>();
   const agents = new Map<string, AgentState>();
@@ -142,7 +147,8 @@ export function treesFromAtof(events: readonly AtofEvent[]): ViewNode[] {
     const at = parseTimestamp(event.timestamp);
     const time = Number.isNaN(at) ? undefined : at;
     const metadata = isRecord(event.metadata) ? event.metadata : {};
-    const parent = typeof event.parent_uuid === 'string' ? scopes.get(event.parent_uuid) : undefined;
+    const parentUuid = (event.kind !== 'mark' && event.scope_category === 'start' ? parents.get(event.uuid) : undefined) ?? event.parent_uuid;
+    const parent = typeof parentUuid === 'string' ? scopes.get(parentUuid) : undefined;
 
     if (event.kind === 'mark') {
       if (!parent) continue;
@@ -178,7 +184,10 @@ export function treesFromAtof(events: readonly AtofEvent[]): ViewNode[] {
       } else {
         roots.push(agentNode);
         // A remote session's parent may come later: two processes appending to one file write in the order they flush.
-        if (continuesCall(event)) awaiting.set(event.parent_uuid, [...(awaiting.get(event.parent_uuid) ?? []), { state, metadata, time }]);
+        if (continuesCall(event)) {
+          const named = parents.get(event.uuid) ?? event.parent_uuid;
+          awaiting.set(named, [...(awaiting.get(named) ?? []), { state, metadata, time }]);
+        }
       }
       adopt(event.uuid, { node: agentNode, agent: state });
       continue;

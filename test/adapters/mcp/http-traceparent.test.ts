@@ -11,85 +11,14 @@
 //   id: what a traceparent names).
 // - traceparentFetch on the header shapes no client above sends (a list of pairs, a `Request` holding them), a
 //   `tracestate`, a batch: it adds, never replaces, and only for what the adapter linked.
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { describe, expect, it } from 'vitest';
-import { instrumentMcpClient, traceparentFetch, type FetchLike } from '../../../src/adapters/mcp/index.ts';
-import type { HookRegistry } from '../../../src/hooks/registry.ts';
+import { instrumentMcpClient, traceparentFetch } from '../../../src/adapters/mcp/index.ts';
 import { runtime } from '../../support/child.ts';
-import { repoRoot } from '../../support/doc-snippets.ts';
 import { expectNothingLost, recordedPlugin } from '../support.ts';
-import { SERVER_SOURCE } from './agents-programs.ts';
-import { serveHttp } from './agents-check.ts';
+import { SESSION, agentSpans, connected, plainClientRun, startServer, toolCall, traceparentOf, type Doc, type Server } from './http-traceparent-run.ts';
 
-type Doc = Record<string, any>;
-type Transport = 'http' | 'sse';
-
-const SESSION = 'agent-1';
 const USER_TRACEPARENT = `00-${'a'.repeat(32)}-${'b'.repeat(16)}-01`;
-
-interface Server {
-  url: string;
-  /** Stops the server (its files are written then) and reads what it wrote. */
-  stop(): Promise<{ headers: Doc[]; meta: Doc[]; atof: Doc[]; atif: Doc[] }>;
-}
-
-async function startServer(transport: Transport): Promise<Server> {
-  const home = path.join(repoRoot, '.tmp', 'mcp-http-traceparent');
-  mkdirSync(home, { recursive: true });
-  const folder = mkdtempSync(path.join(home, `${runtime}-${transport}-`));
-  writeFileSync(path.join(folder, 'server.mjs'), SERVER_SOURCE);
-  const out = path.join(folder, 'trajectories');
-  const http = await serveHttp(path.join(folder, 'server.mjs'), out, { ...process.env, NEMO_RELAY_HOOKS_BACKEND: 'memory' }, runtime === 'deno' ? ['run', '-A'] : [], transport);
-  const lines = (file: string): Doc[] => readFileSync(file, 'utf8').trim().split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as Doc);
-  return {
-    url: http.url,
-    stop: async () => {
-      await http.stop();
-      try {
-        return {
-          headers: lines(`${out}-headers.jsonl`),
-          meta: lines(`${out}-meta.jsonl`),
-          atof: readdirSync(`${out}-atof`).flatMap((file) => lines(path.join(`${out}-atof`, file))),
-          atif: readdirSync(out).map((file) => JSON.parse(readFileSync(path.join(out, file), 'utf8')) as Doc),
-        };
-      } finally {
-        rmSync(folder, { recursive: true, force: true });
-      }
-    },
-  };
-}
-
-async function connected(client: Client, transport: Transport, url: string, options: { fetch?: FetchLike; requestInit?: RequestInit }): Promise<Client> {
-  await client.connect(transport === 'sse' ? new SSEClientTransport(new URL(url), options) : new StreamableHTTPClientTransport(new URL(url), options));
-  return client;
-}
-
-/** The host's tool call `id` of the tool `forecast`, open while `call` runs. */
-async function toolCall<T>(hooks: HookRegistry, id: string, city: string, call: () => Promise<T>): Promise<T> {
-  const ids = { session_id: SESSION, turn_id: 't1', tool_call_id: id, tool_name: 'forecast', args: { city } };
-  hooks.emit('pre_tool_call', ids);
-  const result = await call();
-  hooks.emit('post_tool_call', { ...ids, result: JSON.stringify(result), status: 'ok' });
-  return result;
-}
-
-/** The agent's ATOF: its session root's trace and each tool call's span, by tool call id. */
-function agentSpans(atof: Doc[]): { root: string; span(toolCallId: string): string } {
-  const root = atof.find((event) => event.scope_category === 'start' && event.propagation_root_uuid !== undefined)!.propagation_root_uuid as string;
-  return {
-    root,
-    span: (toolCallId) => atof.find((event) => event.category === 'tool' && event.scope_category === 'start' && event.metadata?.tool_call_id === toolCallId)!.uuid as string,
-  };
-}
-
-/** The W3C traceparent naming trace `root` and span `span` (UUIDs, as ATOF writes them). */
-function traceparentOf(root: string, span: string): string {
-  return `00-${root.replaceAll('-', '')}-${span.replaceAll('-', '').slice(16)}-01`;
-}
 
 describe('docs/adapters/mcp.md: over HTTP, the traceparent header', () => {
   for (const transport of ['http', 'sse'] as const) {
@@ -136,40 +65,7 @@ describe('docs/adapters/mcp.md: over HTTP, the traceparent header', () => {
     }, 120_000);
 
     it(`a plain Client behind a fetch that sets traceparent (an OpenTelemetry-instrumented fetch): the server's session continues the agent's trace from the header alone (${transport}, ${runtime})`, async () => {
-      const server = await startServer(transport);
-      const recorded = recordedPlugin(`mcp-traceparent-plain-${transport}`);
-      const hooks = recorded.hooks;
-      // What an instrumented fetch does: the active span (here, the host's open tool call) in the request's headers.
-      let active: { session_id: string; tool_call_id: string } | undefined;
-      const instrumented: FetchLike = async (input, init) => {
-        const traceparent = active === undefined ? undefined : (await hooks.traceContext(active)).traceparent;
-        if (traceparent === undefined) return fetch(input, init);
-        const headers = new Headers(init?.headers);
-        headers.set('traceparent', traceparent);
-        return fetch(input, { ...init, headers });
-      };
-      let served: Awaited<ReturnType<Server['stop']>>;
-      try {
-        hooks.emit('on_session_start', { session_id: SESSION, platform: 'cli' });
-        const client = await connected(new Client({ name: 'plain-agent', version: '1.0.0' }), transport, server.url, { fetch: instrumented });
-        try {
-          await toolCall(hooks, 'call_oslo', 'Oslo', async () => {
-            active = { session_id: SESSION, tool_call_id: 'call_oslo' };
-            try {
-              return await client.callTool({ name: 'forecast', arguments: { city: 'Oslo' } });
-            } finally {
-              active = undefined;
-            }
-          });
-        } finally {
-          await client.close();
-        }
-        hooks.emit('on_session_finalize', { session_id: SESSION, reason: 'done' });
-      } finally {
-        served = await server.stop();
-      }
-      const { atof, counters } = await recorded.finish();
-      expectNothingLost(counters);
+      const { agentAtof: atof, served } = await plainClientRun(transport, `mcp-traceparent-plain-${transport}`);
       const agent = agentSpans(atof);
 
       // The request named nothing in _meta; its HTTP request carried the tool call's traceparent.
