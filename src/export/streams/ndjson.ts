@@ -119,7 +119,9 @@ class Stream {
       const text = `${line}\n`;
       this.request.write(text, (error) => {
         if (error) {
-          entry.reject(this.broken ?? new ConnectionFailedError(error.message));
+          // Bun fails the write ("Socket is closed") before the request's own error (a refused certificate)
+          // arrives: the line waits a turn so that its failure names the cause.
+          setImmediate(() => entry.reject(this.broken ?? new ConnectionFailedError(error.message)));
           return;
         }
         if (this.pending.has(entry)) {
