@@ -4,7 +4,8 @@
  * ATIF uploads) answers a connection from here.
  *
  * Only a connection is made: a TCP connect for `http:`/`ws:`, a TLS
- * handshake (certificate verified as the senders verify it) for
+ * handshake (certificate verified as the senders verify it, against the
+ * same authorities: `export/delivery/trust.ts`) for
  * `https:`/`wss:`. Nothing is sent over it, so neither telemetry nor the
  * configured credential headers leave the process; the only name sent is the
  * destination's own host (TLS SNI). Each attempt is bounded by the
@@ -28,6 +29,7 @@ import type { ObservabilitySettings } from '../formats/plugins-toml/validate.ts'
 import { s3EndpointOf } from '../export/storage/s3.ts';
 import { proxyFor, type ProxyServer } from '../export/delivery/proxy.ts';
 import { openTunnel } from '../export/delivery/tunnel.ts';
+import { trustOptions, untrustedCertificateHint } from '../export/delivery/trust.ts';
 import { errorMessage } from '../shared/error-text.ts';
 import { displayUrl } from '../shared/secret-text.ts';
 
@@ -164,6 +166,7 @@ function connect(address: Address, grpc: boolean, timeoutMs: number): Promise<st
     let settled = false;
     const socket = address.secure
       ? tls.connect({
+          ...trustOptions(),
           host: address.host,
           port: address.port,
           // SNI takes a name, never an address.
@@ -197,7 +200,10 @@ function reasonOf(error: unknown, host: string): string {
   if (code === 'ETIMEDOUT') return 'the connection timed out';
   // OpenSSL's own errors carry a short `reason` ("wrong version number": not TLS there) besides a long message.
   const opensslReason = (error as { reason?: unknown } | null)?.reason;
-  if (/CERT|SSL|TLS|SELF_SIGNED|UNABLE_TO_VERIFY|HOSTNAME|ALTNAME/i.test(code)) return `TLS handshake failed: ${typeof opensslReason === 'string' && opensslReason !== '' ? opensslReason : firstLine(errorMessage(error))}`;
+  if (/CERT|SSL|TLS|SELF_SIGNED|UNABLE_TO_VERIFY|HOSTNAME|ALTNAME/i.test(code)) {
+    const hint = untrustedCertificateHint(error);
+    return `TLS handshake failed: ${typeof opensslReason === 'string' && opensslReason !== '' ? opensslReason : firstLine(errorMessage(error))}${hint === '' ? '' : ` (${hint})`}`;
+  }
   return firstLine(errorMessage(error));
 }
 

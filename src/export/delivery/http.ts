@@ -16,6 +16,8 @@ import http from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
 import { routeTo } from './tunnel.ts';
+import { nextRequest, type RedirectPolicy } from './redirect.ts';
+import { untrustedCertificateHint } from './trust.ts';
 import { ConnectionFailedError, connectionFailure, DeliveryClosedError, DeliveryTimeoutError, DestinationUnusableError, HttpStatusError } from './errors.ts';
 import { timerDelay, unrefTimer } from '../../shared/timers.ts';
 import { displayUrl } from '../../shared/secret-text.ts';
@@ -38,33 +40,71 @@ export interface HttpAttempt {
   /** The request path exactly as written (already encoded), when `url`'s own would be normalized (an S3 key with `..`). */
   path?: string;
   timeoutMs: number;
+  /** What a redirect does: followed when it may be (stream sinks, uploads), or reported (OTLP, as native). Default `follow`. */
+  redirects?: RedirectPolicy;
   /** Aborts the attempt when the output closes. */
   signal: AbortSignal;
 }
 
-/** Sends one request; resolves on a 2xx answer, throws a `DeliveryError` otherwise. */
-export function sendHttp(attempt: HttpAttempt): Promise<void> {
+/**
+ * Sends one request; resolves on a 2xx answer, throws a `DeliveryError`
+ * otherwise. A redirect is handled by `redirects` (`delivery/redirect.ts`):
+ * followed (307/308, the same request to the new location) or reported, and
+ * `timeoutMs` bounds the whole exchange, redirects included.
+ */
+export async function sendHttp(attempt: HttpAttempt): Promise<void> {
+  let url = parseTarget(attempt.url);
+  let headers = attempt.headers;
+  let path = attempt.path;
+  const deadline = Date.now() + attempt.timeoutMs;
+  for (let hops = 0; ; hops++) {
+    const answer = await requestOnce(url, { ...attempt, headers, ...(path !== undefined ? { path } : {}), timeoutMs: Math.max(1, deadline - Date.now()) });
+    if (answer.status >= 200 && answer.status <= 299) return;
+    const next = nextRequest({ status: answer.status, location: answer.location, url, headers, what: answer.what, hops, policy: attempt.redirects ?? 'follow' });
+    if (next === null) throw new HttpStatusError(answer.status, answer.what, answer.retryAfterMs);
+    if (next instanceof Error) throw next;
+    ({ url, headers } = next);
+    // The path as written belongs to the first URL only.
+    path = undefined;
+  }
+}
+
+function parseTarget(text: string): URL {
   let url: URL;
   try {
-    url = new URL(attempt.url);
+    url = new URL(text);
   } catch {
-    return Promise.reject(new DestinationUnusableError(`${displayUrl(attempt.url)} is not a URL`));
+    throw new DestinationUnusableError(`${displayUrl(text)} is not a URL`);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    return Promise.reject(new DestinationUnusableError(`${displayUrl(attempt.url)}: only http and https URLs are supported`));
+    throw new DestinationUnusableError(`${displayUrl(text)}: only http and https URLs are supported`);
   }
+  return url;
+}
+
+/** One answer's status line and the headers this layer reads. */
+interface Answer {
+  status: number;
+  location: string | undefined;
+  retryAfterMs: number | undefined;
+  /** `POST https://… via proxy …`, for error texts. */
+  what: string;
+}
+
+/** One request to `url` and its answer (read to its end); throws a `DeliveryError` when there is none. */
+function requestOnce(url: URL, attempt: HttpAttempt): Promise<Answer> {
   const route = routeTo(url);
-  const what = `${attempt.method} ${displayUrl(attempt.url)}${route.via}`;
+  const what = `${attempt.method} ${displayUrl(url.href)}${route.via}`;
   const note = route.note !== undefined ? ` (${route.note})` : '';
-  return new Promise<void>((resolve, reject) => {
+  return new Promise<Answer>((resolve, reject) => {
     let settled = false;
     let request: http.ClientRequest | null = null;
-    const finish = (error: Error | null) => {
+    const finish = (error: Error | null, answer?: Answer) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       attempt.signal.removeEventListener('abort', onClose);
-      if (error === null) resolve();
+      if (error === null) resolve(answer!);
       else reject(error);
     };
     const timer = unrefTimer(
@@ -99,24 +139,35 @@ export function sendHttp(attempt: HttpAttempt): Promise<void> {
           send(true);
           return;
         }
-        finish(connectionFailure(`${what} failed: ${error.code ?? error.message}${note}`, error));
+        finish(connectionFailure(requestFailureText(what, error, note), error));
       });
       current.on('response', (response) => {
         answered = true;
         // Read the (small) answer to its end so the socket is released.
         response.resume();
-        const status = response.statusCode ?? 0;
         const header = response.headers['retry-after'];
-        response.on('end', () => {
-          if (status >= 200 && status <= 299) finish(null);
-          else finish(new HttpStatusError(status, what, retryAfterMs(typeof header === 'string' ? header : null)));
-        });
+        const answer: Answer = {
+          status: response.statusCode ?? 0,
+          location: response.headers.location,
+          retryAfterMs: retryAfterMs(typeof header === 'string' ? header : null),
+          what,
+        };
+        response.on('end', () => finish(null, answer));
         response.on('error', (error: Error) => finish(new ConnectionFailedError(`${what}: the answer broke off (${error.message})`)));
       });
       current.end(attempt.body);
     };
     send(false);
   });
+}
+
+/**
+ * `POST https://… failed: CODE (why)`: a failed connection's text, with how
+ * to fix a certificate the senders do not trust.
+ */
+export function requestFailureText(what: string, error: Error & { code?: string }, note = ''): string {
+  const hint = untrustedCertificateHint(error);
+  return `${what} failed: ${error.code ?? error.message}${note}${hint === '' ? '' : ` (${hint})`}`;
 }
 
 /** Errors of a request written to a kept-alive socket the other side had already closed. */

@@ -6,7 +6,7 @@
  * connection kept alive). An `https:` target goes through a `CONNECT`
  * tunnel, opened here with `node:net` and then TLS to the target (its host
  * as the server name, its certificate checked as a direct request checks
- * it): the tunnel is an HTTP agent's connection, so tunnels are kept alive
+ * it, against the same authorities: `trust.ts`): the tunnel is an HTTP agent's connection, so tunnels are kept alive
  * and reused per target, on Node, Bun and Deno alike.
  *
  * @module
@@ -19,6 +19,7 @@ import net from 'node:net';
 import tls from 'node:tls';
 import { ConnectionFailedError } from './errors.ts';
 import { proxyFor, type ProxyServer } from './proxy.ts';
+import { trustOptions } from './trust.ts';
 import { timerDelay, unrefTimer } from '../../shared/timers.ts';
 
 /** The longest a proxy may take to open a tunnel (each request's own timeout usually ends it sooner). */
@@ -40,8 +41,14 @@ export function routeTo(url: URL): Route {
   const proxy = decision.proxy;
   const note = decision.note !== undefined ? { note: decision.note } : {};
   if (proxy === null) {
-    const client = url.protocol === 'https:' ? https : http;
-    return { via: '', ...note, request: ({ method, headers, path, agent }) => client.request(url, { ...(path !== undefined ? { path } : {}), method, headers, ...(agent !== undefined ? { agent } : {}) }) };
+    const secure = url.protocol === 'https:';
+    const client = secure ? https : http;
+    return {
+      via: '',
+      ...note,
+      request: ({ method, headers, path, agent }) =>
+        client.request(url, { ...(secure ? trustOptions() : {}), ...(path !== undefined ? { path } : {}), method, headers, ...(agent !== undefined ? { agent } : {}) }),
+    };
   }
   const via = ` via proxy ${proxy.display}`;
   const authorization: Record<string, string> = proxy.authorization !== undefined ? { 'proxy-authorization': proxy.authorization } : {};
@@ -144,7 +151,7 @@ export function openTunnel(proxy: ProxyServer, host: string, port: number, timeo
       const rest = head.subarray(end + 4);
       if (rest.length > 0) raw.unshift(rest);
       raw.off('close', onClose);
-      secure = tls.connect({ ...tlsOptions, socket: raw, host, ...(net.isIP(host) === 0 ? { servername: host } : {}) });
+      secure = tls.connect({ ...trustOptions(), ...tlsOptions, socket: raw, host, ...(net.isIP(host) === 0 ? { servername: host } : {}) });
       secure.once('secureConnect', () => {
         if (settled) return;
         settled = true;

@@ -11,6 +11,7 @@
 import type { OtlpTransport } from '../../formats/plugins-toml/opentelemetry.ts';
 import { DeliveryError, HttpStatusError, RequestTooLargeError } from '../delivery/errors.ts';
 import { sendHttp } from '../delivery/http.ts';
+import { trustOptions } from '../delivery/trust.ts';
 
 export type Signal = 'traces' | 'logs';
 
@@ -229,7 +230,8 @@ function httpTransport(otel: Transport, options: WireOptions): Transport | null 
       const headers: Record<string, string> = { ...(await parameters.headers!()) };
       if (!Object.keys(headers).some((key) => key.toLowerCase() === 'user-agent')) headers['User-Agent'] = OTEL_USER_AGENT;
       try {
-        await sendHttp({ url: options.url, method: 'POST', headers, body: data, timeoutMs: timeoutMillis, signal: closing.signal });
+        // A redirect is not followed, as native's exporter follows none, and fails the batch without a retry.
+        await sendHttp({ url: options.url, method: 'POST', headers, body: data, timeoutMs: timeoutMillis, signal: closing.signal, redirects: 'report' });
         return { status: 'success' };
       } catch (error) {
         const failure = error instanceof Error ? error : new Error(String(error));
@@ -256,7 +258,8 @@ const OTEL_USER_AGENT = 'OTel-OTLP-Exporter-JavaScript';
  */
 async function unrefAgentFactory(protocol: string): Promise<unknown> {
   const http = (protocol === 'https:' ? await import('node:https') : await import('node:http')) as typeof import('node:http');
-  const agent = new http.Agent({ keepAlive: true });
+  // An https collector is checked against the same authorities as every other sender (`delivery/trust.ts`).
+  const agent = new http.Agent({ keepAlive: true, ...(protocol === 'https:' ? trustOptions() : {}) });
   const unrefSocket = (socket: unknown) => void (socket as { unref?: () => unknown } | undefined)?.unref?.();
   const create = agent.createConnection.bind(agent) as (...args: unknown[]) => unknown;
   (agent as unknown as { createConnection: (...args: unknown[]) => unknown }).createConnection = (...args: unknown[]) => {

@@ -21,15 +21,16 @@
 import { Buffer } from 'node:buffer';
 import type http from 'node:http';
 import type { Socket } from 'node:net';
-import { ConnectionFailedError, connectionFailure, DeliveryClosedError, DeliveryTimeoutError, DestinationUnusableError, HttpStatusError } from '../delivery/errors.ts';
-import { retryAfterMs } from '../delivery/http.ts';
+import { ConnectionFailedError, connectionFailure, type DeliveryError, DeliveryClosedError, DeliveryTimeoutError, DestinationUnusableError, HttpStatusError } from '../delivery/errors.ts';
+import { requestFailureText, retryAfterMs } from '../delivery/http.ts';
+import { nextRequest } from '../delivery/redirect.ts';
 import { routeTo } from '../delivery/tunnel.ts';
 import { timerDelay, unrefTimer } from '../../shared/timers.ts';
 import { displayUrl } from '../../shared/secret-text.ts';
 import type { StreamTransportImpl } from './transport.ts';
 
 /** Lines a receiver refused after they had reached the socket, with their bytes (newline included). */
-export type RefusedLines = (lines: number, bytes: number, error: HttpStatusError) => void;
+export type RefusedLines = (lines: number, bytes: number, error: DeliveryError) => void;
 
 interface Pending {
   resolve(): void;
@@ -64,7 +65,10 @@ class Stream {
         response.resume();
         if (response.statusCode === undefined || response.statusCode < 200 || response.statusCode > 299) {
           const header = response.headers['retry-after'];
-          const error = new HttpStatusError(response.statusCode ?? 0, what, retryAfterMs(typeof header === 'string' ? header : null));
+          const status = response.statusCode ?? 0;
+          // A chunked stream's lines cannot be sent again elsewhere: a redirect is reported (naming where), never followed.
+          const redirect = nextRequest({ status, location: response.headers.location, url, headers, what, hops: 0, policy: 'report' });
+          const error = redirect instanceof Error ? redirect : new HttpStatusError(status, what, retryAfterMs(typeof header === 'string' ? header : null));
           const taken = this.taken;
           this.taken = { lines: 0, bytes: 0 };
           if (taken.lines > 0) onRefused?.(taken.lines, taken.bytes, error);
@@ -77,7 +81,7 @@ class Stream {
         response.on('error', () => resolve());
       });
       this.request.on('error', (error) => {
-        this.fail(connectionFailure(`${what} failed: ${(error as { code?: string }).code ?? error.message}${note}`, error));
+        this.fail(connectionFailure(requestFailureText(what, error, note), error));
         resolve();
       });
       this.request.on('close', () => {
@@ -115,7 +119,9 @@ class Stream {
       const text = `${line}\n`;
       this.request.write(text, (error) => {
         if (error) {
-          entry.reject(this.broken ?? new ConnectionFailedError(error.message));
+          // Bun fails the write ("Socket is closed") before the request's own error (a refused certificate)
+          // arrives: the line waits a turn so that its failure names the cause.
+          setImmediate(() => entry.reject(this.broken ?? new ConnectionFailedError(error.message)));
           return;
         }
         if (this.pending.has(entry)) {

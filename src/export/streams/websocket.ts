@@ -13,6 +13,7 @@
 
 import { detectRuntime } from '../../shared/js-runtime.ts';
 import { ConnectionFailedError, connectionFailure, DeliveryClosedError, DeliveryError, DeliveryTimeoutError, DestinationUnusableError } from '../delivery/errors.ts';
+import { trustOptions } from '../delivery/trust.ts';
 import { timerDelay, unrefTimer } from '../../shared/timers.ts';
 import { displayUrl } from '../../shared/secret-text.ts';
 import type { StreamTransportImpl } from './transport.ts';
@@ -49,7 +50,8 @@ function connector(): Promise<Connect> {
     (module): Connect => {
       const WebSocket = (module.default ?? module) as unknown as new (url: string, options: unknown) => Socket;
       return (url, headers, timeoutMs) => {
-        const socket = new WebSocket(url, { headers, handshakeTimeout: timeoutMs });
+        // wss: the same authorities as the HTTPS senders (`delivery/trust.ts`); `ws` hands them to `node:tls`.
+        const socket = new WebSocket(url, { headers, handshakeTimeout: timeoutMs, ...(url.startsWith('wss:') ? trustOptions() : {}) });
         reportsWrites.add(socket);
         // The upgrade request must not keep the host alive either (a receiver that never answers it).
         (socket as { _req?: { on?(event: 'socket', listener: (s: { unref?(): void }) => void): void } })._req?.on?.('socket', (s) => s.unref?.());

@@ -1,0 +1,199 @@
+// The memory relay's HTTPS outputs trust the authorities native trusts: a
+// collector whose certificate a company CA signed, that CA given by
+// SSL_CERT_FILE or SSL_CERT_DIR (read by native too) or NODE_EXTRA_CA_CERTS,
+// gets every remote output (ATOF http_post and ndjson sinks, OTLP/HTTP, ATIF
+// uploads) and passes doctor; without it the failure says how to fix it.
+// Real loopback https receivers, a real CA made with openssl, the real
+// plugin on the memory relay, on Node, Bun and Deno.
+import fs from 'node:fs';
+import https from 'node:https';
+import os from 'node:os';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createMemoryRelay } from '../../src/backends/memory/index.ts';
+import { buildTrust, resetHttpsTrust } from '../../src/export/delivery/trust.ts';
+import { HookRegistry } from '../../src/hooks/registry.ts';
+import { createNemoRelayPlugin } from '../../src/index.ts';
+import { silentLogger } from '../../src/shared/logger.ts';
+import { cliInProcess } from '../cli/support.ts';
+import { loopbackAuthority, type LoopbackAuthority } from '../support/loopback-certificate.ts';
+import { withProcessEnv } from '../support/process-env.ts';
+
+/** Every variable that names trusted certificates, emptied, so the runner's own settings never leak into a case. */
+const NO_TRUST_VARS = { SSL_CERT_FILE: '', SSL_CERT_DIR: '', NODE_EXTRA_CA_CERTS: '' };
+const NO_PROXY_VARS = { HTTP_PROXY: '', http_proxy: '', HTTPS_PROXY: '', https_proxy: '', ALL_PROXY: '', all_proxy: '', NO_PROXY: '', no_proxy: '' };
+
+const closers: (() => Promise<void>)[] = [];
+const tempDir = (name: string) => fs.mkdtempSync(path.join(os.tmpdir(), `nrh-${name}-`));
+afterEach(async () => {
+  resetHttpsTrust();
+  for (const close of closers.splice(0).reverse()) await close();
+});
+
+interface Received {
+  path: string;
+  body: string;
+}
+
+async function httpsReceiver(authority: LoopbackAuthority): Promise<{ origin: string; received: Received[] }> {
+  const received: Received[] = [];
+  const server = https.createServer({ key: authority.key, cert: authority.cert }, (request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      received.push({ path: request.url ?? '', body: Buffer.concat(chunks).toString('utf8') });
+      response.writeHead(200, { 'content-type': request.url?.startsWith('/v1/') ? 'application/x-protobuf' : 'application/json' });
+      response.end(request.url?.startsWith('/v1/') ? undefined : '{}');
+    });
+  });
+  server.on('tlsClientError', () => {});
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  closers.push(() => new Promise((resolve) => server.close(() => resolve())));
+  return { origin: `https://127.0.0.1:${(server.address() as AddressInfo).port}`, received };
+}
+
+function document(dir: string, origin: string): string {
+  const file = path.join(dir, 'plugins.toml');
+  fs.writeFileSync(
+    file,
+    `version = 1
+[[components]]
+kind = "observability"
+enabled = true
+[components.config]
+version = 4
+[components.config.atof]
+enabled = true
+[[components.config.atof.sinks]]
+type = "stream"
+url = "${origin}/atof/post"
+transport = "http_post"
+timeout_millis = 3000
+[[components.config.atof.sinks]]
+type = "stream"
+url = "${origin}/atof/ndjson"
+transport = "ndjson"
+timeout_millis = 3000
+[components.config.atif]
+enabled = true
+output_directory = ${JSON.stringify(path.join(dir, 'atif'))}
+[[components.config.atif.storage]]
+type = "http"
+endpoint = "${origin}/atif/upload"
+timeout_millis = 3000
+[components.config.opentelemetry]
+enabled = true
+[[components.config.opentelemetry.endpoints]]
+type = "full"
+endpoint = "${origin}"
+transport = "http_binary"
+scheduled_delay_millis = 10
+`,
+  );
+  return file;
+}
+
+interface Output {
+  kind: string;
+  sent?: number;
+  failed?: number;
+  dropped?: number;
+  lastError?: string;
+}
+
+/** One session through a memory-relay plugin on `toml`, shut down; its outputs. */
+async function runSession(toml: string): Promise<Output[]> {
+  const plugin = createNemoRelayPlugin({ backend: createMemoryRelay({ logger: silentLogger }), env: { HERMES_NEMO_RELAY_PLUGINS_TOML: toml }, logger: silentLogger });
+  const hooks = new HookRegistry({ logger: silentLogger });
+  plugin.register(hooks);
+  hooks.emit('on_session_start', { session_id: 's1', model: 'm', platform: 'cli' });
+  hooks.emit('on_session_end', { session_id: 's1' });
+  await plugin.shutdown!({ timeoutMs: 8000 });
+  return plugin.status!().outputs as Output[];
+}
+
+const REMOTE = ['atof-stream', 'atof-stream', 'atif-storage', 'otlp-traces'];
+
+async function setUp(name: string) {
+  const dir = tempDir(name);
+  const authority = loopbackAuthority(dir, `https-trust ${name}`);
+  if (authority === undefined) return undefined;
+  const receiver = await httpsReceiver(authority);
+  return { dir, authority, receiver, toml: document(dir, receiver.origin) };
+}
+
+function expectDelivered(outputs: Output[], received: Received[]): void {
+  const remote = outputs.filter((o) => REMOTE.includes(o.kind));
+  expect(remote.map((o) => o.kind).sort()).toEqual([...REMOTE].sort());
+  for (const output of remote) expect(output, JSON.stringify(output)).toMatchObject({ failed: 0 });
+  const paths = new Set(received.map((r) => r.path));
+  expect(paths).toEqual(new Set(['/atof/post', '/atof/ndjson', '/atif/upload', '/v1/traces']));
+  expect(received.find((r) => r.path === '/atof/ndjson')?.body).toBe(received.filter((r) => r.path === '/atof/post').map((r) => r.body).join(''));
+}
+
+describe('the memory relay trusts the certificate authorities native trusts', () => {
+  it('a CA named by SSL_CERT_FILE (as native reads it): every https output delivers', async () => {
+    const setup = await setUp('trust-file');
+    if (setup === undefined) return;
+    withProcessEnv({ ...NO_PROXY_VARS, ...NO_TRUST_VARS, SSL_CERT_FILE: setup.authority.caFile });
+    expectDelivered(await runSession(setup.toml), setup.receiver.received);
+  });
+
+  it('a CA in a directory of SSL_CERT_DIR (a `:`-separated list, any file name, as native reads it): every https output delivers', async () => {
+    const setup = await setUp('trust-dir');
+    if (setup === undefined) return;
+    const certs = path.join(setup.dir, 'company-certs');
+    fs.mkdirSync(certs);
+    fs.copyFileSync(setup.authority.caFile, path.join(certs, 'company-ca.crt'));
+    withProcessEnv({ ...NO_PROXY_VARS, ...NO_TRUST_VARS, SSL_CERT_DIR: `${path.join(setup.dir, 'absent')}:${certs}` });
+    expectDelivered(await runSession(setup.toml), setup.receiver.received);
+  });
+
+  it('NODE_EXTRA_CA_CERTS keeps working, Deno included (whose node:tls does not read it)', async () => {
+    const setup = await setUp('trust-extra');
+    if (setup === undefined) return;
+    withProcessEnv({ ...NO_PROXY_VARS, ...NO_TRUST_VARS, NODE_EXTRA_CA_CERTS: setup.authority.caFile });
+    expectDelivered(await runSession(setup.toml), setup.receiver.received);
+  });
+
+  it('a CA nobody names: nothing is delivered, and each lastError says which variables fix it', async () => {
+    const setup = await setUp('trust-none');
+    if (setup === undefined) return;
+    withProcessEnv({ ...NO_PROXY_VARS, ...NO_TRUST_VARS });
+    const outputs = (await runSession(setup.toml)).filter((o) => REMOTE.includes(o.kind));
+    expect(outputs).toHaveLength(REMOTE.length);
+    for (const output of outputs) {
+      expect(output.sent ?? 0).toBe(0);
+      expect(output.lastError, JSON.stringify(output)).toMatch(/certificate is not signed by a trusted CA: add its CA to the system store, or name it in SSL_CERT_FILE or SSL_CERT_DIR \(read by both backends\) or NODE_EXTRA_CA_CERTS \(memory only\)/);
+    }
+    expect(setup.receiver.received).toEqual([]);
+  });
+
+  it('SSL_CERT_FILE or SSL_CERT_DIR set replaces the system store, as native (the runtime\'s own roots stay)', () => {
+    const dir = tempDir('trust-sources');
+    const authority = loopbackAuthority(dir, 'https-trust sources');
+    if (authority === undefined) return;
+    const pem = authority.caFile;
+    expect(buildTrust({ SSL_CERT_FILE: pem }, 'linux').sources).toEqual([pem]);
+    expect(buildTrust({ SSL_CERT_DIR: `${dir}:/no/such/dir` }, 'linux').sources).toEqual([dir]);
+    expect(buildTrust({ SSL_CERT_FILE: path.join(dir, 'absent.pem') }, 'linux')).toEqual({ secureContext: undefined, sources: [] });
+    expect(buildTrust({ NODE_EXTRA_CA_CERTS: pem, SSL_CERT_FILE: pem }, 'linux').sources).toEqual([pem, pem]);
+  });
+});
+
+describe('doctor checks an https destination against the same authorities', () => {
+  it('ok with the CA in SSL_CERT_FILE; without it, unreachable with the fix named', async () => {
+    const setup = await setUp('trust-doctor');
+    if (setup === undefined) return;
+    const env = { NEMO_RELAY_HOOKS_BACKEND: 'memory' };
+    withProcessEnv({ ...NO_PROXY_VARS, ...NO_TRUST_VARS, SSL_CERT_FILE: setup.authority.caFile });
+    const trusted = JSON.parse((await cliInProcess(['doctor', '--plugins-toml', setup.toml, '--json'], { env })).stdout) as { destinations: { status: string; reason?: string }[] };
+    expect(trusted.destinations.map((d) => d.status)).toEqual(['ok', 'ok', 'ok', 'ok']);
+    resetHttpsTrust();
+    process.env.SSL_CERT_FILE = '';
+    const refused = JSON.parse((await cliInProcess(['doctor', '--plugins-toml', setup.toml, '--json'], { env })).stdout) as { destinations: { status: string; reason?: string }[] };
+    expect(refused.destinations.map((d) => d.status)).toEqual(['unreachable', 'unreachable', 'unreachable', 'unreachable']);
+    expect(refused.destinations[0]?.reason).toMatch(/^TLS handshake failed: .*name it in SSL_CERT_FILE or SSL_CERT_DIR/);
+  });
+});
