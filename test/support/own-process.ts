@@ -126,7 +126,6 @@ export const NATIVE_SHARED = [
   'test/adapters/openai-agents/aisdk.test.ts',
   'test/adapters/openai-agents/local-tools.test.ts',
   'test/adapters/openai-agents/reasoning.test.ts',
-  'test/adapters/openai-agents/reasoning-content.test.ts',
   'test/adapters/langchain-reasoning-history.test.ts',
   'test/adapters/ai-sdk/reasoning-history.test.ts',
   'test/adapters/openai-agents/input-filter.test.ts',
@@ -232,6 +231,7 @@ export const SETS_SDK_DEFAULTS = [
   'test/adapters/openai-agents/timing.test.ts',
   'test/adapters/openai-agents/tool-errors.test.ts',
   'test/adapters/openai-agents/tool-guardrails.test.ts',
+  'test/adapters/openai-agents/reasoning-content.test.ts',
 ];
 
 export const OWN_PROCESS = [...NATIVE_FRESH, ...SETS_SDK_DEFAULTS];

@@ -38,10 +38,10 @@ describe(page, () => {
       expect(sampling[0]).toContain(line);
       expect(tested).toContain(line);
     }
-    // An instrumented Client over Streamable HTTP given traceparentFetch(): http-traceparent.test.ts runs that client.
+    // An instrumented Client over Streamable HTTP given traceparentFetch(): http-traceparent.test.ts (with its run, http-traceparent-run.ts) runs that client.
     const overHttp = snippets.filter((snippet) => snippet.includes('{ fetch: traceparentFetch() }'));
     expect(overHttp).toHaveLength(1);
-    const httpTested = readFileSync(path.join(repoRoot, 'test/adapters/mcp/http-traceparent.test.ts'), 'utf8');
+    const httpTested = ['http-traceparent.test.ts', 'http-traceparent-run.ts'].map((file) => readFileSync(path.join(repoRoot, 'test/adapters/mcp', file), 'utf8')).join('\n');
     for (const line of ["instrumentMcpClient(new Client({ name: 'weather-agent', version: '1.0.0' }), hooks)", 'new StreamableHTTPClientTransport(new URL(', 'fetch: traceparentFetch()']) {
       expect(overHttp[0]).toContain(line);
       expect(httpTested).toContain(line);
