@@ -16,9 +16,11 @@
  * provider's name, decides whether cache counts are added: a LangChain or AI
  * SDK run on Anthropic reports the inclusive shape, and adding its cache
  * reads again was the double count of issue 20. Adapters therefore hand the
- * plugin a tagged usage (`ProviderUsage`) and emit the result in the one
- * shape the plugin reads (`chatCompletionsUsage`); the ATIF builder and the
- * OTLP mappings read payloads through `readUsage`.
+ * plugin a tagged usage (`ProviderUsage`) and emit the result in the shape
+ * the provider's own API states (`recordedUsage`: Anthropic's Messages usage
+ * for a call to Anthropic, which pricing and native's converters read as
+ * Messages counts it; Chat Completions' for every other); the ATIF builder
+ * and the OTLP mappings read payloads through `readUsage`.
  *
  * @module
  */
@@ -342,8 +344,9 @@ export function usageShapeOf(usage: unknown): UsageShape | undefined {
   if (has(usage, 'inputTokenDetails') || has(usage, 'outputTokenDetails') || isRecord(usage.inputTokens) || isRecord(usage.outputTokens)) return 'ai_sdk';
   if (has(usage, 'inputTokensDetails') || has(usage, 'outputTokensDetails')) return 'openai_agents';
   if (has(usage, 'input_token_details') || has(usage, 'output_token_details')) return 'langchain';
-  if (has(usage, 'input_tokens_details') || has(usage, 'output_tokens_details')) return 'openai_responses';
+  // Before Responses' keys: a Messages usage of a thinking model states `output_tokens_details.thinking_tokens` too.
   if (has(usage, 'cache_read_input_tokens') || has(usage, 'cache_creation_input_tokens')) return 'anthropic_messages';
+  if (has(usage, 'input_tokens_details') || has(usage, 'output_tokens_details')) return 'openai_responses';
   return undefined;
 }
 
@@ -669,8 +672,8 @@ function readResponse(response: unknown, surface: UsageShape | undefined): { raw
 }
 
 /**
- * The one usage shape adapters emit (OpenAI Chat Completions, whose
- * `prompt_tokens` includes the cache by definition, whatever the provider),
+ * The usage adapters emit for a call to any provider but Anthropic (OpenAI
+ * Chat Completions, whose `prompt_tokens` includes the cache by definition),
  * which `readUsage` reads back unchanged. `undefined` when nothing is known.
  */
 export function chatCompletionsUsage(usage: TokenUsage | undefined): Record<string, unknown> | undefined {
@@ -684,4 +687,42 @@ export function chatCompletionsUsage(usage: TokenUsage | undefined): Record<stri
   if (usage.cacheWrite !== undefined && usage.cacheWrite > 0) out.cache_write_tokens = usage.cacheWrite;
   if (usage.reasoning !== undefined) out.completion_tokens_details = { reasoning_tokens: usage.reasoning };
   return Object.keys(out).length === 0 ? undefined : out;
+}
+
+/**
+ * The usage adapters emit for a call to Anthropic: the Messages API's own
+ * (`input_tokens` without the cache, `cache_read_input_tokens`,
+ * `cache_creation_input_tokens`, `output_tokens`, a thinking model's
+ * `output_tokens_details.thinking_tokens`) and the total the framework
+ * states (Anthropic states none; the trajectory keeps it in a step's
+ * `extra`, as it keeps Chat Completions'), which `readUsage` reads back to
+ * the same counts. Pricing and native's converters read usage under an
+ * Anthropic provider name as Messages counts it; the Chat Completions shape
+ * there had its cache charged and counted twice. A cache count is stated as
+ * `chatCompletionsUsage` states it (a write only when there was one), so the
+ * trajectory's counts are the same either way. `undefined` when nothing is known.
+ */
+export function anthropicMessagesUsage(usage: TokenUsage | undefined): Record<string, unknown> | undefined {
+  if (usage === undefined) return undefined;
+  const out: Record<string, unknown> = {};
+  const cacheWrite = usage.cacheWrite !== undefined && usage.cacheWrite > 0 ? usage.cacheWrite : undefined;
+  // A framework that states a prompt smaller than its cache parts states no consistent split: nothing below zero.
+  if (usage.prompt !== undefined) out.input_tokens = Math.max(0, usage.prompt - (usage.cacheRead ?? 0) - (cacheWrite ?? 0));
+  if (usage.cacheRead !== undefined) out.cache_read_input_tokens = usage.cacheRead;
+  if (cacheWrite !== undefined) out.cache_creation_input_tokens = cacheWrite;
+  if (usage.completion !== undefined) out.output_tokens = usage.completion;
+  const total = usage.total ?? (usage.prompt !== undefined && usage.completion !== undefined ? usage.prompt + usage.completion : undefined);
+  if (total !== undefined) out.total_tokens = total;
+  if (usage.reasoning !== undefined) out.output_tokens_details = { thinking_tokens: usage.reasoning };
+  return Object.keys(out).length === 0 ? undefined : out;
+}
+
+/**
+ * The usage an adapter records for a call, in the shape its provider's
+ * own API states it: Anthropic's Messages usage under an Anthropic provider
+ * name (as `isAnthropicProvider`, and native, tell one), Chat Completions'
+ * for every other. The one rule every adapter's `post_api_request` follows.
+ */
+export function recordedUsage(usage: TokenUsage | undefined, provider: string | undefined): Record<string, unknown> | undefined {
+  return isAnthropicProvider(provider) ? anthropicMessagesUsage(usage) : chatCompletionsUsage(usage);
 }

@@ -672,10 +672,10 @@ describe('LangChain v1’s other prebuilt middleware', () => {
     for (const request of requests) expect(JSON.stringify(request.body)).toContain('"cache_control":{"type":"ephemeral","ttl":"5m"}');
     const { atif, counters } = await recorded.finish();
     expectNothingLost(counters);
-    // The hooks keep Anthropic's counts apart: reads as cached_tokens, writes as cache_write_tokens, input all of it.
+    // The hooks record Anthropic's counts as it reported them: the input without the cache, reads and writes apart.
     expect(recorded.log.filter((e) => e.hook === 'post_api_request').map((e) => e.payload.usage)).toEqual([
-      { prompt_tokens: 12 + 2048, completion_tokens: 5, total_tokens: 2065, prompt_tokens_details: { cached_tokens: 0 }, cache_write_tokens: 2048 },
-      { prompt_tokens: 14 + 30 + 2048, completion_tokens: 5, total_tokens: 2097, prompt_tokens_details: { cached_tokens: 2048 }, cache_write_tokens: 30 },
+      { input_tokens: 12, cache_read_input_tokens: 0, cache_creation_input_tokens: 2048, output_tokens: 5, total_tokens: 2065 },
+      { input_tokens: 14, cache_read_input_tokens: 2048, cache_creation_input_tokens: 30, output_tokens: 5, total_tokens: 2097 },
     ]);
     const doc = atif[0]!;
     expect(validateAtif(doc)).toEqual([]);

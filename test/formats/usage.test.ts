@@ -16,6 +16,7 @@ import {
   chatCompletionsUsage,
   readResponseUsage,
   readUsage,
+  recordedUsage,
   tokenUsage,
   usageShapeOf,
   type TokenUsage,
@@ -135,6 +136,30 @@ describe('the token table, shape by shape', () => {
       expect(metrics.prompt_tokens).toBe(counted.prompt);
       expect(readResponse({ usage: emitted } as never).usage.input).toBe(counted.prompt);
     }
+  });
+
+  it('writes a call to Anthropic as Messages counts it, which every reader counts as it counts the Chat Completions shape', () => {
+    for (const [shape, usage] of cases) {
+      const counted = tokenUsage(shape, usage)!;
+      const chat = chatCompletionsUsage(counted)!;
+      expect(recordedUsage(counted, 'openai')).toEqual(chat);
+      const messages = recordedUsage(counted, 'anthropic.messages')!;
+      // Anthropic's own keys: the input without the cache, reads and writes apart (a zero write left out, as Chat's).
+      expect(messages.prompt_tokens).toBeUndefined();
+      expect(messages.input_tokens).toBe(counted.prompt! - (counted.cacheRead ?? 0) - (counted.cacheWrite ?? 0));
+      expect(messages.output_tokens).toBe(counted.completion);
+      expect(messages.cache_read_input_tokens).toBe(counted.cacheRead);
+      expect(messages.cache_creation_input_tokens).toBe((counted.cacheWrite ?? 0) > 0 ? counted.cacheWrite : undefined);
+      const back = readUsage(messages, 'anthropic')!;
+      expect(back).toEqual(readUsage(chat, 'anthropic'));
+      // The ATIF builder (both backends' trajectories) and the OTLP mappings count the same as for the Chat shape.
+      const atif = (metrics: ReturnType<typeof extractMetrics>) => [metrics?.prompt_tokens, metrics?.completion_tokens, metrics?.cached_tokens, (metrics?.extra as { total_tokens?: number } | undefined)?.total_tokens];
+      expect(atif(extractMetrics({ usage: messages } as never, 'anthropic'))).toEqual(atif(extractMetrics({ usage: chat } as never, 'openai')));
+      const [ours, theirs] = [readResponse({ usage: messages } as never).usage, readResponse({ usage: chat } as never).usage];
+      expect([ours.input, ours.output, ours.total, ours.cacheRead, ours.cacheWrite]).toEqual([theirs.input, theirs.output, theirs.total, theirs.cacheRead, theirs.cacheWrite]);
+    }
+    // A thinking model's Messages usage states its thinking under Responses' key name: still Anthropic's shape.
+    expect(usageShapeOf({ input_tokens: 10, output_tokens: 30, cache_read_input_tokens: 0, output_tokens_details: { thinking_tokens: 20 } })).toBe('anthropic_messages');
   });
 });
 

@@ -105,7 +105,7 @@ describe('Claude Agent SDK: a long session the CLI compacts by itself', () => {
       // call has none and its turn's end states them.
       const calls = recorded.log.filter((entry) => entry.hook === 'post_api_request').map((entry) => entry.payload as any);
       let summary = 0;
-      expect(calls.map((call) => [call.assistant_message.content ?? '', (call.assistant_message.tool_calls ?? []).map((c: any) => c.id), call.usage?.prompt_tokens ?? null, call.usage?.completion_tokens ?? null])).toEqual(
+      expect(calls.map((call) => [call.assistant_message.content ?? '', (call.assistant_message.tool_calls ?? []).map((c: any) => c.id), call.usage?.input_tokens ?? null, call.usage?.output_tokens ?? null])).toEqual(
         mock.replies.map(({ reply }, index) => {
           if (!('blocks' in reply)) throw new Error('the mock answered every request');
           if (isSummary(mock.requests[index]!)) return [summaryOf(++summary), [], null, null];
@@ -214,7 +214,7 @@ describe('Claude Agent SDK: a long session the CLI compacts by itself', () => {
           const reply = mock.replies[index]!.reply;
           return 'blocks' in reply ? [reply.usage.input, reply.usage.output] : [];
         };
-        expect(calls.map((call) => [call.assistant_message.content ?? '', call.usage?.prompt_tokens ?? null, call.usage?.completion_tokens ?? null])).toEqual([
+        expect(calls.map((call) => [call.assistant_message.content ?? '', call.usage?.input_tokens ?? null, call.usage?.output_tokens ?? null])).toEqual([
           ['', ...answer(0)],
           ['echoed toolu_echo_one', ...answer(1)],
           ['', ...answer(2)],
@@ -250,7 +250,7 @@ describe('Claude Agent SDK: a long session the CLI compacts by itself', () => {
       expect(messages.filter((m) => m.type === 'system' && m.subtype === 'status' && (m.status === 'compacting' || m.compact_result !== undefined)).map((m) => m.status ?? m.compact_result)).toEqual(['compacting', 'failed']);
       expect(mock.requests.map((request) => (isSummary(request) ? 'summary' : 'main'))).toEqual(['main', 'main']);
       const calls = recorded.log.filter((entry) => entry.hook === 'post_api_request').map((entry) => entry.payload as any);
-      expect(calls.map((call) => [call.usage.prompt_tokens, call.usage.completion_tokens])).toEqual([[95_000, 20], [95_100, 3]]);
+      expect(calls.map((call) => [call.usage.input_tokens, call.usage.output_tokens])).toEqual([[95_000, 20], [95_100, 3]]);
       const sent = recorded.log.filter((entry) => entry.hook === 'pre_api_request').map((entry) => recordedParts((entry.payload.request as any).body.messages));
       expect(sent).toEqual(mock.requests.map((request) => sentParts(request.body.messages)));
       expect(sent[1]).toEqual(['text say hi', 'call toolu_hi', 'result toolu_hi']);

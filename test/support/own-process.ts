@@ -42,6 +42,7 @@ export const NATIVE_SHARED = [
   'test/adapters/mcp/sampling-in-process.test.ts',
   'test/adapters/mcp/sampling-langchain.test.ts',
   'test/adapters/ai-sdk/anthropic-cache-pricing.test.ts',
+  'test/adapters/langchain-anthropic-cache-pricing.test.ts',
   'test/adapters/ai-sdk/gateway.test.ts',
   'test/adapters/openai-agents/failed-stream-usage.test.ts',
   'test/adapters/openai-agents/gateway.test.ts',

@@ -16,7 +16,7 @@ import type { HookPayloads } from '../../hooks/payloads.ts';
 import type { HookRegistry } from '../../hooks/registry.ts';
 import { TurnIds, type ApiCallIds } from '../../hooks/index.ts';
 import { consoleLogger } from '../../shared/logger.ts';
-import { chatCompletionsUsage, readProviderUsage, type ProviderUsage } from '../../formats/usage.ts';
+import { readProviderUsage, recordedUsage, type ProviderUsage } from '../../formats/usage.ts';
 import { toJson } from '../../shared/json.ts';
 import { chatFinishReason } from './finish.ts';
 import { Guard } from './guard.ts';
@@ -864,9 +864,9 @@ export class ApiCall {
   #responseBody(response: ResponseParts, calls: readonly CallOfTool[]): { response: Record<string, unknown>; message: ReturnType<typeof answerMessage>; usage: Record<string, unknown> | null; model: string | undefined; finish: string | null } {
     const run = this.run;
     const message = answerMessage({ text: response.text, toolCalls: calls, reasoning: response.reasoning, media: response.media });
-    const counted = chatCompletionsUsage(readProviderUsage(response.usage));
-    const usage = (response.costUsd === undefined ? counted : { ...counted, cost_usd: response.costUsd }) ?? null;
     const parts = this.#parts();
+    const counted = recordedUsage(readProviderUsage(response.usage), parts.provider ?? run.provider);
+    const usage = (response.costUsd === undefined ? counted : { ...counted, cost_usd: response.costUsd }) ?? null;
     const model = response.model ?? parts.model ?? run.requestedModel;
     const finish = chatFinishReason(response.finishReason, localCalls(calls).length > 0) ?? null;
     const difference = settingsDifference(parts.settings, response.sent, parts.provider ?? run.provider);

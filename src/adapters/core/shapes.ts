@@ -2,9 +2,11 @@
  * The payload shapes the plugin and its ATIF builder read best, built from
  * plain values each adapter extracts from its framework: OpenAI chat
  * messages and tool definitions for requests, and for responses an
- * `assistant_message` with `tool_calls` plus OpenAI `usage`
- * (`prompt_tokens`, `completion_tokens`, `prompt_tokens_details.cached_tokens`).
- * One shape for every framework means the builder needs no per-framework reader.
+ * `assistant_message` with `tool_calls` plus the usage in the shape the
+ * provider's own API states it (`recordedUsage`: OpenAI's `prompt_tokens`,
+ * `completion_tokens`, `prompt_tokens_details.cached_tokens`; Anthropic's
+ * Messages counts for a call to Anthropic). One shape for every framework
+ * means the builder needs no per-framework reader.
  *
  * @module
  */

@@ -66,7 +66,8 @@ describe('@ai-sdk/anthropic decisionModel', () => {
     const agent = (doc.steps as AtifDoc[]).filter((step) => step.source === 'agent');
     expect(JSON.parse(agent[0]!.message as string)).toEqual(result.answers);
     expect(callsOf(doc)).toEqual([{ model: CLAUDE, prompt: 390, completion: 20, cached: 350, reasoning: undefined }]);
-    expect(responseUsage(recorded)).toEqual([expect.objectContaining({ prompt_tokens: 390, completion_tokens: 20, prompt_tokens_details: { cached_tokens: 300 }, cache_write_tokens: 50 })]);
+    // Recorded as Anthropic sent it: the input without the cache, the reads and writes apart.
+    expect(responseUsage(recorded)).toEqual([expect.objectContaining({ input_tokens: 40, cache_read_input_tokens: 300, cache_creation_input_tokens: 50, output_tokens: 20 })]);
     await sameOnNative(recorded);
   });
 

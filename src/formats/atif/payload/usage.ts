@@ -137,7 +137,7 @@ export function generalMetrics(object: JsonMap, providerName: string, gemini: Ge
   return metrics;
 }
 
-/** The keys of the usage object a Chat Completions response (and every adapter, `chatCompletionsUsage`) most often reports. */
+/** The keys of the usage object a Chat Completions response (and every adapter for a provider but Anthropic, `chatCompletionsUsage`) most often reports. */
 const PLAIN_CHAT_KEYS = new Set(['prompt_tokens', 'completion_tokens', 'total_tokens']);
 
 /**
