@@ -17,6 +17,7 @@ import { HookRegistry } from '../../src/hooks/registry.ts';
 import { createNemoRelayPlugin } from '../../src/index.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
 import { cliInProcess } from '../cli/support.ts';
+import { dist, runtime, spawnChild } from '../support/child.ts';
 import { loopbackAuthority, type LoopbackAuthority } from '../support/loopback-certificate.ts';
 import { withProcessEnv } from '../support/process-env.ts';
 
@@ -179,6 +180,30 @@ describe('the memory relay trusts the certificate authorities native trusts', ()
     expect(buildTrust({ SSL_CERT_DIR: `${dir}:/no/such/dir` }, 'linux').sources).toEqual([dir]);
     expect(buildTrust({ SSL_CERT_FILE: path.join(dir, 'absent.pem') }, 'linux')).toEqual({ secureContext: undefined, sources: [] });
     expect(buildTrust({ NODE_EXTRA_CA_CERTS: pem, SSL_CERT_FILE: pem }, 'linux').sources).toEqual([pem, pem]);
+  });
+});
+
+if (runtime !== 'deno') console.info('[https-trust] the Deno child without --allow-sys runs only when the suite runs on Deno');
+
+describe.runIf(runtime === 'deno')('on Deno with the permissions the docs give the memory relay (no --allow-sys)', () => {
+  // Deno's bundled roots ask for --allow-sys when first read; a user trial
+  // behind a company CA saw that refusal thrown from a socket's callback
+  // kill the host ("Uncaught NotCapable: Requires sys access to \"ca\"").
+  it('every https output delivers with the CA in SSL_CERT_FILE, and the host lives', async () => {
+    const setup = await setUp('trust-deno-sys');
+    if (setup === undefined) return;
+    const child = await spawnChild(
+      `import { createNemoRelayPlugin } from ${dist('src/index.js')};
+const plugin = createNemoRelayPlugin({ backend: 'memory', settings: { pluginsTomlPath: ${JSON.stringify(setup.toml)} }, logger: { debug() {}, info() {}, warn() {}, error() {} } });
+plugin.handlers.on_session_start({ session_id: 's1', model: 'm', platform: 'cli' });
+plugin.handlers.on_session_end({ session_id: 's1' });
+await plugin.shutdown({ timeoutMs: 8000 });
+console.log('@@RESULT@@' + JSON.stringify(plugin.status().outputs));`,
+      { env: { ...NO_PROXY_VARS, ...NO_TRUST_VARS, SSL_CERT_FILE: setup.authority.caFile }, denoPermissions: ['--allow-env', '--allow-read', '--allow-write', '--allow-net'] },
+    );
+    expect(child.stderr).not.toMatch(/Uncaught/);
+    expect(child.status).toBe(0);
+    expectDelivered(child.result as Output[], setup.receiver.received);
   });
 });
 

@@ -120,9 +120,16 @@ function systemCertificates(): string[] {
   }
 }
 
+/**
+ * The runtime's bundled roots, copied here: Deno's `tls.rootCertificates` is
+ * a lazy list whose first read asks for `--allow-sys`, and a refusal thrown
+ * while the list is spread into the secure context, in a socket's callback,
+ * killed the host. Without that permission the bundled roots are left out
+ * (the system store or `SSL_CERT_FILE` still count).
+ */
 function runtimeRoots(): readonly string[] {
   try {
-    return tls.rootCertificates ?? [];
+    return [...(tls.rootCertificates ?? [])];
   } catch {
     return [];
   }
