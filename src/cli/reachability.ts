@@ -27,9 +27,9 @@ import net from 'node:net';
 import tls from 'node:tls';
 import type { ObservabilitySettings } from '../formats/plugins-toml/validate.ts';
 import { s3EndpointOf } from '../export/storage/s3.ts';
-import { proxyFor, type ProxyServer } from '../export/delivery/proxy.ts';
+import { PROXY_CREDENTIALS_FIX, PROXY_UNREACHABLE_FIX, proxyFor, proxyUnreachableHint, type ProxyServer } from '../export/delivery/proxy.ts';
 import { openTunnel } from '../export/delivery/tunnel.ts';
-import { trustOptions, untrustedCertificateHint } from '../export/delivery/trust.ts';
+import { trustOptions, UNTRUSTED_CERTIFICATE_FIX, untrustedCertificateHint } from '../export/delivery/trust.ts';
 import { errorMessage } from '../shared/error-text.ts';
 import { displayUrl } from '../shared/secret-text.ts';
 
@@ -145,7 +145,7 @@ async function connectVia(proxy: ProxyServer, address: Address, timeoutMs: numbe
   const proxyAddress = { host: proxy.host, port: proxy.port, secure: false, proxied: false };
   if (!address.secure) {
     const reason = await connect(proxyAddress, false, timeoutMs);
-    return reason === null ? null : `the proxy: ${reason}`;
+    return reason === null ? null : `the proxy: ${reason} (${proxyUnreachableHint(proxy)})`;
   }
   // The tunnel's sockets and timer never hold a process (they serve the senders too): doctor waits for its answer.
   const hold = setTimeout(() => {}, timeoutMs + 1000);
@@ -154,7 +154,7 @@ async function connectVia(proxy: ProxyServer, address: Address, timeoutMs: numbe
     return null;
   } catch (error) {
     const code = String((error as { code?: unknown } | null)?.code ?? '');
-    return code === 'ECONNREFUSED' || code.startsWith('EAI_') || code === 'ENOTFOUND' ? `the proxy: ${reasonOf(error, proxy.host)}` : reasonOf(error, address.host);
+    return code === 'ECONNREFUSED' || code.startsWith('EAI_') || code === 'ENOTFOUND' ? `the proxy: ${reasonOf(error, proxy.host)} (${proxyUnreachableHint(proxy)})` : reasonOf(error, address.host);
   } finally {
     clearTimeout(hold);
   }
@@ -209,4 +209,9 @@ function reasonOf(error: unknown, host: string): string {
 
 function firstLine(text: string): string {
   return text.split('\n')[0]!.trim();
+}
+
+/** Whether an unreachable destination's reason already says what to do (trust its CA, fix the proxy). */
+export function reasonSaysFix(reason: string): boolean {
+  return [UNTRUSTED_CERTIFICATE_FIX, PROXY_CREDENTIALS_FIX, PROXY_UNREACHABLE_FIX].some((fix) => reason.includes(fix));
 }

@@ -40,7 +40,7 @@ import { checkInputFile } from '../files.ts';
 import { installCommand, missingPackages, packagesNeeded } from '../../export/packages.ts';
 import type { CliIo, Style } from '../io.ts';
 import { packageVersion } from '../package-info.ts';
-import { checkReachability, REACH_TIMEOUT_MS, remoteDestinations, type DestinationCheck, type RemoteDestination } from '../reachability.ts';
+import { checkReachability, REACH_TIMEOUT_MS, reasonSaysFix, remoteDestinations, type DestinationCheck, type RemoteDestination } from '../reachability.ts';
 
 export const doctorSpec: CommandSpec = {
   name: 'doctor',
@@ -244,7 +244,8 @@ async function reach(observability: ObservabilitySettings, offline: boolean, pro
       code: 'destination.unreachable',
       component: 'observability',
       ...(field !== undefined ? { field } : {}),
-      message: `${DESTINATION_NAMES[check.kind]} ${check.url} cannot be reached from here (${check.reason}): what the host sends there would fail; start the receiver or fix the address (--offline skips this check)`,
+      // A reason that says what to do (trust a CA, fix the proxy) is not followed by advice that contradicts it.
+      message: `${DESTINATION_NAMES[check.kind]} ${check.url} cannot be reached from here (${check.reason}): what the host sends there would fail${reasonSaysFix(check.reason ?? '') ? '' : '; start the receiver or fix the address'} (--offline skips this check)`,
     });
   });
   return checks;

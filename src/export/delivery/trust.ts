@@ -214,6 +214,9 @@ function secureContextOf(ca: string[]): tls.SecureContext | undefined {
 /** OpenSSL's codes (and Deno's, Bun's) for a certificate the client does not trust. */
 const UNTRUSTED = /UNABLE_TO_VERIFY|SELF_SIGNED|UNABLE_TO_GET_ISSUER|CERT_UNTRUSTED|UnknownIssuer|unknown ?issuer|invalid peer certificate/i;
 
+/** How the hint below begins, so that doctor can tell a reason that already says what to do. */
+export const UNTRUSTED_CERTIFICATE_FIX = "the destination's certificate is not signed by a trusted CA";
+
 /**
  * How to make an untrusted certificate trusted, for a failure's text, or ``
  * when `error` is not about trust.
@@ -222,5 +225,5 @@ export function untrustedCertificateHint(error: unknown): string {
   const code = String((error as { code?: unknown } | null | undefined)?.code ?? '');
   const message = error instanceof Error ? error.message : '';
   if (!UNTRUSTED.test(code) && !UNTRUSTED.test(message)) return '';
-  return 'the destination\'s certificate is not signed by a trusted CA: add its CA to the system store, or name it in SSL_CERT_FILE or SSL_CERT_DIR (read by both backends) or NODE_EXTRA_CA_CERTS (memory only)';
+  return `${UNTRUSTED_CERTIFICATE_FIX}: add its CA to the system store, or name it in SSL_CERT_FILE or SSL_CERT_DIR (read by both backends) or NODE_EXTRA_CA_CERTS (memory only)`;
 }
