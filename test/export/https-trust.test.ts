@@ -18,6 +18,7 @@ import { createNemoRelayPlugin } from '../../src/index.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
 import { cliInProcess } from '../cli/support.ts';
 import { dist, runtime, spawnChild } from '../support/child.ts';
+import { nativeAvailable } from '../contract/backends.ts';
 import { loopbackAuthority, type LoopbackAuthority } from '../support/loopback-certificate.ts';
 import { withProcessEnv } from '../support/process-env.ts';
 
@@ -222,5 +223,25 @@ describe('doctor checks an https destination against the same authorities', () =
     expect(refused.destinations[0]?.reason).toMatch(/^TLS handshake failed: .*name it in SSL_CERT_FILE or SSL_CERT_DIR/);
     // The receiver is up at the right address: the problem says to trust its CA, not to start it or fix the address.
     for (const problem of refused.problems) expect(problem.message).not.toContain('start the receiver');
+  });
+
+  // A user trial gave the CA in NODE_EXTRA_CA_CERTS alone on native: doctor said everything looked fine, and
+  // native's exports to the collector failed (native reads SSL_CERT_FILE and SSL_CERT_DIR, not that variable).
+  it.skipIf(!nativeAvailable)('on native, checks what native sends against what native trusts: NODE_EXTRA_CA_CERTS alone does not pass', async () => {
+    const setup = await setUp('trust-doctor-native');
+    if (setup === undefined) return;
+    const env = { NEMO_RELAY_HOOKS_BACKEND: 'native' };
+    type Report = { backend: { kind: string }; destinations: { kind: string; url: string; status: string; reason?: string }[] };
+    const run = async () => JSON.parse((await cliInProcess(['doctor', '--plugins-toml', setup.toml, '--json'], { env })).stdout) as Report;
+    withProcessEnv({ ...NO_PROXY_VARS, ...NO_TRUST_VARS, NODE_EXTRA_CA_CERTS: setup.authority.caFile });
+    const extraOnly = await run();
+    expect(extraOnly.backend.kind).toBe('native');
+    const statuses = Object.fromEntries(extraOnly.destinations.map((d) => [d.url.replace(setup.receiver.origin, ''), d.status]));
+    // The upload is sent by this library on both backends, which reads NODE_EXTRA_CA_CERTS; the others by native.
+    expect(statuses).toEqual({ '/atof/post': 'unreachable', '/atof/ndjson': 'unreachable', '/atif/upload': 'ok', '/v1/traces': 'unreachable' });
+    expect(extraOnly.destinations.find((d) => d.kind === 'otlp-traces')?.reason).toMatch(/name it in SSL_CERT_FILE or SSL_CERT_DIR \(read by both backends\)/);
+    resetHttpsTrust();
+    withProcessEnv({ ...NO_PROXY_VARS, ...NO_TRUST_VARS, SSL_CERT_FILE: setup.authority.caFile });
+    expect((await run()).destinations.map((d) => d.status)).toEqual(['ok', 'ok', 'ok', 'ok']);
   });
 });

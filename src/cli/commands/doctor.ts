@@ -185,7 +185,7 @@ async function examine(args: ParsedArgs, io: CliIo): Promise<DoctorReport> {
         });
       }
     }
-    if (observability) destinations = await reach(observability, booleanFlag(args, 'offline'), problems);
+    if (observability) destinations = await reach(observability, booleanFlag(args, 'offline'), problems, resolved.kind === 'native');
     // Every section off (a misspelt `enabled` is only an unknown-field warning): the host would record nothing.
     if (observability && settings.pluginsTomlPath && settings.dynamicPlugins.length === 0 && !recordsAnything(observability)) {
       problems.push({
@@ -232,10 +232,10 @@ const DESTINATION_NAMES: Record<RemoteDestination['kind'], string> = {
 };
 
 /** Whether each remote destination answers (all at once, each bounded), an error for each that does not. */
-async function reach(observability: ObservabilitySettings, offline: boolean, problems: ConfigDiagnostic[]): Promise<DestinationCheck[]> {
+async function reach(observability: ObservabilitySettings, offline: boolean, problems: ConfigDiagnostic[], native: boolean): Promise<DestinationCheck[]> {
   const configured = remoteDestinations(observability);
   if (offline) return configured.map((destination) => ({ kind: destination.kind, url: destination.url, status: 'not checked' }));
-  const checks = await checkReachability(configured);
+  const checks = await checkReachability(configured, { native });
   checks.forEach((check, index) => {
     if (check.status !== 'unreachable') return;
     const field = configured[index]!.field;

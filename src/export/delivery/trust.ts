@@ -71,9 +71,30 @@ export function trustOptions(): { secureContext?: tls.SecureContext } {
   return secureContext === undefined ? {} : { secureContext };
 }
 
+let builtNative: tls.SecureContext | undefined;
+
+/**
+ * What native (`nemo-relay-node`) trusts, for doctor's check of the
+ * destinations native sends to itself (OTLP, ATOF streams): the system store
+ * or `SSL_CERT_FILE` / `SSL_CERT_DIR`, without `NODE_EXTRA_CA_CERTS`, which
+ * native does not read (a CA given only there passed doctor while native's
+ * exports to that collector failed). Always an explicit context: the
+ * runtime's default one carries `NODE_EXTRA_CA_CERTS` on Node.
+ */
+export function nativeTrustOptions(): { secureContext?: tls.SecureContext } {
+  builtNative ??= nativeSecureContext(processEnv(), process.platform);
+  return builtNative === undefined ? {} : { secureContext: builtNative };
+}
+
+function nativeSecureContext(env: Environment, platform: string): tls.SecureContext | undefined {
+  const certs = platform === 'darwin' || platform === 'win32' ? systemCertificates() : unixCertificates(env).flatMap(([, found]) => found);
+  return secureContextOf([...new Set(certs.length > 0 ? certs : runtimeRoots())]);
+}
+
 /** Forgets the built trust, so the next connection reads the environment again (tests). */
 export function resetHttpsTrust(): void {
   built = undefined;
+  builtNative = undefined;
 }
 
 /** The trust `env` and the files on `platform` give. */
