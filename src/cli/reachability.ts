@@ -27,9 +27,9 @@ import net from 'node:net';
 import tls from 'node:tls';
 import type { ObservabilitySettings } from '../formats/plugins-toml/validate.ts';
 import { s3EndpointOf } from '../export/storage/s3.ts';
-import { proxyFor, type ProxyServer } from '../export/delivery/proxy.ts';
+import { PROXY_CREDENTIALS_FIX, PROXY_UNREACHABLE_FIX, proxyFor, proxyUnreachableHint, type ProxyServer } from '../export/delivery/proxy.ts';
 import { openTunnel } from '../export/delivery/tunnel.ts';
-import { trustOptions, untrustedCertificateHint } from '../export/delivery/trust.ts';
+import { nativeTrustOptions, trustOptions, UNTRUSTED_CERTIFICATE_FIX, untrustedCertificateHint } from '../export/delivery/trust.ts';
 import { errorMessage } from '../shared/error-text.ts';
 import { displayUrl } from '../shared/secret-text.ts';
 
@@ -83,8 +83,12 @@ export function remoteDestinations(observability: ObservabilitySettings): Remote
   return out;
 }
 
-/** Tries every destination at once; one attempt per address, shared by the destinations on it. Never rejects. */
-export async function checkReachability(destinations: readonly RemoteDestination[]): Promise<DestinationCheck[]> {
+/**
+ * Tries every destination at once; one attempt per address, shared by the destinations on it. Never rejects.
+ * With `native`, the destinations native sends itself (all but ATIF uploads, which this library sends on both
+ * backends) are checked against the authorities native trusts.
+ */
+export async function checkReachability(destinations: readonly RemoteDestination[], options: { native?: boolean } = {}): Promise<DestinationCheck[]> {
   const attempts = new Map<string, Promise<string | null>>();
   return Promise.all(
     destinations.map(async (destination) => {
@@ -93,10 +97,12 @@ export async function checkReachability(destinations: readonly RemoteDestination
       const timeoutMs = Math.max(1, Math.min(destination.timeoutMillis, REACH_TIMEOUT_MS));
       const decision = address.proxied && !destination.grpc ? proxyFor(new URL(destination.target)) : { proxy: null };
       const proxy = decision.proxy;
-      const key = `${address.secure} ${address.host} ${address.port} ${destination.grpc} ${timeoutMs} ${proxy === null ? '' : `${proxy.host} ${proxy.port}`}`;
+      const native = options.native === true && destination.kind !== 'atif-storage';
+      const trust = !address.secure ? undefined : native ? nativeTrustOptions() : trustOptions();
+      const key = `${address.secure} ${address.host} ${address.port} ${destination.grpc} ${timeoutMs} ${native} ${proxy === null ? '' : `${proxy.host} ${proxy.port}`}`;
       let attempt = attempts.get(key);
       if (attempt === undefined) {
-        attempt = proxy === null ? connect(address, destination.grpc, timeoutMs) : connectVia(proxy, address, timeoutMs);
+        attempt = proxy === null ? connect(address, destination.grpc, timeoutMs, trust) : connectVia(proxy, address, timeoutMs, trust);
         attempts.set(key, attempt);
       }
       const reason = await attempt;
@@ -141,32 +147,32 @@ function addressOf(target: string): Address | string {
  * Through `proxy`: a TCP connect to it for an `http:` destination (the request would go to it), a CONNECT
  * tunnel and the destination's TLS handshake through it for `https:`. Nothing else is sent.
  */
-async function connectVia(proxy: ProxyServer, address: Address, timeoutMs: number): Promise<string | null> {
+async function connectVia(proxy: ProxyServer, address: Address, timeoutMs: number, trust?: tls.ConnectionOptions): Promise<string | null> {
   const proxyAddress = { host: proxy.host, port: proxy.port, secure: false, proxied: false };
   if (!address.secure) {
     const reason = await connect(proxyAddress, false, timeoutMs);
-    return reason === null ? null : `the proxy: ${reason}`;
+    return reason === null ? null : `the proxy: ${reason} (${proxyUnreachableHint(proxy)})`;
   }
   // The tunnel's sockets and timer never hold a process (they serve the senders too): doctor waits for its answer.
   const hold = setTimeout(() => {}, timeoutMs + 1000);
   try {
-    (await openTunnel(proxy, address.host, address.port, timeoutMs)).destroy();
+    (await openTunnel(proxy, address.host, address.port, timeoutMs, trust)).destroy();
     return null;
   } catch (error) {
     const code = String((error as { code?: unknown } | null)?.code ?? '');
-    return code === 'ECONNREFUSED' || code.startsWith('EAI_') || code === 'ENOTFOUND' ? `the proxy: ${reasonOf(error, proxy.host)}` : reasonOf(error, address.host);
+    return code === 'ECONNREFUSED' || code.startsWith('EAI_') || code === 'ENOTFOUND' ? `the proxy: ${reasonOf(error, proxy.host)} (${proxyUnreachableHint(proxy)})` : reasonOf(error, address.host);
   } finally {
     clearTimeout(hold);
   }
 }
 
 /** Connects (and, over TLS, completes the handshake), then closes: null when that worked, else why not. */
-function connect(address: Address, grpc: boolean, timeoutMs: number): Promise<string | null> {
+function connect(address: Address, grpc: boolean, timeoutMs: number, trust?: tls.ConnectionOptions): Promise<string | null> {
   return new Promise((resolve) => {
     let settled = false;
     const socket = address.secure
       ? tls.connect({
-          ...trustOptions(),
+          ...(trust ?? trustOptions()),
           host: address.host,
           port: address.port,
           // SNI takes a name, never an address.
@@ -209,4 +215,9 @@ function reasonOf(error: unknown, host: string): string {
 
 function firstLine(text: string): string {
   return text.split('\n')[0]!.trim();
+}
+
+/** Whether an unreachable destination's reason already says what to do (trust its CA, fix the proxy). */
+export function reasonSaysFix(reason: string): boolean {
+  return [UNTRUSTED_CERTIFICATE_FIX, PROXY_CREDENTIALS_FIX, PROXY_UNREACHABLE_FIX].some((fix) => reason.includes(fix));
 }

@@ -241,8 +241,10 @@ describe('doctor checks a destination the senders reach through a proxy through 
       url: 'https://collector.example.test/events',
       status: 'unreachable',
       via: `http://***@127.0.0.1:${proxy.port}/`,
-      reason: `the proxy http://***@127.0.0.1:${proxy.port}/ refused CONNECT collector.example.test:443: HTTP 407`,
+      reason: `the proxy http://***@127.0.0.1:${proxy.port}/ refused CONNECT collector.example.test:443: HTTP 407 (the proxy wants other credentials: set the user and password in HTTPS_PROXY (http://user:password@host:port, reserved characters percent-encoded))`,
     });
+    // The reason says what to do; the problem does not add advice that contradicts it.
+    expect(report.problems.find((p) => p.code === 'destination.unreachable')?.message).not.toContain('start the receiver');
     expect(text + JSON.stringify(report)).not.toContain('proxy-pass-4711');
   });
 });

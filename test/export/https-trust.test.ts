@@ -17,6 +17,8 @@ import { HookRegistry } from '../../src/hooks/registry.ts';
 import { createNemoRelayPlugin } from '../../src/index.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
 import { cliInProcess } from '../cli/support.ts';
+import { dist, runtime, spawnChild } from '../support/child.ts';
+import { nativeAvailable } from '../contract/backends.ts';
 import { loopbackAuthority, type LoopbackAuthority } from '../support/loopback-certificate.ts';
 import { withProcessEnv } from '../support/process-env.ts';
 
@@ -182,6 +184,30 @@ describe('the memory relay trusts the certificate authorities native trusts', ()
   });
 });
 
+if (runtime !== 'deno') console.info('[https-trust] the Deno child without --allow-sys runs only when the suite runs on Deno');
+
+describe.runIf(runtime === 'deno')('on Deno with the permissions the docs give the memory relay (no --allow-sys)', () => {
+  // Deno's bundled roots ask for --allow-sys when first read; a user trial
+  // behind a company CA saw that refusal thrown from a socket's callback
+  // kill the host ("Uncaught NotCapable: Requires sys access to \"ca\"").
+  it('every https output delivers with the CA in SSL_CERT_FILE, and the host lives', async () => {
+    const setup = await setUp('trust-deno-sys');
+    if (setup === undefined) return;
+    const child = await spawnChild(
+      `import { createNemoRelayPlugin } from ${dist('src/index.js')};
+const plugin = createNemoRelayPlugin({ backend: 'memory', settings: { pluginsTomlPath: ${JSON.stringify(setup.toml)} }, logger: { debug() {}, info() {}, warn() {}, error() {} } });
+plugin.handlers.on_session_start({ session_id: 's1', model: 'm', platform: 'cli' });
+plugin.handlers.on_session_end({ session_id: 's1' });
+await plugin.shutdown({ timeoutMs: 8000 });
+console.log('@@RESULT@@' + JSON.stringify(plugin.status().outputs));`,
+      { env: { ...NO_PROXY_VARS, ...NO_TRUST_VARS, SSL_CERT_FILE: setup.authority.caFile }, denoPermissions: ['--allow-env', '--allow-read', '--allow-write', '--allow-net'] },
+    );
+    expect(child.stderr).not.toMatch(/Uncaught/);
+    expect(child.status).toBe(0);
+    expectDelivered(child.result as Output[], setup.receiver.received);
+  });
+});
+
 describe('doctor checks an https destination against the same authorities', () => {
   it('ok with the CA in SSL_CERT_FILE; without it, unreachable with the fix named', async () => {
     const setup = await setUp('trust-doctor');
@@ -192,8 +218,30 @@ describe('doctor checks an https destination against the same authorities', () =
     expect(trusted.destinations.map((d) => d.status)).toEqual(['ok', 'ok', 'ok', 'ok']);
     resetHttpsTrust();
     process.env.SSL_CERT_FILE = '';
-    const refused = JSON.parse((await cliInProcess(['doctor', '--plugins-toml', setup.toml, '--json'], { env })).stdout) as { destinations: { status: string; reason?: string }[] };
+    const refused = JSON.parse((await cliInProcess(['doctor', '--plugins-toml', setup.toml, '--json'], { env })).stdout) as { destinations: { status: string; reason?: string }[]; problems: { message: string }[] };
     expect(refused.destinations.map((d) => d.status)).toEqual(['unreachable', 'unreachable', 'unreachable', 'unreachable']);
     expect(refused.destinations[0]?.reason).toMatch(/^TLS handshake failed: .*name it in SSL_CERT_FILE or SSL_CERT_DIR/);
+    // The receiver is up at the right address: the problem says to trust its CA, not to start it or fix the address.
+    for (const problem of refused.problems) expect(problem.message).not.toContain('start the receiver');
+  });
+
+  // A user trial gave the CA in NODE_EXTRA_CA_CERTS alone on native: doctor said everything looked fine, and
+  // native's exports to the collector failed (native reads SSL_CERT_FILE and SSL_CERT_DIR, not that variable).
+  it.skipIf(!nativeAvailable)('on native, checks what native sends against what native trusts: NODE_EXTRA_CA_CERTS alone does not pass', async () => {
+    const setup = await setUp('trust-doctor-native');
+    if (setup === undefined) return;
+    const env = { NEMO_RELAY_HOOKS_BACKEND: 'native' };
+    type Report = { backend: { kind: string }; destinations: { kind: string; url: string; status: string; reason?: string }[] };
+    const run = async () => JSON.parse((await cliInProcess(['doctor', '--plugins-toml', setup.toml, '--json'], { env })).stdout) as Report;
+    withProcessEnv({ ...NO_PROXY_VARS, ...NO_TRUST_VARS, NODE_EXTRA_CA_CERTS: setup.authority.caFile });
+    const extraOnly = await run();
+    expect(extraOnly.backend.kind).toBe('native');
+    const statuses = Object.fromEntries(extraOnly.destinations.map((d) => [d.url.replace(setup.receiver.origin, ''), d.status]));
+    // The upload is sent by this library on both backends, which reads NODE_EXTRA_CA_CERTS; the others by native.
+    expect(statuses).toEqual({ '/atof/post': 'unreachable', '/atof/ndjson': 'unreachable', '/atif/upload': 'ok', '/v1/traces': 'unreachable' });
+    expect(extraOnly.destinations.find((d) => d.kind === 'otlp-traces')?.reason).toMatch(/name it in SSL_CERT_FILE or SSL_CERT_DIR \(read by both backends\)/);
+    resetHttpsTrust();
+    withProcessEnv({ ...NO_PROXY_VARS, ...NO_TRUST_VARS, SSL_CERT_FILE: setup.authority.caFile });
+    expect((await run()).destinations.map((d) => d.status)).toEqual(['ok', 'ok', 'ok', 'ok']);
   });
 });

@@ -43,7 +43,7 @@ async function receiver(): Promise<Receiver> {
   return started;
 }
 
-async function proxy(options: { refuseConnect?: number } = {}): Promise<ForwardProxy> {
+async function proxy(options: Parameters<typeof startForwardProxy>[0] = {}): Promise<ForwardProxy> {
   const started = await startForwardProxy(options);
   closers.push(() => started.close());
   return started;
@@ -187,6 +187,41 @@ describe('the memory relay behind HTTP_PROXY', () => {
     );
     expect(forward.log.length).toBeGreaterThan(0);
     expect(forward.log.every((entry) => entry.method === 'CONNECT' && entry.target === 'collector.example.test:443')).toBe(true);
+  });
+
+  // A user trial behind a proxy saw "answered HTTP 407" and "failed: ECONNREFUSED" with nothing saying what to change.
+  it('a proxy that wants other credentials (407), or that is not running: each lastError says which variable to fix', async () => {
+    const forward = await proxy({ requireAuthorization: `Basic ${Buffer.from('corp:right').toString('base64')}` });
+    const wrong = `http://corp:wrong-4711@127.0.0.1:${forward.port}`;
+    withProcessEnv({ ...NO_PROXY_VARS, HTTP_PROXY: wrong, HTTPS_PROXY: wrong });
+    const sinkTo = (url: string, index: number) =>
+      createAtofStreamSink(
+        { index, name: undefined, url, transport: 'http_post', headers: {}, timeoutMillis: 2000, fieldNamePolicy: 'preserve' },
+        { logger: silentLogger, retry: { initialDelayMs: 5, maxDelayMs: 20, maxRetries: 1 } },
+      );
+    const deliver = async (url: string, index: number) => {
+      const sink = sinkTo(url, index);
+      sink.accept(JSON.stringify({ atof_version: '0.1', kind: 'mark', name: 'm' }));
+      await sink.close();
+      return sink.health();
+    };
+    const absolute = await deliver('http://collector.example.test/atof', 0);
+    expect(absolute).toMatchObject({ sent: 0, failed: 1 });
+    expect(absolute.lastError).toBe(
+      `POST http://collector.example.test/atof via proxy http://***@127.0.0.1:${forward.port}/ answered HTTP 407 (the proxy wants other credentials: set the user and password in HTTP_PROXY (http://user:password@host:port, reserved characters percent-encoded))`,
+    );
+    const tunnelled = await deliver('https://collector.example.test/atof', 1);
+    expect(tunnelled.lastError).toBe(
+      `POST https://collector.example.test/atof via proxy http://***@127.0.0.1:${forward.port}/ failed: the proxy http://***@127.0.0.1:${forward.port}/ refused CONNECT collector.example.test:443: HTTP 407 (the proxy wants other credentials: set the user and password in HTTPS_PROXY (http://user:password@host:port, reserved characters percent-encoded))`,
+    );
+    expect(forward.log.map((entry) => entry.method)).toContain('CONNECT');
+
+    await forward.close();
+    const down = await deliver('https://collector.example.test/atof', 2);
+    expect(down.lastError).toBe(
+      `POST https://collector.example.test/atof via proxy http://***@127.0.0.1:${forward.port}/ failed: ECONNREFUSED (the proxy cannot be reached: start it or fix HTTPS_PROXY, or list the destination in NO_PROXY to send it direct)`,
+    );
+    expect(JSON.stringify([absolute, tunnelled, down])).not.toContain('4711');
   });
 
   it('reaches an https receiver through a CONNECT tunnel, its certificate checked (a self-signed one the process trusts)', async () => {

@@ -36,31 +36,40 @@ export interface ChildOptions {
 }
 
 export function runChild(source: string, options: ChildOptions = {}): ChildResult {
+  const { file, dir } = scriptFile(source);
+  const { command, args, env } = childCommand(file, options);
+  const child = spawnSync(command, args, { encoding: 'utf8' as const, timeout: 120_000, maxBuffer: 64 * 1024 * 1024, env, cwd: options.cwd ?? dir });
+  return { status: child.status, signal: child.signal, stdout: child.stdout ?? '', stderr: child.stderr ?? '' };
+}
+
+function scriptFile(source: string): { file: string; dir: string } {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nrh-child-'));
   const file = path.join(dir, 'script.mjs');
   fs.writeFileSync(file, source);
+  return { file, dir };
+}
+
+/** The command that runs `file` with the test's runtime and `options`. */
+function childCommand(file: string, options: ChildOptions): { command: string; args: string[]; env: Record<string, string> } {
   const args =
     runtime === 'deno'
       ? ['run', ...(options.denoPermissions ?? ['-A']), '--config', path.join(root, 'deno.json'), file]
       : [file];
   const env = { ...process.env, ...(options.env ?? {}) };
   for (const key of Object.keys(env)) if (env[key] === undefined) delete env[key];
-  const spawnOptions = { encoding: 'utf8' as const, timeout: 120_000, maxBuffer: 64 * 1024 * 1024, env, cwd: options.cwd ?? dir };
   // Deno's child_process rewrites the arguments of a spawn of its own
   // executable (adding -A, even when the executable is an argument of a
   // shell), so permission flags would be lost: Deno children start through a
   // shell command line that names nothing the rewrite recognises.
   const shell = options.shellPrefix !== undefined || options.launcher !== undefined || runtime === 'deno';
+  if (!shell) return { command: process.execPath, args, env: env as Record<string, string> };
   const line = [process.execPath, ...args].map(quote).join(' ');
   const [launcher, ...launcherArgs] = [...(options.launcher ?? []), '/bin/sh'] as unknown as [string, ...string[]];
   // Deno's spawn passes the parent's whole environment on even when `env`
   // leaves a variable out: the shell unsets what the caller removed.
   const removed = Object.entries(options.env ?? {}).filter(([, value]) => value === undefined).map(([key]) => key);
   const unset = removed.length > 0 ? `unset ${removed.map(quote).join(' ')};` : '';
-  const child = shell
-    ? spawnSync(launcher, [...launcherArgs, '-c', `${unset}${options.shellPrefix ?? ''} exec ${line}`], spawnOptions)
-    : spawnSync(process.execPath, args, spawnOptions);
-  return { status: child.status, signal: child.signal, stdout: child.stdout ?? '', stderr: child.stderr ?? '' };
+  return { command: launcher, args: [...launcherArgs, '-c', `${unset}${options.shellPrefix ?? ''} exec ${line}`], env: env as Record<string, string> };
 }
 
 /** `text` as one POSIX shell word. */
@@ -84,13 +93,9 @@ export interface SpawnedChild extends ChildResult {
  * that never exits fails its test instead of hanging the suite.
  */
 export function spawnChild(source: string, options: ChildOptions & { killAfterMs?: number } = {}): Promise<SpawnedChild> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nrh-child-'));
-  const file = path.join(dir, 'script.mjs');
-  fs.writeFileSync(file, source);
-  const args = runtime === 'deno' ? ['run', ...(options.denoPermissions ?? ['-A']), '--config', path.join(root, 'deno.json'), file] : [file];
-  const env = { ...process.env, ...(options.env ?? {}) };
-  for (const key of Object.keys(env)) if (env[key] === undefined) delete env[key];
-  const child = spawn(process.execPath, args, { env, cwd: options.cwd ?? dir, stdio: ['ignore', 'pipe', 'pipe'] });
+  const { file, dir } = scriptFile(source);
+  const { command, args, env } = childCommand(file, options);
+  const child = spawn(command, args, { env, cwd: options.cwd ?? dir, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   let doneAt: number | null = null;

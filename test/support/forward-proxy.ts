@@ -4,7 +4,8 @@
  * with the target's answer; `CONNECT host:port` opens a TCP tunnel. Every
  * request and tunnel is logged with its `Proxy-Authorization`, so a test can
  * tell what went through it and with which credentials. `refuseConnect`
- * answers every CONNECT with that status instead.
+ * answers every CONNECT with that status instead; `requireAuthorization`
+ * answers 407 to any request or CONNECT without that `Proxy-Authorization`.
  */
 import http from 'node:http';
 import net from 'node:net';
@@ -23,11 +24,16 @@ export interface ForwardProxy {
   close(): Promise<void>;
 }
 
-export async function startForwardProxy(options: { refuseConnect?: number } = {}): Promise<ForwardProxy> {
+export async function startForwardProxy(options: { refuseConnect?: number; requireAuthorization?: string } = {}): Promise<ForwardProxy> {
   const log: ProxyLogEntry[] = [];
   const sockets = new Set<net.Socket>();
   const server = http.createServer((request, response) => {
     log.push({ method: request.method ?? '', target: request.url ?? '', authorization: request.headers['proxy-authorization'] });
+    if (options.requireAuthorization !== undefined && request.headers['proxy-authorization'] !== options.requireAuthorization) {
+      request.resume();
+      response.writeHead(407, { 'proxy-authenticate': 'Basic realm="proxy"' }).end();
+      return;
+    }
     let target: URL;
     try {
       target = new URL(request.url ?? '');
@@ -53,6 +59,10 @@ export async function startForwardProxy(options: { refuseConnect?: number } = {}
     log.push({ method: 'CONNECT', target: request.url ?? '', authorization: request.headers['proxy-authorization'] });
     if (options.refuseConnect !== undefined) {
       client.end(`HTTP/1.1 ${options.refuseConnect} Refused\r\ncontent-length: 0\r\n\r\n`);
+      return;
+    }
+    if (options.requireAuthorization !== undefined && request.headers['proxy-authorization'] !== options.requireAuthorization) {
+      client.end('HTTP/1.1 407 Proxy Authentication Required\r\nproxy-authenticate: Basic realm="proxy"\r\ncontent-length: 0\r\n\r\n');
       return;
     }
     const [host, port] = splitAuthority(request.url ?? '');

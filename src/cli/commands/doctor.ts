@@ -40,7 +40,7 @@ import { checkInputFile } from '../files.ts';
 import { installCommand, missingPackages, packagesNeeded } from '../../export/packages.ts';
 import type { CliIo, Style } from '../io.ts';
 import { packageVersion } from '../package-info.ts';
-import { checkReachability, REACH_TIMEOUT_MS, remoteDestinations, type DestinationCheck, type RemoteDestination } from '../reachability.ts';
+import { checkReachability, REACH_TIMEOUT_MS, reasonSaysFix, remoteDestinations, type DestinationCheck, type RemoteDestination } from '../reachability.ts';
 
 export const doctorSpec: CommandSpec = {
   name: 'doctor',
@@ -185,7 +185,7 @@ async function examine(args: ParsedArgs, io: CliIo): Promise<DoctorReport> {
         });
       }
     }
-    if (observability) destinations = await reach(observability, booleanFlag(args, 'offline'), problems);
+    if (observability) destinations = await reach(observability, booleanFlag(args, 'offline'), problems, resolved.kind === 'native');
     // Every section off (a misspelt `enabled` is only an unknown-field warning): the host would record nothing.
     if (observability && settings.pluginsTomlPath && settings.dynamicPlugins.length === 0 && !recordsAnything(observability)) {
       problems.push({
@@ -232,10 +232,10 @@ const DESTINATION_NAMES: Record<RemoteDestination['kind'], string> = {
 };
 
 /** Whether each remote destination answers (all at once, each bounded), an error for each that does not. */
-async function reach(observability: ObservabilitySettings, offline: boolean, problems: ConfigDiagnostic[]): Promise<DestinationCheck[]> {
+async function reach(observability: ObservabilitySettings, offline: boolean, problems: ConfigDiagnostic[], native: boolean): Promise<DestinationCheck[]> {
   const configured = remoteDestinations(observability);
   if (offline) return configured.map((destination) => ({ kind: destination.kind, url: destination.url, status: 'not checked' }));
-  const checks = await checkReachability(configured);
+  const checks = await checkReachability(configured, { native });
   checks.forEach((check, index) => {
     if (check.status !== 'unreachable') return;
     const field = configured[index]!.field;
@@ -244,7 +244,8 @@ async function reach(observability: ObservabilitySettings, offline: boolean, pro
       code: 'destination.unreachable',
       component: 'observability',
       ...(field !== undefined ? { field } : {}),
-      message: `${DESTINATION_NAMES[check.kind]} ${check.url} cannot be reached from here (${check.reason}): what the host sends there would fail; start the receiver or fix the address (--offline skips this check)`,
+      // A reason that says what to do (trust a CA, fix the proxy) is not followed by advice that contradicts it.
+      message: `${DESTINATION_NAMES[check.kind]} ${check.url} cannot be reached from here (${check.reason}): what the host sends there would fail${reasonSaysFix(check.reason ?? '') ? '' : '; start the receiver or fix the address'} (--offline skips this check)`,
     });
   });
   return checks;

@@ -30,8 +30,10 @@ export class HttpStatusError extends DeliveryError {
     readonly status: number,
     destination: string,
     retryAfterMs?: number,
+    /** How to fix it, when the answer says (a proxy's 407). */
+    hint = '',
   ) {
-    super(`${destination} answered HTTP ${status}`, retryAfterMs);
+    super(`${destination} answered HTTP ${status}${hint === '' ? '' : ` (${hint})`}`, retryAfterMs);
     this.retryable = RETRYABLE_STATUS.has(status);
   }
 }

@@ -15,6 +15,7 @@ import { Buffer } from 'node:buffer';
 import http from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
+import { proxyConnectionHint, proxyCredentialsHint, type ProxyServer } from './proxy.ts';
 import { routeTo } from './tunnel.ts';
 import { nextRequest, type RedirectPolicy } from './redirect.ts';
 import { untrustedCertificateHint } from './trust.ts';
@@ -61,7 +62,7 @@ export async function sendHttp(attempt: HttpAttempt): Promise<void> {
     const answer = await requestOnce(url, { ...attempt, headers, ...(path !== undefined ? { path } : {}), timeoutMs: Math.max(1, deadline - Date.now()) });
     if (answer.status >= 200 && answer.status <= 299) return;
     const next = nextRequest({ status: answer.status, location: answer.location, url, headers, what: answer.what, hops, policy: attempt.redirects ?? 'follow' });
-    if (next === null) throw new HttpStatusError(answer.status, answer.what, answer.retryAfterMs);
+    if (next === null) throw new HttpStatusError(answer.status, answer.what, answer.retryAfterMs, answer.hint);
     if (next instanceof Error) throw next;
     ({ url, headers } = next);
     // The path as written belongs to the first URL only.
@@ -89,6 +90,8 @@ interface Answer {
   retryAfterMs: number | undefined;
   /** `POST https://… via proxy …`, for error texts. */
   what: string;
+  /** How to fix a failing answer, when it says (a proxy's 407). */
+  hint: string;
 }
 
 /** One request to `url` and its answer (read to its end); throws a `DeliveryError` when there is none. */
@@ -139,7 +142,7 @@ function requestOnce(url: URL, attempt: HttpAttempt): Promise<Answer> {
           send(true);
           return;
         }
-        finish(connectionFailure(requestFailureText(what, error, note), error));
+        finish(connectionFailure(requestFailureText(what, error, note, route.proxy), error));
       });
       current.on('response', (response) => {
         answered = true;
@@ -151,6 +154,7 @@ function requestOnce(url: URL, attempt: HttpAttempt): Promise<Answer> {
           location: response.headers.location,
           retryAfterMs: retryAfterMs(typeof header === 'string' ? header : null),
           what,
+          hint: proxyAnswerHint(response.statusCode, route.proxy),
         };
         response.on('end', () => finish(null, answer));
         response.on('error', (error: Error) => finish(new ConnectionFailedError(`${what}: the answer broke off (${error.message})`)));
@@ -163,10 +167,10 @@ function requestOnce(url: URL, attempt: HttpAttempt): Promise<Answer> {
 
 /**
  * `POST https://… failed: CODE (why)`: a failed connection's text, with how
- * to fix a certificate the senders do not trust.
+ * to fix a certificate the senders do not trust or a proxy not reached.
  */
-export function requestFailureText(what: string, error: Error & { code?: string }, note = ''): string {
-  const hint = untrustedCertificateHint(error);
+export function requestFailureText(what: string, error: Error & { code?: string }, note = '', proxy: ProxyServer | null = null): string {
+  const hint = untrustedCertificateHint(error) || proxyConnectionHint(proxy, error);
   return `${what} failed: ${error.code ?? error.message}${note}${hint === '' ? '' : ` (${hint})`}`;
 }
 
@@ -180,4 +184,9 @@ export function retryAfterMs(value: string | null, now: number = Date.now()): nu
   if (/^\d+$/.test(text)) return Number(text) * 1000;
   const date = Date.parse(text);
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+/** How to fix an answer of the proxy itself (its 407 to a request sent through it), or ``. */
+export function proxyAnswerHint(status: number | undefined, proxy: ProxyServer | null): string {
+  return status === 407 && proxy !== null ? proxyCredentialsHint(proxy) : '';
 }

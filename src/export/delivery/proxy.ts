@@ -38,6 +38,8 @@ export interface ProxyServer {
   display: string;
   /** `Basic …` for a proxy URL with credentials. */
   authorization?: string;
+  /** The variable it was read from (`HTTPS_PROXY`, ...), for the fixes failure texts give. */
+  variable?: string;
 }
 
 /** What the environment says about one target. */
@@ -70,14 +72,16 @@ export function proxyFor(target: URL, env: Environment = processEnv()): ProxyDec
   if (written === undefined) return direct();
   if (readVariable(env, 'REQUEST_METHOD').value !== undefined) return { proxy: null };
   const noProxy = firstSet(NO_PROXY_VARIABLES, read);
-  if (noProxy !== undefined && bypasses(noProxy, target)) return direct();
-  return parseProxy(written);
+  if (noProxy !== undefined && bypasses(noProxy.value, target)) return direct();
+  const decision = parseProxy(written.value);
+  if (decision.proxy !== null) decision.proxy.variable = written.name;
+  return decision;
 }
 
-function firstSet(names: readonly string[], read: (name: string) => string | undefined): string | undefined {
+function firstSet(names: readonly string[], read: (name: string) => string | undefined): { name: string; value: string } | undefined {
   for (const name of names) {
     const value = read(name);
-    if (value !== undefined && value !== '') return value;
+    if (value !== undefined && value !== '') return { name, value };
   }
   return undefined;
 }
@@ -153,4 +157,30 @@ function ipValue(address: string): bigint {
   const tailGroups = tail === undefined || tail === '' ? [] : tail.split(':');
   const groups = tail === undefined ? headGroups : [...headGroups, ...Array<string>(8 - headGroups.length - tailGroups.length).fill('0'), ...tailGroups];
   return groups.reduce((value, group) => (value << 16n) | BigInt(parseInt(group, 16)), 0n);
+}
+
+/** How the proxy hints begin, so that doctor can tell a reason that already says what to do. */
+export const PROXY_CREDENTIALS_FIX = 'the proxy wants other credentials';
+export const PROXY_UNREACHABLE_FIX = 'the proxy cannot be reached';
+
+/**
+ * How to fix a proxy that asked for credentials (HTTP 407): they will not
+ * be right on the next try, so the failure says where they are set.
+ */
+export function proxyCredentialsHint(proxy: ProxyServer): string {
+  return `${PROXY_CREDENTIALS_FIX}: set the user and password in ${proxy.variable ?? 'the proxy variable'} (http://user:password@host:port, reserved characters percent-encoded)`;
+}
+
+/** How to fix a proxy nobody answers at its address. */
+export function proxyUnreachableHint(proxy: ProxyServer): string {
+  return `${PROXY_UNREACHABLE_FIX}: start it or fix ${proxy.variable ?? 'the proxy variable'}, or list the destination in NO_PROXY to send it direct`;
+}
+
+/** Connection errors that say the proxy itself was not reached. */
+const PROXY_UNREACHED = /^(ECONNREFUSED|ENOTFOUND|EAI_\w+|EHOSTUNREACH|ENETUNREACH)$/;
+
+/** `proxyUnreachableHint` when `error` is a failed connection to the proxy, else ``. */
+export function proxyConnectionHint(proxy: ProxyServer | null, error: unknown): string {
+  const code = String((error as { code?: unknown } | null | undefined)?.code ?? '');
+  return proxy !== null && PROXY_UNREACHED.test(code) ? proxyUnreachableHint(proxy) : '';
 }

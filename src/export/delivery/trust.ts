@@ -71,9 +71,30 @@ export function trustOptions(): { secureContext?: tls.SecureContext } {
   return secureContext === undefined ? {} : { secureContext };
 }
 
+let builtNative: tls.SecureContext | undefined;
+
+/**
+ * What native (`nemo-relay-node`) trusts, for doctor's check of the
+ * destinations native sends to itself (OTLP, ATOF streams): the system store
+ * or `SSL_CERT_FILE` / `SSL_CERT_DIR`, without `NODE_EXTRA_CA_CERTS`, which
+ * native does not read (a CA given only there passed doctor while native's
+ * exports to that collector failed). Always an explicit context: the
+ * runtime's default one carries `NODE_EXTRA_CA_CERTS` on Node.
+ */
+export function nativeTrustOptions(): { secureContext?: tls.SecureContext } {
+  builtNative ??= nativeSecureContext(processEnv(), process.platform);
+  return builtNative === undefined ? {} : { secureContext: builtNative };
+}
+
+function nativeSecureContext(env: Environment, platform: string): tls.SecureContext | undefined {
+  const certs = platform === 'darwin' || platform === 'win32' ? systemCertificates() : unixCertificates(env).flatMap(([, found]) => found);
+  return secureContextOf([...new Set(certs.length > 0 ? certs : runtimeRoots())]);
+}
+
 /** Forgets the built trust, so the next connection reads the environment again (tests). */
 export function resetHttpsTrust(): void {
   built = undefined;
+  builtNative = undefined;
 }
 
 /** The trust `env` and the files on `platform` give. */
@@ -120,9 +141,16 @@ function systemCertificates(): string[] {
   }
 }
 
+/**
+ * The runtime's bundled roots, copied here: Deno's `tls.rootCertificates` is
+ * a lazy list whose first read asks for `--allow-sys`, and a refusal thrown
+ * while the list is spread into the secure context, in a socket's callback,
+ * killed the host. Without that permission the bundled roots are left out
+ * (the system store or `SSL_CERT_FILE` still count).
+ */
 function runtimeRoots(): readonly string[] {
   try {
-    return tls.rootCertificates ?? [];
+    return [...(tls.rootCertificates ?? [])];
   } catch {
     return [];
   }
@@ -207,6 +235,9 @@ function secureContextOf(ca: string[]): tls.SecureContext | undefined {
 /** OpenSSL's codes (and Deno's, Bun's) for a certificate the client does not trust. */
 const UNTRUSTED = /UNABLE_TO_VERIFY|SELF_SIGNED|UNABLE_TO_GET_ISSUER|CERT_UNTRUSTED|UnknownIssuer|unknown ?issuer|invalid peer certificate/i;
 
+/** How the hint below begins, so that doctor can tell a reason that already says what to do. */
+export const UNTRUSTED_CERTIFICATE_FIX = "the destination's certificate is not signed by a trusted CA";
+
 /**
  * How to make an untrusted certificate trusted, for a failure's text, or ``
  * when `error` is not about trust.
@@ -215,5 +246,5 @@ export function untrustedCertificateHint(error: unknown): string {
   const code = String((error as { code?: unknown } | null | undefined)?.code ?? '');
   const message = error instanceof Error ? error.message : '';
   if (!UNTRUSTED.test(code) && !UNTRUSTED.test(message)) return '';
-  return 'the destination\'s certificate is not signed by a trusted CA: add its CA to the system store, or name it in SSL_CERT_FILE or SSL_CERT_DIR (read by both backends) or NODE_EXTRA_CA_CERTS (memory only)';
+  return `${UNTRUSTED_CERTIFICATE_FIX}: add its CA to the system store, or name it in SSL_CERT_FILE or SSL_CERT_DIR (read by both backends) or NODE_EXTRA_CA_CERTS (memory only)`;
 }

@@ -18,7 +18,7 @@ import https from 'node:https';
 import net from 'node:net';
 import tls from 'node:tls';
 import { ConnectionFailedError } from './errors.ts';
-import { proxyFor, type ProxyServer } from './proxy.ts';
+import { proxyCredentialsHint, proxyFor, type ProxyServer } from './proxy.ts';
 import { trustOptions } from './trust.ts';
 import { timerDelay, unrefTimer } from '../../shared/timers.ts';
 
@@ -31,6 +31,8 @@ export interface Route {
   request(options: { method: string; headers: Record<string, string>; path?: string; agent?: http.Agent }): http.ClientRequest;
   /** ` via proxy http://proxy:3128/` when proxied, else ``: for error texts. */
   via: string;
+  /** The proxy it goes through, null when direct: for the fixes error texts give. */
+  proxy: ProxyServer | null;
   /** Why a proxy the environment may name was not used, for failure texts. */
   note?: string;
 }
@@ -45,6 +47,7 @@ export function routeTo(url: URL): Route {
     const client = secure ? https : http;
     return {
       via: '',
+      proxy: null,
       ...note,
       request: ({ method, headers, path, agent }) =>
         client.request(url, { ...(secure ? trustOptions() : {}), ...(path !== undefined ? { path } : {}), method, headers, ...(agent !== undefined ? { agent } : {}) }),
@@ -55,6 +58,7 @@ export function routeTo(url: URL): Route {
   if (url.protocol === 'http:') {
     return {
       via,
+      proxy,
       request: ({ method, headers, path, agent }) =>
         http.request({
           host: proxy.host,
@@ -69,6 +73,7 @@ export function routeTo(url: URL): Route {
   const agent = tunnelAgent(proxy);
   return {
     via,
+    proxy,
     request: ({ method, headers, path }) =>
       http.request({
         host: url.hostname,
@@ -145,7 +150,8 @@ export function openTunnel(proxy: ProxyServer, host: string, port: number, timeo
       const statusLine = head.subarray(0, head.indexOf('\r\n')).toString('latin1');
       const status = /^HTTP\/\d(?:\.\d)? (\d{3})/.exec(statusLine)?.[1];
       if (status !== '200') {
-        fail(new ConnectionFailedError(`the proxy ${proxy.display} refused CONNECT ${authority}: ${status === undefined ? 'an unreadable answer' : `HTTP ${status}`}`));
+        const hint = status === '407' ? ` (${proxyCredentialsHint(proxy)})` : '';
+        fail(new ConnectionFailedError(`the proxy ${proxy.display} refused CONNECT ${authority}: ${status === undefined ? 'an unreadable answer' : `HTTP ${status}`}${hint}`));
         return;
       }
       const rest = head.subarray(end + 4);

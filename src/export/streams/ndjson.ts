@@ -22,7 +22,7 @@ import { Buffer } from 'node:buffer';
 import type http from 'node:http';
 import type { Socket } from 'node:net';
 import { ConnectionFailedError, connectionFailure, type DeliveryError, DeliveryClosedError, DeliveryTimeoutError, DestinationUnusableError, HttpStatusError } from '../delivery/errors.ts';
-import { requestFailureText, retryAfterMs } from '../delivery/http.ts';
+import { proxyAnswerHint, requestFailureText, retryAfterMs } from '../delivery/http.ts';
 import { nextRequest } from '../delivery/redirect.ts';
 import { routeTo } from '../delivery/tunnel.ts';
 import { timerDelay, unrefTimer } from '../../shared/timers.ts';
@@ -68,7 +68,7 @@ class Stream {
           const status = response.statusCode ?? 0;
           // A chunked stream's lines cannot be sent again elsewhere: a redirect is reported (naming where), never followed.
           const redirect = nextRequest({ status, location: response.headers.location, url, headers, what, hops: 0, policy: 'report' });
-          const error = redirect instanceof Error ? redirect : new HttpStatusError(status, what, retryAfterMs(typeof header === 'string' ? header : null));
+          const error = redirect instanceof Error ? redirect : new HttpStatusError(status, what, retryAfterMs(typeof header === 'string' ? header : null), proxyAnswerHint(status, route.proxy));
           const taken = this.taken;
           this.taken = { lines: 0, bytes: 0 };
           if (taken.lines > 0) onRefused?.(taken.lines, taken.bytes, error);
@@ -81,7 +81,7 @@ class Stream {
         response.on('error', () => resolve());
       });
       this.request.on('error', (error) => {
-        this.fail(connectionFailure(requestFailureText(what, error, note), error));
+        this.fail(connectionFailure(requestFailureText(what, error, note, route.proxy), error));
         resolve();
       });
       this.request.on('close', () => {
