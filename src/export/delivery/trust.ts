@@ -204,8 +204,11 @@ function secureContextOf(ca: string[]): tls.SecureContext | undefined {
   }
 }
 
-/** OpenSSL's codes (and Deno's, Bun's) for a certificate the client does not trust. */
-const UNTRUSTED = /UNABLE_TO_VERIFY|SELF_SIGNED|UNABLE_TO_GET_ISSUER|CERT_UNTRUSTED|UnknownIssuer|unknown ?issuer|invalid peer certificate/i;
+/**
+ * OpenSSL's codes and texts (and Deno's, Bun's) for a certificate the client
+ * does not trust; the texts are what grpc-js reports, inside its UNAVAILABLE.
+ */
+const UNTRUSTED = /UNABLE[_ ]TO[_ ]VERIFY|SELF[-_ ]SIGNED|UNABLE[_ ]TO[_ ]GET[_ ](?:LOCAL[_ ])?ISSUER|CERT_UNTRUSTED|UnknownIssuer|unknown ?issuer|invalid peer certificate/i;
 
 /**
  * How to make an untrusted certificate trusted, for a failure's text, or ``
