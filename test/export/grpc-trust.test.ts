@@ -20,6 +20,7 @@ import { createNemoRelayPlugin } from '../../src/index.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
 import { streamFileName } from '../fixtures/streams/streams.ts';
 import type { HookLine } from '../fixtures/streams/script.ts';
+import { dist, spawnChild } from '../support/child.ts';
 import { loopbackAuthority } from '../support/loopback-certificate.ts';
 import { startGrpcReceiver, type Receiver } from '../support/otlp-receiver.ts';
 import { withProcessEnv } from '../support/process-env.ts';
@@ -117,5 +118,23 @@ describe('OTLP over gRPC trusts the certificate authorities the https outputs tr
       expect(output.lastError, JSON.stringify(output)).toMatch(TRUST_HINT);
     }
     expect(setup.receiver.requests).toEqual([]);
+  });
+
+  it('GRPC_DEFAULT_SSL_ROOTS_FILE_PATH set: grpc-js\'s own roots, that file, as before (grpc-js reads it when it loads: a process of its own)', async () => {
+    const setup = await setUp('grpc-trust-grpc-roots');
+    if (setup === undefined) return;
+    const child = await spawnChild(
+      `const { createNemoRelayPlugin, HookRegistry } = await import(${dist('src/index.js')});
+const plugin = createNemoRelayPlugin({ backend: 'memory', env: { HERMES_NEMO_RELAY_PLUGINS_TOML: ${JSON.stringify(setup.toml)} }, logger: { debug() {}, info() {}, warn() {}, error() {} } });
+const hooks = new HookRegistry();
+plugin.register(hooks);
+hooks.emit('on_session_start', { session_id: 's1', model: 'm', platform: 'cli' });
+hooks.emit('on_session_end', { session_id: 's1' });
+await plugin.shutdown({ timeoutMs: 8000 });
+console.log('@@RESULT@@' + JSON.stringify(plugin.status().outputs.find((o) => o.kind === 'otlp-traces')));`,
+      { env: { SSL_CERT_FILE: undefined, SSL_CERT_DIR: undefined, NODE_EXTRA_CA_CERTS: undefined, GRPC_DEFAULT_SSL_ROOTS_FILE_PATH: setup.authority.caFile, DENO_NO_UPDATE_CHECK: '1' } },
+    );
+    expect(child.result, child.stderr).toMatchObject({ failed: 0, dropped: 0 });
+    expect(setup.receiver.spans().length).toBeGreaterThan(0);
   });
 });

@@ -12,6 +12,7 @@ import type { OtlpTransport } from '../../formats/plugins-toml/opentelemetry.ts'
 import { DeliveryError, HttpStatusError, RequestTooLargeError } from '../delivery/errors.ts';
 import { sendHttp } from '../delivery/http.ts';
 import { httpsTrust, trustOptions, untrustedCertificateHint } from '../delivery/trust.ts';
+import { processEnv, readVariable } from '../../shared/env.ts';
 
 export type Signal = 'traces' | 'logs';
 
@@ -91,7 +92,7 @@ export async function createWireExporter(options: WireOptions): Promise<WireExpo
   }
   const config: Record<string, unknown> = { url: options.url, timeoutMillis: options.timeoutMillis };
   if (options.transport === 'grpc') {
-    const secure = /^https:\/\//i.test(options.url);
+    const secure = /^https:\/\//i.test(options.url) && !namesGrpcRoots();
     const grpc = secure || Object.keys(options.headers).length > 0 ? ((await import('@grpc/grpc-js')) as unknown as GrpcModule) : undefined;
     // grpc-js checks a TLS collector against its own roots alone: it gets the authorities every other sender trusts
     // (`delivery/trust.ts`), the same secure context; nothing found beyond the runtime's roots leaves grpc-js's default.
@@ -115,6 +116,16 @@ export async function createWireExporter(options: WireOptions): Promise<WireExpo
     config.httpAgentOptions = unrefAgentFactory;
   }
   return single(new Exporter(config), options);
+}
+
+/**
+ * Whether `GRPC_DEFAULT_SSL_ROOTS_FILE_PATH` names grpc-js's roots: a host
+ * that set it chose gRPC's authorities itself, which grpc-js applies only to
+ * credentials it builds, so it keeps building them.
+ */
+function namesGrpcRoots(): boolean {
+  const file = readVariable(processEnv(), 'GRPC_DEFAULT_SSL_ROOTS_FILE_PATH').value;
+  return file !== undefined && file !== '';
 }
 
 /**
