@@ -20,6 +20,8 @@ import { createNemoRelayPlugin } from '../../src/index.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
 import { streamFileName } from '../fixtures/streams/streams.ts';
 import type { HookLine } from '../fixtures/streams/script.ts';
+import { cliInProcess } from '../cli/support.ts';
+import { nativeAvailable } from '../contract/backends.ts';
 import { dist, spawnChild } from '../support/child.ts';
 import { loopbackAuthority } from '../support/loopback-certificate.ts';
 import { startGrpcReceiver, type Receiver } from '../support/otlp-receiver.ts';
@@ -136,5 +138,39 @@ console.log('@@RESULT@@' + JSON.stringify(plugin.status().outputs.find((o) => o.
     );
     expect(child.result, child.stderr).toMatchObject({ failed: 0, dropped: 0 });
     expect(setup.receiver.spans().length).toBeGreaterThan(0);
+  });
+});
+
+describe('doctor checks an https gRPC endpoint against the same authorities', () => {
+  interface DoctorReport {
+    destinations: { kind: string; status: string; reason?: string }[];
+    problems: { level: string; code: string; field?: string; message: string }[];
+  }
+  const doctor = async (toml: string, backend: string) =>
+    JSON.parse((await cliInProcess(['doctor', '--plugins-toml', toml, '--json'], { env: { NEMO_RELAY_HOOKS_BACKEND: backend } })).stdout) as DoctorReport;
+
+  it('memory: ok with the CA in SSL_CERT_FILE, with no warning; without it, unreachable with the fix named', async () => {
+    const setup = await setUp('grpc-trust-doctor');
+    if (setup === undefined) return;
+    withProcessEnv({ ...NO_TRUST_VARS, SSL_CERT_FILE: setup.authority.caFile });
+    const trusted = await doctor(setup.toml, 'memory');
+    expect(trusted.destinations.map((d) => [d.kind, d.status])).toEqual([['otlp-traces', 'ok'], ['otlp-logs', 'ok']]);
+    expect(trusted.problems.filter((p) => p.code.startsWith('destination.'))).toEqual([]);
+    resetHttpsTrust();
+    process.env.SSL_CERT_FILE = '';
+    const refused = await doctor(setup.toml, 'memory');
+    expect(refused.destinations.map((d) => d.status)).toEqual(['unreachable', 'unreachable']);
+    expect(refused.destinations[0]?.reason).toMatch(/^TLS handshake failed: .*name it in SSL_CERT_FILE or SSL_CERT_DIR/);
+  });
+
+  it.skipIf(!nativeAvailable)('native: the handshake is ok, and a warning says native\'s gRPC refuses such a CA and names http_binary', async () => {
+    const setup = await setUp('grpc-trust-doctor-native');
+    if (setup === undefined) return;
+    withProcessEnv({ ...NO_TRUST_VARS, SSL_CERT_FILE: setup.authority.caFile });
+    const report = await doctor(setup.toml, 'native');
+    expect(report.destinations.map((d) => d.status)).toEqual(['ok', 'ok']);
+    const warnings = report.problems.filter((p) => p.code === 'destination.native_grpc_certificate');
+    expect(warnings.map((w) => [w.level, w.field])).toEqual([['warning', 'opentelemetry.endpoints[0]'], ['warning', 'opentelemetry.logs']]);
+    expect(warnings[0]!.message).toMatch(/native's gRPC exporter does not trust the system store, SSL_CERT_FILE or SSL_CERT_DIR .*transport = "http_binary"/);
   });
 });

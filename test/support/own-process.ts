@@ -21,6 +21,7 @@
 //     fake API.
 export const NATIVE_SHARED = [
   'test/export/otlp-process-exit.test.ts',
+  'test/export/grpc-trust.test.ts',
   'test/plugin/host-program.test.ts',
   'test/plugin/payload-failures.test.ts',
   'test/plugin/queued-payloads.test.ts',
