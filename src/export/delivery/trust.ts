@@ -1,8 +1,10 @@
 /**
  * Which certificate authorities the memory relay's HTTPS senders (stream
- * sinks, OTLP/HTTP, ATIF uploads, each through a proxy or not) and doctor's
- * reachability check trust: the ones native trusts, so that a collector
- * behind a company CA works on both backends.
+ * sinks, OTLP/HTTP, ATIF uploads, each through a proxy or not), OTLP over
+ * gRPC to an `https:` endpoint and doctor's reachability check trust: the
+ * ones native trusts, so that a collector behind a company CA works on both
+ * backends. (Native's gRPC exporter is the exception: it refused a company
+ * CA from every source below, measured; doctor warns about it.)
  *
  * Native verifies with the platform's verifier, which on Linux and other
  * Unix systems reads, measured against `nemo-relay-node` with a loopback

@@ -181,7 +181,8 @@ function single(exporter: WireExporter, options: WireOptions): WireExporter {
       if (result.status === 'success') return result;
       const tooLarge = refusedAsTooLarge(result.error, data.byteLength);
       if (tooLarge !== null) return { status: 'failure', error: tooLarge };
-      return { ...result, error: withTrustHint(result.error) };
+      // The HTTP transport's errors (`sendHttp`) already name the fix.
+      return options.transport === 'grpc' ? { ...result, error: withTrustHint(result.error) } : result;
     },
     shutdown: () => inner.shutdown(),
   };
@@ -209,6 +210,7 @@ function single(exporter: WireExporter, options: WireOptions): WireExporter {
 function withTrustHint(error: Error | undefined): Error | undefined {
   const hint = untrustedCertificateHint(error);
   if (error === undefined || hint === '') return error;
+  // grpc-js ends the text with an empty "Resolution note:" when it has none, which would precede the hint.
   const hinted = new Error(`${error.message.replace(/[\s.]*Resolution note:\s*$/, '')} (${hint})`);
   hinted.name = error.name;
   return Object.assign(hinted, { code: (error as { code?: unknown }).code });
