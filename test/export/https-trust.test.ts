@@ -168,6 +168,8 @@ describe('the memory relay trusts the certificate authorities native trusts', ()
     for (const output of outputs) {
       expect(output.sent ?? 0).toBe(0);
       expect(output.lastError, JSON.stringify(output)).toMatch(/certificate is not signed by a trusted CA: add its CA to the system store, or name it in SSL_CERT_FILE or SSL_CERT_DIR \(read by both backends\) or NODE_EXTRA_CA_CERTS \(memory only\)/);
+      // Named once, not again by each layer the failure passes through.
+      expect(output.lastError?.match(/not signed by a trusted CA/g), output.lastError).toHaveLength(1);
     }
     expect(setup.receiver.received).toEqual([]);
   });

@@ -16,7 +16,8 @@
 
 import http from 'node:http';
 import { createRequire } from 'node:module';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
+import tls from 'node:tls';
 
 const require = createRequire(import.meta.url);
 
@@ -83,6 +84,8 @@ export interface ReceivedRequest {
 export interface ReceiverOptions {
   /** Requests with a larger body are refused as too large, as a capped collector refuses them. */
   maxRequestBytes?: number;
+  /** gRPC only: serve TLS with this key and certificate (PEM); the receiver's `url` is then `https://localhost:<port>`. */
+  tls?: { key: Buffer; cert: Buffer };
 }
 
 /** How the receiver answers: by default an empty 200. */
@@ -328,7 +331,7 @@ interface GrpcModule {
     tryShutdown(callback: () => void): void;
     forceShutdown(): void;
   };
-  ServerCredentials: { createInsecure(): object };
+  ServerCredentials: { createInsecure(): object; createSsl(rootCerts: Buffer | null, keyCertPairs: { private_key: Buffer; cert_chain: Buffer }[]): object };
   status: Record<string, number>;
 }
 
@@ -336,9 +339,12 @@ class GrpcReceiver extends BaseReceiver {
   url = '';
   private readonly grpc: GrpcModule = require('@grpc/grpc-js') as GrpcModule;
   private readonly server: InstanceType<GrpcModule['Server']>;
+  private readonly tls: ReceiverOptions['tls'];
+  private terminator: tls.Server | undefined;
 
   constructor(options: ReceiverOptions) {
     super();
+    this.tls = options.tls;
     this.server = new this.grpc.Server(options.maxRequestBytes === undefined ? {} : { 'grpc.max_receive_message_length': options.maxRequestBytes });
   }
 
@@ -376,12 +382,34 @@ class GrpcReceiver extends BaseReceiver {
     const port = await new Promise<number>((resolve, reject) =>
       this.server.bindAsync('127.0.0.1:0', this.grpc.ServerCredentials.createInsecure(), (error, p) => (error ? reject(error) : resolve(p))),
     );
-    this.url = `http://127.0.0.1:${port}`;
+    if (this.tls === undefined) {
+      this.url = `http://127.0.0.1:${port}`;
+      return this;
+    }
+    // TLS is ended by a node:tls server in front, offering h2 as a gRPC server does: grpc-js's own TLS server
+    // does not handshake on Deno (its client then reads plaintext HTTP/2 frames as a TLS record).
+    const terminator = tls.createServer({ key: this.tls.key, cert: this.tls.cert, ALPNProtocols: ['h2'] }, (secure) => {
+      const plain = net.connect(port, '127.0.0.1');
+      secure.pipe(plain).pipe(secure);
+      const close = () => {
+        secure.destroy();
+        plain.destroy();
+      };
+      secure.on('error', close).on('close', close);
+      plain.on('error', close).on('close', close);
+    });
+    terminator.on('tlsClientError', () => {});
+    await new Promise<void>((resolve) => terminator.listen(0, '127.0.0.1', resolve));
+    this.terminator = terminator;
+    // The name the certificate carries (localhost), as a client checks it.
+    this.url = `https://localhost:${(terminator.address() as AddressInfo).port}`;
     return this;
   }
 
   async close(): Promise<void> {
     this.server.forceShutdown();
+    const terminator = this.terminator;
+    if (terminator !== undefined) await new Promise<void>((resolve) => terminator.close(() => resolve()));
   }
 }
 

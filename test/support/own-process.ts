@@ -22,6 +22,7 @@
 export const NATIVE_SHARED = [
   'test/export/https-trust.test.ts',
   'test/export/otlp-process-exit.test.ts',
+  'test/export/grpc-trust.test.ts',
   'test/plugin/host-program.test.ts',
   'test/plugin/payload-failures.test.ts',
   'test/plugin/queued-payloads.test.ts',

@@ -185,7 +185,7 @@ async function examine(args: ParsedArgs, io: CliIo): Promise<DoctorReport> {
         });
       }
     }
-    if (observability) destinations = await reach(observability, booleanFlag(args, 'offline'), problems, resolved.kind === 'native');
+    if (observability) destinations = await reach(observability, booleanFlag(args, 'offline'), problems, resolved.kind);
     // Every section off (a misspelt `enabled` is only an unknown-field warning): the host would record nothing.
     if (observability && settings.pluginsTomlPath && settings.dynamicPlugins.length === 0 && !recordsAnything(observability)) {
       problems.push({
@@ -232,13 +232,23 @@ const DESTINATION_NAMES: Record<RemoteDestination['kind'], string> = {
 };
 
 /** Whether each remote destination answers (all at once, each bounded), an error for each that does not. */
-async function reach(observability: ObservabilitySettings, offline: boolean, problems: ConfigDiagnostic[], native: boolean): Promise<DestinationCheck[]> {
+async function reach(observability: ObservabilitySettings, offline: boolean, problems: ConfigDiagnostic[], backend: string): Promise<DestinationCheck[]> {
   const configured = remoteDestinations(observability);
   if (offline) return configured.map((destination) => ({ kind: destination.kind, url: destination.url, status: 'not checked' }));
-  const checks = await checkReachability(configured, { native });
+  const checks = await checkReachability(configured, { native: backend === 'native' });
   checks.forEach((check, index) => {
-    if (check.status !== 'unreachable') return;
     const field = configured[index]!.field;
+    // The check trusts what the memory relay's senders trust; native's gRPC exporter trusts none of the added authorities.
+    if (check.status === 'ok' && backend === 'native' && configured[index]!.grpc && /^https:/i.test(configured[index]!.target)) {
+      problems.push({
+        level: 'warning',
+        code: 'destination.native_grpc_certificate',
+        component: 'observability',
+        ...(field !== undefined ? { field } : {}),
+        message: `${DESTINATION_NAMES[check.kind]} ${check.url} over gRPC: native's gRPC exporter does not trust the system store, SSL_CERT_FILE or SSL_CERT_DIR (measured with nemo-relay-node 0.9.2), so it refuses a certificate a company CA signed although this check accepted it; send to such a collector with transport = "http_binary"`,
+      });
+    }
+    if (check.status !== 'unreachable') return;
     problems.push({
       level: 'error',
       code: 'destination.unreachable',

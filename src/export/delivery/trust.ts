@@ -1,8 +1,10 @@
 /**
  * Which certificate authorities the memory relay's HTTPS senders (stream
- * sinks, OTLP/HTTP, ATIF uploads, each through a proxy or not) and doctor's
- * reachability check trust: the ones native trusts, so that a collector
- * behind a company CA works on both backends.
+ * sinks, OTLP/HTTP, ATIF uploads, each through a proxy or not), OTLP over
+ * gRPC to an `https:` endpoint and doctor's reachability check trust: the
+ * ones native trusts, so that a collector behind a company CA works on both
+ * backends. (Native's gRPC exporter is the exception: it refused a company
+ * CA from every source below, measured; doctor warns about it.)
  *
  * Native verifies with the platform's verifier, which on Linux and other
  * Unix systems reads, measured against `nemo-relay-node` with a loopback
@@ -232,8 +234,11 @@ function secureContextOf(ca: string[]): tls.SecureContext | undefined {
   }
 }
 
-/** OpenSSL's codes (and Deno's, Bun's) for a certificate the client does not trust. */
-const UNTRUSTED = /UNABLE_TO_VERIFY|SELF_SIGNED|UNABLE_TO_GET_ISSUER|CERT_UNTRUSTED|UnknownIssuer|unknown ?issuer|invalid peer certificate/i;
+/**
+ * OpenSSL's codes and texts (and Deno's, Bun's) for a certificate the client
+ * does not trust; the texts are what grpc-js reports, inside its UNAVAILABLE.
+ */
+const UNTRUSTED = /UNABLE[_ ]TO[_ ]VERIFY|SELF[-_ ]SIGNED|UNABLE[_ ]TO[_ ]GET[_ ](?:LOCAL[_ ])?ISSUER|CERT_UNTRUSTED|UnknownIssuer|unknown ?issuer|invalid peer certificate/i;
 
 /** How the hint below begins, so that doctor can tell a reason that already says what to do. */
 export const UNTRUSTED_CERTIFICATE_FIX = "the destination's certificate is not signed by a trusted CA";

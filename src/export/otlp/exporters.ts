@@ -11,7 +11,8 @@
 import type { OtlpTransport } from '../../formats/plugins-toml/opentelemetry.ts';
 import { DeliveryError, HttpStatusError, RequestTooLargeError } from '../delivery/errors.ts';
 import { sendHttp } from '../delivery/http.ts';
-import { trustOptions } from '../delivery/trust.ts';
+import { httpsTrust, trustOptions, untrustedCertificateHint } from '../delivery/trust.ts';
+import { processEnv, readVariable } from '../../shared/env.ts';
 
 export type Signal = 'traces' | 'logs';
 
@@ -57,6 +58,11 @@ interface GrpcMetadata {
   set(key: string, value: string): void;
 }
 
+interface GrpcModule {
+  Metadata: new () => GrpcMetadata;
+  credentials: { createFromSecureContext(context: unknown): unknown };
+}
+
 /**
  * The exporter package could not be imported. Activation already said so once,
  * with the install command (export/packages.ts), so the pipeline counts what it
@@ -86,8 +92,13 @@ export async function createWireExporter(options: WireOptions): Promise<WireExpo
   }
   const config: Record<string, unknown> = { url: options.url, timeoutMillis: options.timeoutMillis };
   if (options.transport === 'grpc') {
-    if (Object.keys(options.headers).length > 0) {
-      const grpc = (await import('@grpc/grpc-js')) as unknown as { Metadata: new () => GrpcMetadata };
+    const secure = /^https:\/\//i.test(options.url) && !namesGrpcRoots();
+    const grpc = secure || Object.keys(options.headers).length > 0 ? ((await import('@grpc/grpc-js')) as unknown as GrpcModule) : undefined;
+    // grpc-js checks a TLS collector against its own roots alone: it gets the authorities every other sender trusts
+    // (`delivery/trust.ts`), the same secure context; nothing found beyond the runtime's roots leaves grpc-js's default.
+    const { secureContext } = secure ? httpsTrust() : { secureContext: undefined };
+    if (grpc !== undefined && secureContext !== undefined) config.credentials = grpc.credentials.createFromSecureContext(secureContext);
+    if (grpc !== undefined && Object.keys(options.headers).length > 0) {
       const metadata = new grpc.Metadata();
       for (const [key, value] of Object.entries(options.headers)) {
         try {
@@ -105,6 +116,16 @@ export async function createWireExporter(options: WireOptions): Promise<WireExpo
     config.httpAgentOptions = unrefAgentFactory;
   }
   return single(new Exporter(config), options);
+}
+
+/**
+ * Whether `GRPC_DEFAULT_SSL_ROOTS_FILE_PATH` names grpc-js's roots: a host
+ * that set it chose gRPC's authorities itself, which grpc-js applies only to
+ * credentials it builds, so it keeps building them.
+ */
+function namesGrpcRoots(): boolean {
+  const file = readVariable(processEnv(), 'GRPC_DEFAULT_SSL_ROOTS_FILE_PATH').value;
+  return file !== undefined && file !== '';
 }
 
 /**
@@ -157,8 +178,11 @@ function single(exporter: WireExporter, options: WireOptions): WireExporter {
       const result = await inner.send(data, timeoutMillis);
       if (result.status === 'success') bytes += data.byteLength;
       else if (typeof result.retryInMillis === 'number') retryAfter = result.retryInMillis;
-      const tooLarge = result.status === 'success' ? null : refusedAsTooLarge(result.error, data.byteLength);
-      return tooLarge === null ? result : { status: 'failure', error: tooLarge };
+      if (result.status === 'success') return result;
+      const tooLarge = refusedAsTooLarge(result.error, data.byteLength);
+      if (tooLarge !== null) return { status: 'failure', error: tooLarge };
+      // The HTTP transport's errors (`sendHttp`) already name the fix.
+      return options.transport === 'grpc' ? { ...result, error: withTrustHint(result.error) } : result;
     },
     shutdown: () => inner.shutdown(),
   };
@@ -176,6 +200,20 @@ function single(exporter: WireExporter, options: WireOptions): WireExporter {
     return delay;
   };
   return exporter;
+}
+
+/**
+ * A failure over an untrusted certificate with the fix named, as the HTTP
+ * senders name it (`delivery/http.ts`): grpc-js reports it as UNAVAILABLE
+ * with OpenSSL's text inside ("unable to verify the first certificate").
+ */
+function withTrustHint(error: Error | undefined): Error | undefined {
+  const hint = untrustedCertificateHint(error);
+  if (error === undefined || hint === '') return error;
+  // grpc-js ends the text with an empty "Resolution note:" when it has none, which would precede the hint.
+  const hinted = new Error(`${error.message.replace(/[\s.]*Resolution note:\s*$/, '')} (${hint})`);
+  hinted.name = error.name;
+  return Object.assign(hinted, { code: (error as { code?: unknown }).code });
 }
 
 /** gRPC's RESOURCE_EXHAUSTED: also a quota's answer, so only a message over the size limit counts as too large. */
