@@ -287,6 +287,7 @@ console.log('@@RESULT@@' + JSON.stringify(plugin.status().outputs));`,
     expect(new Set(ours.map((entry) => `${entry.method} ${entry.target} ${entry.authorization}`))).toEqual(new Set([`CONNECT ${authority} Basic ${Buffer.from('u:tunnel-4711').toString('base64')}`]));
   });
 
+  if (runtime !== 'deno') console.info('[proxy] the Deno child without --allow-env runs only when the suite runs on Deno');
   it.runIf(runtime === 'deno')('on Deno without --allow-env, goes direct, and a failure says the proxy variables could not be read', () => {
     const dir = tempDir('proxy-refused-env');
     fs.writeFileSync(
