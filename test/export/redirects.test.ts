@@ -169,3 +169,39 @@ describe('a redirect that would lose the body, and OTLP, are failures that name 
     expect(sink.lastError).toBe(`POST ${main.origin}/ndjson answered HTTP 308, redirecting to ${main.origin}/moved/ndjson: not delivered; this output follows no redirect: set its URL to the new location`);
   });
 });
+
+describe('the timeout bounds the whole exchange, redirects included', () => {
+  it('a redirect to a place that never answers fails when the configured budget is spent, and says that budget, not what was left of it after the first hop', async () => {
+    const { sendHttp } = await import('../../src/export/delivery/http.ts');
+    const { DeliveryTimeoutError } = await import('../../src/export/delivery/errors.ts');
+    withProcessEnv(NO_PROXY_VARS);
+    const hanging: http.ServerResponse[] = [];
+    const server = http.createServer((request, response) => {
+      request.resume();
+      // The first hop answers late, then points at a path that never answers.
+      if (request.url === '/slow-redirect') setTimeout(() => response.writeHead(307, { location: '/hang' }).end(), 150);
+      else hanging.push(response);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    closers.push(
+      () =>
+        new Promise((resolve) => {
+          for (const response of hanging) response.destroy();
+          server.closeAllConnections();
+          server.close(() => resolve());
+        }),
+    );
+    const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const started = Date.now();
+    const failure = await sendHttp({ url: `${origin}/slow-redirect`, method: 'POST', headers: {}, body: '{}', timeoutMs: 600, signal: new AbortController().signal }).then(
+      () => null,
+      (error: unknown) => error,
+    );
+    const took = Date.now() - started;
+    expect(failure).toBeInstanceOf(DeliveryTimeoutError);
+    expect((failure as Error).message).toBe(`POST ${origin}/hang got no answer within 600 ms`);
+    // Both hops share the budget: the second waited what was left, not a fresh 600 ms.
+    expect(took).toBeLessThan(1100);
+    expect(hanging).toHaveLength(1);
+  });
+});

@@ -59,7 +59,7 @@ export async function sendHttp(attempt: HttpAttempt): Promise<void> {
   let path = attempt.path;
   const deadline = Date.now() + attempt.timeoutMs;
   for (let hops = 0; ; hops++) {
-    const answer = await requestOnce(url, { ...attempt, headers, ...(path !== undefined ? { path } : {}), timeoutMs: Math.max(1, deadline - Date.now()) });
+    const answer = await requestOnce(url, { ...attempt, headers, ...(path !== undefined ? { path } : {}) }, Math.max(1, deadline - Date.now()));
     if (answer.status >= 200 && answer.status <= 299) return;
     const next = nextRequest({ status: answer.status, location: answer.location, url, headers, what: answer.what, hops, policy: attempt.redirects ?? 'follow' });
     if (next === null) throw new HttpStatusError(answer.status, answer.what, answer.retryAfterMs, answer.hint);
@@ -94,8 +94,12 @@ interface Answer {
   hint: string;
 }
 
-/** One request to `url` and its answer (read to its end); throws a `DeliveryError` when there is none. */
-function requestOnce(url: URL, attempt: HttpAttempt): Promise<Answer> {
+/**
+ * One request to `url` and its answer (read to its end); throws a `DeliveryError` when there is none.
+ * It may wait `remainingMs` (what is left of the exchange's budget after earlier hops); a timeout
+ * still names the budget the user configured, `attempt.timeoutMs`, not what was left of it.
+ */
+function requestOnce(url: URL, attempt: HttpAttempt, remainingMs: number): Promise<Answer> {
   const route = routeTo(url);
   const what = `${attempt.method} ${displayUrl(url.href)}${route.via}`;
   const note = route.note !== undefined ? ` (${route.note})` : '';
@@ -114,7 +118,7 @@ function requestOnce(url: URL, attempt: HttpAttempt): Promise<Answer> {
       setTimeout(() => {
         finish(new DeliveryTimeoutError(`${what} got no answer within ${attempt.timeoutMs} ms`));
         request?.destroy();
-      }, timerDelay(attempt.timeoutMs)),
+      }, timerDelay(remainingMs)),
     );
     const onClose = () => {
       finish(new DeliveryClosedError(`${what} was cut short: the output closed`));
