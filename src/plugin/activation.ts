@@ -14,9 +14,10 @@
 import type { Logger } from '../shared/logger.ts';
 import { safeLog } from '../shared/logger.ts';
 import type { ConfigDiagnostic, JsonObject, PluginConfigActivation, RelayBackend } from '../relay/contract.ts';
-import { ensureOutputDirectories } from './config/plugins-toml.ts';
+import { ensureOutputDirectories, WITHHELD } from './config/plugins-toml.ts';
 import { removeEmptyCreated } from '../shared/directory.ts';
-import { enabledComponents, observabilityExporterEnabled } from '../formats/plugins-toml/document.ts';
+import { observabilityExporterEnabled } from '../formats/plugins-toml/document.ts';
+import { isJsonObject } from '../shared/json.ts';
 import type { NemoRelaySettings } from './config/settings.ts';
 import { InvalidPluginConfigError } from '../relay/errors.ts';
 import { errorMessage } from '../shared/error-text.ts';
@@ -117,19 +118,18 @@ export async function activatePluginsToml(backend: RelayBackend, settings: NemoR
   }
 }
 
-/** Whether the document asks for redaction: then no output may be written without it. */
+/**
+ * Whether the document asks for redaction: then no output may be written
+ * without it. Any `pii_redaction` component not switched off with
+ * `enabled = false` asks: an `enabled` that is not a boolean (`"yes"`, `1`)
+ * makes the relay reject the document, and that operator meant it on.
+ */
 export function redactionRequested(settings: NemoRelaySettings): boolean {
-  return enabledComponents(settings.pluginsConfig, 'pii_redaction').length > 0;
+  const components = settings.pluginsConfig?.components;
+  return Array.isArray(components) && components.some((component) => isJsonObject(component) && component.kind === 'pii_redaction' && component.enabled !== false);
 }
 
-/** The diagnostic that says why nothing is written. */
-export const WITHHELD: ConfigDiagnostic = {
-  level: 'error',
-  code: 'plugins_toml.outputs_withheld',
-  component: 'pii_redaction',
-  message:
-    'plugins.toml asks for pii_redaction but could not be activated, so nothing is written (no ATOF, ATIF, OTLP, stream or upload) rather than unredacted output; fix the document (see the diagnostics above) or remove the pii_redaction component',
-};
+export { WITHHELD };
 
 /**
  * What the plugin records into when the document cannot be used: the

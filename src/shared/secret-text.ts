@@ -19,8 +19,8 @@ export function isCredentialHeader(name: string): boolean {
   return CREDENTIAL_HEADERS.has(name.toLowerCase());
 }
 
-/** Query parameters whose values are credentials by name (compared lower-case, `-` and `_` ignored). */
-const SECRET_QUERY_KEYS = new Set(['token', 'accesstoken', 'apikey', 'key', 'secret', 'password', 'auth', 'authorization', 'signature', 'xamzsignature', 'xamzcredential', 'xamzsecuritytoken', 'sig', 'code']);
+/** Query parameters whose values are credentials by their whole name (compared lower-case, `-` and `_` ignored). */
+const SECRET_QUERY_KEYS = new Set(['key', 'auth', 'authorization', 'sig', 'code']);
 
 /**
  * `url` with its password (and a user name that came with one) and
@@ -53,8 +53,17 @@ function hasSecretQuery(url: URL): boolean {
   return false;
 }
 
+/**
+ * Words that make any query parameter holding them a credential (`token`,
+ * `access_token`, `X-Amz-Signature`, `X-Amz-Credential`, ...): services
+ * name theirs freely (`client_secret`, `private_token`, `refresh_token`,
+ * `x-api-key`, `db_password`), so a fixed list of names let them print.
+ */
+const SECRET_QUERY_WORDS = /token|secret|passw|apikey|signature|credential/;
+
 function isSecretKey(key: string): boolean {
-  return SECRET_QUERY_KEYS.has(key.toLowerCase().replace(/[-_]/g, ''));
+  const name = key.toLowerCase().replace(/[-_]/g, '');
+  return SECRET_QUERY_KEYS.has(name) || SECRET_QUERY_WORDS.test(name);
 }
 
 /**

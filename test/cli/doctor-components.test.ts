@@ -31,6 +31,21 @@ describe('doctor and plugins.toml components on the in-memory relay', () => {
     expect(result.stdout).toMatch(/error plugins_toml\.outputs_withheld[^\n]*nothing is written/);
   });
 
+  it('fails on a pii_redaction whose enabled is not a boolean: the document is refused, and the fallback would not redact', () => {
+    const result = doctor(['[[components]]', 'kind = "pii_redaction"', 'enabled = "yes"', '[components.config.builtin]', 'action = "hash"'].join('\n'));
+    expectNoStack(result.stdout + result.stderr);
+    expect(result.code, result.stdout + result.stderr).toBe(1);
+    expect(result.stdout).toMatch(/error plugins_toml\.outputs_withheld[^\n]*nothing is written/);
+  });
+
+  it('fails on a document that is not TOML and names pii_redaction, saying nothing will be written', () => {
+    const result = doctor(['[[components]]', 'kind = "pii_redaction"', '[components.config.builtin]', 'action = = "hash"'].join('\n'));
+    expectNoStack(result.stdout + result.stderr);
+    expect(result.code, result.stdout + result.stderr).toBe(1);
+    expect(result.stdout).toMatch(/error plugins_toml\.invalid_toml[^\n]*names pii_redaction, so nothing is written/);
+    expect(result.stdout).toMatch(/error plugins_toml\.outputs_withheld[^\n]*nothing is written/);
+  });
+
   it('is quiet about components it runs (redaction, pricing, the response cache)', () => {
     const result = doctor(
       [

@@ -135,6 +135,10 @@ const HIDDEN: Record<string, { components: string; hook?: RedactHook; inNames?: 
   'the trajectory_context preset': { components: pii('preset = "trajectory_context"') },
   'an invalid pattern (the document is rejected)': { components: pii('action = "redact"\npattern = "("'), writesNothing: true },
   'a disabled profile beside an invalid one': { components: pii('', '[[components.config.profiles]]\nenabled = false\n[components.config.profiles.builtin]\naction = "hash"\n[[components.config.profiles]]\n[components.config.profiles.builtin]\naction = "frob"'), writesNothing: true },
+  // `enabled = "yes"` is refused (native wants a boolean), so the whole document is; the operator asked for redaction all the same.
+  'a pii_redaction whose enabled is not a boolean (the document is rejected)': { components: '[[components]]\nkind = "pii_redaction"\nenabled = "yes"\n[components.config.builtin]\naction = "hash"\n', writesNothing: true },
+  // Text no TOML parser reads: which components it holds is unknown, but it names pii_redaction.
+  'invalid TOML that names pii_redaction': { components: '[[components]]\nkind = "pii_redaction"\n[components.config.builtin]\naction = = "hash"\n', writesNothing: true },
   'local_model (no local backend here)': { components: '[[components]]\nkind = "pii_redaction"\n[components.config]\nmode = "local_model"\n[components.config.local]\nbackend = "x"\n', writesNothing: true },
   'the redact hook alone, names included': {
     components: '',
@@ -175,7 +179,8 @@ describe('nothing redaction governs reaches any output', () => {
             expect([...run.files.keys()].filter((f) => !f.endsWith('.jsonl') || run.files.get(f) !== '')).toEqual([]);
             expect(run.remoteBodies).toEqual([]);
             expect(Object.values(run.spans).flat()).toEqual([]);
-            expect(run.status.pluginConfig.diagnostics.map((d) => d.code)).toContain('plugins_toml.outputs_withheld');
+            // (A document no parser reads is never activated: its diagnostics are the settings'.)
+            expect([...run.status.pluginConfig.diagnostics, ...run.status.diagnostics].map((d) => d.code)).toContain('plugins_toml.outputs_withheld');
             expect(run.problems.some((p) => p.includes('nothing is written rather than unredacted output'))).toBe(true);
           } else {
             // Something was written (a run that records nothing would pass vacuously).

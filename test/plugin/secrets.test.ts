@@ -24,6 +24,10 @@ const SECRETS = {
   s3Token: 'tok-SECRET-c5a8',
   otlpEnvHeader: 'otlpenv-SECRET-2e19',
   queryToken: 'qtok-SECRET-83aa',
+  // Credentials under query names of their own (OAuth's client_secret, GitLab's private_token, an API gateway's x-api-key).
+  clientSecret: 'cs-SECRET-5d21',
+  privateToken: 'ptok-SECRET-a90e',
+  gatewayKey: 'gwk-SECRET-17bc',
 };
 
 let server: http.Server;
@@ -79,7 +83,7 @@ output_directory = ${JSON.stringify(dir)}
 filename_template = "trajectory-{session_id}.json"
 [[components.config.atif.storage]]
 type = "http"
-endpoint = "http://${auth}/atif"
+endpoint = "http://${auth}/atif?client_secret=${SECRETS.clientSecret}&private_token=${SECRETS.privateToken}&x-api-key=${SECRETS.gatewayKey}&team=agents"
 timeout_millis = 2000
 headers = { authorization = "Bearer ${SECRETS.header}" }
 [[components.config.atif.storage]]
@@ -191,6 +195,7 @@ describe('no secret is printed or written', () => {
     expect(displayUrl('http://user:pw@host:4318/v1/traces')).toBe('http://***@host:4318/v1/traces');
     expect(displayUrl('https://token@host/x')).toBe('https://***@host/x');
     expect(displayUrl('http://host/x?api_key=abc&keep=1')).toBe('http://host/x?api_key=***&keep=1');
+    expect(displayUrl('http://host/x?client_secret=a&refresh_token=b&X-Api-Key=c&db_password=d&keep=1')).toBe('http://host/x?client_secret=***&refresh_token=***&X-Api-Key=***&db_password=***&keep=1');
     expect(displayUrl('http://host:4318/v1/traces')).toBe('http://host:4318/v1/traces');
     expect(displayUrl('not a url //u:p@x')).toBe('not a url //***@x');
     expect(displaySettingValue('NEMO_RELAY_HOOKS_OTLP_HEADERS', 'authorization=Bearer x,x-team=agents,loose')).toBe('authorization=***,x-team=***,***');

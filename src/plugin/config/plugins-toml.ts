@@ -26,6 +26,26 @@ export interface LoadedPluginsToml {
   /** The parsed document, or null when the file is missing, unreadable or invalid. */
   document: JsonObject | null;
   diagnostics: ConfigDiagnostic[];
+  /** True when the text is not TOML but names pii_redaction: the environment's outputs must not record either. */
+  withholdOutputs?: true;
+}
+
+/** The diagnostic that says why nothing is written. */
+export const WITHHELD: ConfigDiagnostic = {
+  level: 'error',
+  code: 'plugins_toml.outputs_withheld',
+  component: 'pii_redaction',
+  message:
+    'plugins.toml asks for pii_redaction but could not be activated, so nothing is written (no ATOF, ATIF, OTLP, stream or upload) rather than unredacted output; fix the document (see the diagnostics above) or remove the pii_redaction component',
+};
+
+/**
+ * Whether a text no parser reads names `pii_redaction` outside a comment:
+ * which components it holds is unknown, so it may ask for redaction, and
+ * falling back to the environment's unredacted outputs would defeat it.
+ */
+function namesRedaction(text: string): boolean {
+  return /^[^#\n]*\bpii_redaction\b/m.test(text);
 }
 
 /**
@@ -70,17 +90,15 @@ export function loadPluginsToml(filePath: string, fallbackRecords = true): Loade
   try {
     parsed = tomlParser()(textContent);
   } catch (error) {
-    return {
-      document: null,
-      diagnostics: [
-        {
-          level: 'error',
-          code: 'plugins_toml.invalid_toml',
-          field: 'NEMO_RELAY_HOOKS_PLUGINS_TOML',
-          message: `invalid TOML in ${filePath}${tomlPosition(error)}: ${firstLine(errorMessage(error))}; ${fallback}`,
-        },
-      ],
+    const withheld = namesRedaction(textContent);
+    const then = withheld ? 'it names pii_redaction, so nothing is written rather than unredacted output (fail closed)' : fallback;
+    const invalid: ConfigDiagnostic = {
+      level: 'error',
+      code: 'plugins_toml.invalid_toml',
+      field: 'NEMO_RELAY_HOOKS_PLUGINS_TOML',
+      message: `invalid TOML in ${filePath}${tomlPosition(error)}: ${firstLine(errorMessage(error))}; ${then}`,
     };
+    return withheld ? { document: null, diagnostics: [invalid, WITHHELD], withholdOutputs: true } : { document: null, diagnostics: [invalid] };
   }
   // TOML dates become ISO strings: the relay document is plain JSON.
   const document = toJson(parsed);

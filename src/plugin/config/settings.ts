@@ -359,6 +359,11 @@ export function loadSettings(given: Environment, overrides: NemoRelaySettingsOve
   const toml = loadPluginsToml(settings.pluginsTomlPath, settings.atofEnabled || settings.atifEnabled);
   diagnostics.push(...toml.diagnostics);
   settings.pluginsConfig = toml.document;
+  if (toml.withholdOutputs) {
+    // Fail closed: the environment's outputs would record what the unreadable document may redact.
+    settings.atofEnabled = false;
+    settings.atifEnabled = false;
+  }
   diagnostics.push(...pluginsTomlDiagnostics(toml.document));
   const outputsByDefault = {
     atof: defaultOutputs && !explicit.has('atofEnabled') && !explicit.has('atofOutputDirectory'),
