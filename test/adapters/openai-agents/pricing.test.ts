@@ -4,6 +4,7 @@
 // only by the snapshot the API answered with (`gpt-4o-2025-04-14`), which the entry must list among its aliases.
 // Driven by the real `openai` client against a fake fetch, on both backends.
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Agent, OpenAIChatCompletionsModel, OpenAIResponsesModel, Runner } from '@openai/agents';
@@ -17,7 +18,7 @@ const getWeather = weatherTool();
 
 /** A pricing-only document with gpt-4o at $2.50 / $10 per million, cache reads $1.25, and the given aliases. */
 function pricingToml(aliases: string[]): string {
-  const file = path.join(fs.mkdtempSync(path.join(process.env.TMPDIR ?? '/tmp', 'nrh-agents-pricing-')), 'plugins.toml');
+  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'nrh-agents-pricing-')), 'plugins.toml');
   fs.writeFileSync(
     file,
     [
