@@ -182,9 +182,9 @@ export class LiveRecording {
   }
 
   /**
-   * Applies the plugins.toml outcome: an active document owns its outputs,
-   * otherwise the env exporters apply; a withheld one (redaction asked for
-   * and unavailable) leaves every output off.
+   * Applies the plugins.toml outcome: an active document owns the outputs
+   * it enables, and the env exporters write the others; a withheld one
+   * (redaction asked for and unavailable) leaves every output off.
    */
   applyConfig(outcome: PluginsTomlOutcome): void {
     this.config = outcome;
@@ -194,7 +194,9 @@ export class LiveRecording {
     // The checks are loaded before any outcome of a document, except at an exit that came first: then unpriced (the document never applied).
     this.trajectories.setPricer(document === null ? undefined : documentChecksNow()?.stepPricer(document));
     this.setRedactedNames(outcome.kind === 'active' ? document : null);
-    if (outcome.kind !== 'active' && !withheld) this.registerAtof();
+    // As for ATIF: the environment's ATOF file is written unless the document writes ATOF itself (a pricing-only
+    // document beside NEMO_RELAY_HOOKS_ATOF_ENABLED records with the environment's file, as the settings say it will).
+    if (!withheld && !ownsExporter(outcome, this.options.settings, 'atof')) this.registerAtof();
     this.announceDefaultOutputs();
   }
 

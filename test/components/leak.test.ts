@@ -192,6 +192,15 @@ describe('nothing redaction governs reaches any output', () => {
         });
       }
 
+      it('a document with pii_redaction and no observability component: the environment\'s ATOF file and trajectories are written, redacted', async () => {
+        // A pricing- or redaction-only plugins.toml beside NEMO_RELAY_HOOKS_ATOF_ENABLED wrote no ATOF file at all
+        // (the environment's ATIF was written): the document's redaction must govern that file too.
+        const run = await runComponents(backend.create(), { components: HIDDEN['a pattern for the planted values']!.components, script: conversation(false), noObservability: true });
+        expect(run.events.length).toBeGreaterThan(10);
+        expect(run.settingsTrajectories.size).toBe(1);
+        expect(leaks(run)).toEqual([]);
+      });
+
       it('credential headers never leave, even with no redaction configured', async () => {
         const run = await runComponents(backend.create(), { components: '', script: conversation(false), otlp: ['full'], remote: true, settingsAtif: true });
         const found = leaks(run);

@@ -131,7 +131,7 @@ export async function runComponents(backend: RelayBackend, options: ComponentRun
     if (options.settingsAtif || options.noObservability) {
       env.HERMES_NEMO_RELAY_ATIF_ENABLED = '1';
       env.HERMES_NEMO_RELAY_ATIF_OUTPUT_DIRECTORY = path.join(dir, 'settings-atif');
-      // The env ATOF file too: it must stay unwritten whenever the document is in force or withheld.
+      // The env ATOF file too: it must stay unwritten whenever the document writes ATOF itself or is withheld.
       env.HERMES_NEMO_RELAY_ATOF_ENABLED = '1';
       env.HERMES_NEMO_RELAY_ATOF_OUTPUT_DIRECTORY = path.join(dir, 'settings-atof');
     }

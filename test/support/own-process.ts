@@ -48,6 +48,7 @@ export const NATIVE_SHARED = [
   'test/adapters/ai-sdk/gateway.test.ts',
   'test/adapters/openai-agents/failed-stream-usage.test.ts',
   'test/adapters/openai-agents/gateway.test.ts',
+  'test/adapters/openai-agents/pricing.test.ts',
   'test/adapters/ai-sdk/openrouter.test.ts',
   'test/adapters/langchain-openrouter.test.ts',
   'test/adapters/ai-sdk/azure.test.ts',

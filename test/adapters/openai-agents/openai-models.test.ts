@@ -119,6 +119,10 @@ describe('OpenAI Agents SDK on OpenAI models', () => {
       const doc = onlyTrajectory(atif);
       expect(doc.session_id).toBe('conversation-7');
       expect(doc.agent.name).toBe('Chat Weather');
+      // The model object keeps its name private, tracing on or off: the requests name none, and the
+      // trajectory's agent is named after the model the first answer reported (as the adapter's page says).
+      expect(hooks(recorded, 'pre_api_request').map((hook) => hook.model ?? hook.request?.body?.model)).toEqual([undefined, undefined]);
+      expect(doc.agent.model_name).toBe(dated('gpt-4o'));
       expect(stepsOf(doc)[0]).toMatchObject({ source: 'user', message: 'Weather in Oslo?' });
       expect(agentSteps(doc).map((step) => step.model_name)).toEqual([dated('gpt-4o'), dated('gpt-4o')]);
       expect(toolCallIds(doc)).toEqual(['call_oslo']);
