@@ -141,6 +141,15 @@ describe('a plugins.toml that records nothing', () => {
     expect(codes({ NEMO_RELAY_HOOKS_PLUGINS_TOML: write(withObservability) })).not.toContain('warning plugins_toml.records_nothing');
     expect(codes({ NEMO_RELAY_HOOKS_PLUGINS_TOML: write(pricingOnly), NEMO_RELAY_HOOKS_ATOF_ENABLED: '1' })).not.toContain('warning plugins_toml.records_nothing');
   });
+
+  // An operator's trial: `enabled = "yes"` on the observability component got, before the
+  // relay's own rejection (`expected a boolean`), a warning that the document had no
+  // observability component and should get one.
+  it('gets none when its observability component has an enabled that is no boolean: the rejection says why', () => {
+    const yes = withObservability.replace('kind = "observability"', 'kind = "observability"\nenabled = "yes"');
+    expect(codes({ NEMO_RELAY_HOOKS_PLUGINS_TOML: write(yes) })).not.toContain('warning plugins_toml.records_nothing');
+    expect(codes({ NEMO_RELAY_HOOKS_PLUGINS_TOML: write(withObservability.replace('kind = "observability"', 'kind = "observability"\nenabled = false')) })).toContain('warning plugins_toml.records_nothing');
+  });
 });
 
 describe('a plugins.toml the relay rejects', () => {

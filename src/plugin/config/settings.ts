@@ -31,7 +31,7 @@
 import type { ConfigDiagnostic, DynamicPluginSpec, JsonObject } from '../../relay/contract.ts';
 import { deniedEnv, envNames, guardEnv, processEnv, REFUSED_ENV_FIX, type Environment } from '../../shared/env.ts';
 import { adaptiveModeOf, loadPluginsToml, pluginsTomlDiagnostics } from './plugins-toml.ts';
-import { dynamicPluginSpecs, enabledComponentConfig } from '../../formats/plugins-toml/document.ts';
+import { componentEnabledMistyped, dynamicPluginSpecs, enabledComponentConfig } from '../../formats/plugins-toml/document.ts';
 import { hostIdentity, type HostIdentity } from './host-identity.ts';
 import {
   DEFAULT_OTLP_ENV_SETTINGS,
@@ -395,7 +395,16 @@ export function loadSettings(given: Environment, overrides: NemoRelaySettingsOve
   settings.adaptiveMode = adaptiveModeOf(adaptive);
   // A pricing- or adaptive-only document (as the pricing and cache pages show one) turns the
   // default outputs off and records nothing itself: say so rather than record nothing quietly.
-  if (toml.document !== null && enabledComponentConfig(toml.document, 'observability') === null && dynamic.specs.length === 0 && !settings.atofEnabled && !settings.atifEnabled) {
+  // An observability component whose `enabled` is no boolean is not missing: the relay rejects
+  // the document and says why, and "add an observability component" would send the operator astray.
+  if (
+    toml.document !== null &&
+    enabledComponentConfig(toml.document, 'observability') === null &&
+    !componentEnabledMistyped(toml.document, 'observability') &&
+    dynamic.specs.length === 0 &&
+    !settings.atofEnabled &&
+    !settings.atifEnabled
+  ) {
     diagnostics.push({
       level: 'warning',
       code: 'plugins_toml.records_nothing',
