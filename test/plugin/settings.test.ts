@@ -152,6 +152,30 @@ describe('a plugins.toml that records nothing', () => {
   });
 });
 
+describe('an ATOF file name with a folder part', () => {
+  // An operator's trial: NEMO_RELAY_HOOKS_ATOF_FILENAME=../x.jsonl wrote no ATOF file, which
+  // status().diagnostics did not say (only a log line from the relay's registration).
+  it('is an error diagnostic, said once, and nothing lands outside the folder', async () => {
+    const root = mkdtempSync(path.join(tmpdir(), 'nrh-atof-name-'));
+    const out = path.join(root, 'out');
+    const lines: string[] = [];
+    const logger = { debug() {}, info() {}, warn: (m: string) => void lines.push(m), error: (m: string) => void lines.push(m) };
+    const plugin = createNemoRelayPlugin({
+      backend: createMemoryRelay({ logger }),
+      env: { NEMO_RELAY_HOOKS_ATOF_ENABLED: '1', NEMO_RELAY_HOOKS_ATOF_OUTPUT_DIRECTORY: out, NEMO_RELAY_HOOKS_ATOF_FILENAME: '../x.jsonl', NEMO_RELAY_HOOKS_ATIF_ENABLED: '0' },
+      logger,
+    });
+    const hooks = new HookRegistry();
+    plugin.register(hooks);
+    hooks.emit('on_session_start', { session_id: 's1' });
+    hooks.emit('on_session_finalize', { session_id: 's1' });
+    await plugin.shutdown();
+    expect(plugin.status().diagnostics).toContainEqual(expect.objectContaining({ level: 'error', code: 'settings.invalid_value', field: 'NEMO_RELAY_HOOKS_ATOF_FILENAME' }));
+    expect(lines.filter((line) => line.includes('x.jsonl'))).toHaveLength(1);
+    expect(readdirSync(root)).toEqual([]);
+  });
+});
+
 describe('a plugins.toml the relay rejects', () => {
   // docs/cli/doctor.md's bad.plugins.toml: the warning said "falling back to the environment's
   // exporters" when the environment enabled none, so nothing at all was recorded.

@@ -44,6 +44,7 @@ import {
 import { errorMessage } from '../../shared/error-text.ts';
 import { listSome } from '../../shared/text.ts';
 import { nearMiss } from '../../shared/near-miss.ts';
+import { isPlainFileName } from '../../shared/safe-path.ts';
 
 /** How the env ATOF file is opened: appended to, or written afresh. */
 export type AtofFileMode = 'append' | 'overwrite';
@@ -428,6 +429,17 @@ export function loadSettings(given: Environment, overrides: NemoRelaySettingsOve
       code: 'settings.template_with_path',
       field: templateField,
       message: `ATIF filename template ${JSON.stringify(settings.atifFilenameTemplate)} contains a path separator: files land in sub-folders of the output directory, and any that would leave it are refused at write time`,
+    });
+  }
+  if (settings.atofEnabled && !isPlainFileName(settings.atofFilename)) {
+    // The relay refuses such a name at registration, after which no ATOF file is written at all:
+    // said here, so doctor and status().diagnostics name it before the first hook does.
+    const field = variableName('atofFilename', profile);
+    diagnostics.push({
+      level: 'error',
+      code: 'settings.invalid_value',
+      field,
+      message: `${field}=${JSON.stringify(settings.atofFilename)} is not a plain file name, so no ATOF file is written; fix: give the name alone and the folder in ${variableName('atofOutputDirectory', profile)}`,
     });
   }
   diagnostics.push(...unknownVariables(given));
