@@ -48,6 +48,7 @@ import { atExit } from '../shared/exit-hook.ts';
 import { mayRetry, retryDelay, type RetryPolicy } from '../shared/retry.ts';
 import { OWNER_ONLY } from '../shared/safe-path.ts';
 import { after } from '../shared/timers.ts';
+import { writeFailureFix } from '../shared/write-failure.ts';
 
 /** One trajectory file to write: its absolute path and its whole text. */
 export interface TrajectoryFile {
@@ -461,7 +462,7 @@ export class TrajectoryFiles<Key> {
     const message = `writing ATIF trajectory ${file.claim?.held ?? file.path}: ${reason}`;
     if (!this.#failing) {
       this.#failing = true;
-      this.fail(`${message} (until a trajectory is written again, later failures are counted in status().outputs, not said)`, error);
+      this.fail(`${message}${writeFailureFix(error)} (until a trajectory is written again, later failures are counted in status().outputs, not said)`, error);
       return;
     }
     this.#errors += 1;

@@ -282,6 +282,7 @@ describe('TrajectoryFiles', () => {
     await settle(files);
     expect(reported).toHaveLength(1);
     expect(reported[0]).toMatch(/^writing ATIF trajectory .*a\.json: .*\(until a trajectory is written again, later failures are counted in status\(\)\.outputs, not said\)$/);
+    expect(reported[0]).toContain('(a file stands where a folder of the path should be: remove it or point the output folder elsewhere)');
     expect(files.summary(dir)).toMatchObject({ errors: 4, dropped: 3 });
     expect(files.files().map((h) => h.errors)).toEqual([2, 1, 1]);
     unblock();
