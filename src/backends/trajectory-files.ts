@@ -35,7 +35,8 @@
  *   exit task writes what it still has open; then every kept write is
  *   tried a last time.
  *
- * Failures are counted, reported to the owner's `onError` and never thrown.
+ * Failures are counted and never thrown; the first of a streak (writes failing
+ * until one lands) is reported to the owner's `onError`, the rest only counted.
  *
  * @module
  */
@@ -47,6 +48,7 @@ import { atExit } from '../shared/exit-hook.ts';
 import { mayRetry, retryDelay, type RetryPolicy } from '../shared/retry.ts';
 import { OWNER_ONLY } from '../shared/safe-path.ts';
 import { after } from '../shared/timers.ts';
+import { writeFailureFix } from '../shared/write-failure.ts';
 
 /** One trajectory file to write: its absolute path and its whole text. */
 export interface TrajectoryFile {
@@ -155,6 +157,13 @@ export class TrajectoryFiles<Key> {
   #errors = 0;
   #lastWrite: string | null = null;
   #lastError: string | undefined;
+  /**
+   * Writes have failed since the last one that landed: further failures are
+   * counted, not reported. A read-only or full disk fails every session's
+   * trajectory and every retry (every 5 s at most): one warning per failure
+   * flooded the host's log for as long as the disk stayed so.
+   */
+  #failing = false;
   #givenUp = 0;
 
   constructor(options: TrajectoryFilesOptions) {
@@ -433,6 +442,7 @@ export class TrajectoryFiles<Key> {
   }
 
   #landed(listed: OutputHealth | undefined, bytes: number): void {
+    this.#failing = false;
     const now = new Date().toISOString();
     this.#bytes += bytes;
     this.#lastWrite = now;
@@ -449,7 +459,14 @@ export class TrajectoryFiles<Key> {
       listed.errors += 1;
       listed.lastError = reason;
     }
-    this.fail(`writing ATIF trajectory ${file.claim?.held ?? file.path}: ${reason}`, error);
+    const message = `writing ATIF trajectory ${file.claim?.held ?? file.path}: ${reason}`;
+    if (!this.#failing) {
+      this.#failing = true;
+      this.fail(`${message}${writeFailureFix(error)} (until a trajectory is written again, later failures are counted in status().outputs, not said)`, error);
+      return;
+    }
+    this.#errors += 1;
+    this.#lastError = message;
   }
 
   /**

@@ -31,6 +31,7 @@ import type { LoosePayload } from './payload.ts';
 import { sessionIdOf, toolKeyOf, truthy } from './payload.ts';
 import { effectiveAtifTemplate } from './atif-file.ts';
 import { hookAnswerStep, type SessionIdStep, type SessionStart, type TrajectoryNamer, trajectoryNamer } from './trajectory-name.ts';
+import { isPlainFileName } from '../shared/safe-path.ts';
 
 /** Kept from a shutdown's budget for the work after the backend's shutdown (retiring outputs, settling). */
 const SHUTDOWN_MARGIN_MS = 50;
@@ -246,6 +247,8 @@ export class LiveRecording {
   private registerAtof(): void {
     const { settings } = this.options;
     if (!settings.atofEnabled || this.atofExporter) return;
+    // Both relays refuse it; the settings' error diagnostic has said so once already.
+    if (!isPlainFileName(settings.atofFilename)) return;
     try {
       this.atofExporter = this.backend.registerAtofExporter({
         ...(settings.atofOutputDirectory ? { outputDirectory: settings.atofOutputDirectory } : {}),

@@ -13,6 +13,7 @@ import type { PluginCounters } from './status.ts';
 import type { BackgroundWork } from './background-work.ts';
 import { errorMessage } from '../shared/error-text.ts';
 import { timerDelay } from '../shared/timers.ts';
+import { raiseSignalAgain, signalHandledElsewhere } from '../shared/exit-hook.ts';
 
 export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 5_000;
 /** The most of a shutdown's budget kept, after replaying the start-up queue, for closing sessions and writing files (a tenth of the budget up to this). */
@@ -143,7 +144,8 @@ export function installExitHandlers(shutdown: (options?: ShutdownOptions) => Pro
       uninstall();
       // Re-raise only when nobody else handles the signal, so the process
       // ends exactly as it would have without us (exit code 128 + signal).
-      if (proc.listenerCount(signal) === 0) proc.kill(proc.pid, signal);
+      // (The library's own last-resort listener, which writes what is buffered, does not count.)
+      if (!signalHandledElsewhere(signal)) raiseSignalAgain(signal);
     });
   };
   const uninstall = () => {

@@ -5,6 +5,15 @@
  * `process.exit()` and after an uncaught exception, which is why every
  * writer here is synchronous.
  *
+ * A signal that would kill the process (`SIGTERM`, `SIGINT`, `SIGHUP`) is
+ * an exit too, but Node runs no `exit` listener for it: the in-memory
+ * relay's last lines (up to its flush delay) and its partial trajectories
+ * were lost where native, writing on its own thread, had its lines on
+ * disk. So the tasks also run on such a signal when nobody else listens
+ * for it, and the signal is then raised again, so the process dies of it as
+ * it would have (exit code 128 + signal). A host with a listener of its own
+ * decides how the process ends, and the tasks run at that exit.
+ *
  * `atLoopEnd` is the other moment: the event loop ran dry (`beforeExit`;
  * not after `process.exit()` or an uncaught exception), when work that
  * needs the network can still be done (native's exporter threads often send
@@ -79,12 +88,76 @@ function runLoopEndTasks(): void {
   void Promise.all(work).finally(() => clearInterval(keepAlive));
 }
 
+/** The signals whose default action ends the process without an `exit` event. */
+const FATAL_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
+type FatalSignal = (typeof FATAL_SIGNALS)[number];
+
+interface SignalProcess {
+  on(event: string, listener: (signal: FatalSignal) => void): unknown;
+  off?(event: string, listener: (signal: FatalSignal) => void): unknown;
+  listeners?(event: string): unknown[];
+  kill?(pid: number, signal: string): unknown;
+  exit?(code: number): unknown;
+  pid?: number;
+}
+
+const SIGNAL_NUMBERS: Record<FatalSignal, number> = { SIGHUP: 1, SIGINT: 2, SIGTERM: 15 };
+
+function processObject(): SignalProcess | undefined {
+  const proc = (globalThis as { process?: SignalProcess }).process;
+  return typeof proc?.on === 'function' ? proc : undefined;
+}
+
+/**
+ * Whether a listener other than this module's handles `signal`: then that
+ * listener decides whether and how the process ends. `installExitHandlers`
+ * asks it before raising a signal again.
+ */
+export function signalHandledElsewhere(signal: string): boolean {
+  const listeners = processObject()?.listeners?.(signal) ?? [];
+  return listeners.some((listener) => listener !== onFatalSignal);
+}
+
+function onFatalSignal(signal: FatalSignal): void {
+  if (signalHandledElsewhere(signal)) return;
+  runTasks();
+  raiseSignalAgain(signal);
+}
+
+/**
+ * Ends the process with `signal` as the runtime's default action would:
+ * this module's listeners are removed first, so the signal is not handled
+ * again and the process dies of it (exit code 128 + signal).
+ */
+export function raiseSignalAgain(signal: string): void {
+  const proc = processObject();
+  if (!proc) return;
+  for (const name of FATAL_SIGNALS) proc.off?.(name, onFatalSignal);
+  try {
+    // (Never pid 0: that is the whole process group.)
+    if (typeof proc.pid !== 'number' || typeof proc.kill !== 'function') throw new Error('no kill()');
+    proc.kill(proc.pid, signal);
+  } catch {
+    // Deno refuses kill() without --allow-run: end with the code the signal
+    // would have given (whatever had to be written is written by now).
+    proc.off?.('exit', runTasks);
+    proc.exit?.(128 + (SIGNAL_NUMBERS[signal as FatalSignal] ?? 15));
+  }
+}
+
 function install(): void {
   if (installed) return;
-  const proc = (globalThis as { process?: { on?: (event: string, listener: () => void) => unknown } }).process;
-  if (typeof proc?.on !== 'function') return;
+  const proc = processObject();
+  if (!proc) return;
   installed = true;
   proc.on('exit', runTasks);
+  for (const signal of FATAL_SIGNALS) {
+    try {
+      proc.on(signal, onFatalSignal);
+    } catch {
+      // A runtime that cannot listen for this signal here (Deno on Windows: only SIGINT and SIGBREAK).
+    }
+  }
   // Deno emits no process 'exit' after an uncaught exception; its global
   // 'error' event comes first, and the process still dies with the error
   // afterwards (nothing here prevents the default).

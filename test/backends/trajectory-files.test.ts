@@ -182,13 +182,13 @@ describe('TrajectoryFiles', () => {
 
   it('ends a retry pass at the first write that fails again, and tries the rest on the next pass', async () => {
     const { dir, unblock } = blockedFolder();
-    const { files, reported } = writer();
+    const { files } = writer();
     for (const key of ['a', 'b', 'c']) files.write(key, { path: path.join(dir, `${key}.json`), text: key });
     await settle(files);
-    expect(reported).toHaveLength(3);
+    expect(files.summary(dir).errors).toBe(3);
     files.retryNow();
     await settle(files);
-    expect(reported).toHaveLength(4);
+    expect(files.summary(dir).errors).toBe(4);
     expect(files.summary(dir)).toMatchObject({ dropped: 3 });
     unblock();
     files.retryNow();
@@ -213,13 +213,13 @@ describe('TrajectoryFiles', () => {
 
   it('a newer text waiting behind a failing write is written next, and the older one is not kept', async () => {
     const { dir, unblock } = blockedFolder();
-    const { files, reported } = writer();
+    const { files } = writer();
     const target = path.join(dir, 't.json');
     const old = files.write('s1', { path: target, text: 'old' });
     const newer = files.write('s1', { path: target, text: 'new' });
     expect(await old).toBe(false);
     expect(await newer).toBe(false);
-    expect(reported).toHaveLength(2);
+    expect(files.summary(dir).errors).toBe(2);
     unblock();
     files.retryNow();
     await settle(files);
@@ -230,32 +230,32 @@ describe('TrajectoryFiles', () => {
   it('tries kept writes again on its own, with a delay that doubles', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     const { dir, unblock } = blockedFolder();
-    const { files, reported } = writer({ retry: { initialDelayMs: 100, maxDelayMs: 1000, maxRetries: Number.POSITIVE_INFINITY } });
+    const { files } = writer({ retry: { initialDelayMs: 100, maxDelayMs: 1000, maxRetries: Number.POSITIVE_INFINITY } });
     const target = path.join(dir, 't.json');
     await files.write('s1', { path: target, text: 'x' });
     vi.advanceTimersByTime(99);
     await settle(files);
-    expect(reported).toHaveLength(1);
+    expect(files.summary(dir).errors).toBe(1);
     vi.advanceTimersByTime(1);
     await settle(files);
-    expect(reported).toHaveLength(2); // the first retry, 100 ms later, failed too
+    expect(files.summary(dir).errors).toBe(2); // the first retry, 100 ms later, failed too
     vi.advanceTimersByTime(199);
     await settle(files);
-    expect(reported).toHaveLength(2);
+    expect(files.summary(dir).errors).toBe(2);
     vi.advanceTimersByTime(1);
     await settle(files);
-    expect(reported).toHaveLength(3); // the second, 200 ms after that
+    expect(files.summary(dir).errors).toBe(3); // the second, 200 ms after that
     unblock();
     vi.advanceTimersByTime(400);
     await settle(files);
     expect(fs.readFileSync(target, 'utf8')).toBe('x');
-    expect(reported).toHaveLength(3);
+    expect(files.summary(dir).errors).toBe(3);
     expect(vi.getTimerCount()).toBe(0);
   });
 
   it('gives a write up after maxRetries failed retries, and still counts it as not written', async () => {
     const { dir } = blockedFolder();
-    const { files, reported } = writer({ retry: { initialDelayMs: 100, maxDelayMs: 1000, maxRetries: 2 } });
+    const { files } = writer({ retry: { initialDelayMs: 100, maxDelayMs: 1000, maxRetries: 2 } });
     await files.write('s1', { path: path.join(dir, 't.json'), text: 'x' });
     files.retryNow();
     await settle(files);
@@ -263,11 +263,38 @@ describe('TrajectoryFiles', () => {
     files.retryNow();
     await settle(files);
     expect(files.isKept('s1')).toBe(false);
-    expect(reported).toHaveLength(3);
+    expect(files.summary(dir).errors).toBe(3);
     files.retryNow();
     await settle(files);
-    expect(reported).toHaveLength(3);
+    expect(files.summary(dir).errors).toBe(3);
     expect(files.summary(dir)).toMatchObject({ errors: 3, dropped: 1 });
+    files.close();
+  });
+
+  // An operator's trial on a read-only disk: one warning per session's trajectory and per retry
+  // (every 5 s at most), for as long as the disk stayed so.
+  it('says the first failure of a streak, counts the rest, and says the next streak again', async () => {
+    const { dir, unblock } = blockedFolder();
+    const { files, reported } = writer();
+    for (const key of ['a', 'b', 'c']) files.write(key, { path: path.join(dir, `${key}.json`), text: key });
+    await settle(files);
+    files.retryNow();
+    await settle(files);
+    expect(reported).toHaveLength(1);
+    expect(reported[0]).toMatch(/^writing ATIF trajectory .*a\.json: .*\(until a trajectory is written again, later failures are counted in status\(\)\.outputs, not said\)$/);
+    expect(reported[0]).toContain('(a file stands where a folder of the path should be: remove it or point the output folder elsewhere)');
+    expect(files.summary(dir)).toMatchObject({ errors: 4, dropped: 3 });
+    expect(files.files().map((h) => h.errors)).toEqual([2, 1, 1]);
+    unblock();
+    files.retryNow();
+    await settle(files);
+    expect(fs.readdirSync(dir).sort()).toEqual(['a.json', 'b.json', 'c.json']);
+    fs.rmSync(dir, { recursive: true });
+    fs.writeFileSync(dir, 'in the way again');
+    files.write('d', { path: path.join(dir, 'd.json'), text: 'd' });
+    await settle(files);
+    expect(reported).toHaveLength(2);
+    expect(reported[1]).toContain('d.json');
     files.close();
   });
 

@@ -46,6 +46,15 @@ describe('nemo-relay-hooks doctor', () => {
     expect(result.stdout).toContain('! no errors, 2 warnings');
   });
 
+  // An operator's trial: a folder in the ATOF file name made the plugin write no ATOF file at
+  // all, while doctor listed `ATOF → x.jsonl` and said everything looked fine.
+  it('refuses an ATOF file name with a folder part as the plugin does: an error, and no file listed', async () => {
+    const result = await cliInProcess(['doctor', '--offline'], { env: { ...clean, NEMO_RELAY_HOOKS_ATOF_FILENAME: '../x.jsonl' } });
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(/^  exporters +ATOF → \(its file name is refused: nothing is written\); ATIF → /m);
+    expect(result.stdout).toMatch(/^  error settings\.invalid_value \(NEMO_RELAY_HOOKS_ATOF_FILENAME\): NEMO_RELAY_HOOKS_ATOF_FILENAME="\.\.\/x\.jsonl" is not a plain file name, so no ATOF file is written; fix: /m);
+  });
+
   it('validates a plugins.toml and exits 1 on an error diagnostic', async () => {
     const dir = tempDir();
     const bad = path.join(dir, 'bad.toml');

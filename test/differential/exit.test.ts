@@ -6,6 +6,10 @@
 // its end, and the session scope is closed; the ATIF trajectory is written.
 // With `installExitHandlers()` the process must end exactly as it would
 // have without the plugin: killed by SIGTERM, or with its own exit code.
+// Without it, a SIGTERM, SIGINT or SIGHUP nobody handles still writes what
+// was recorded (before, the memory relay lost its buffered ATOF lines and
+// the session's partial trajectory, where native had its lines on disk),
+// and the process still dies of the signal.
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -48,6 +52,13 @@ const ENDINGS = {
   },
   'SIGTERM as the last thing the host does, hooks still queued': { handlers: true, after: "process.kill(process.pid, 'SIGTERM');" },
   'SIGTERM as the last thing the host does, backend ready': { handlers: true, ready: true, after: "process.kill(process.pid, 'SIGTERM');" },
+  'SIGTERM without exit handlers, the host still running': { handlers: false, after: "setTimeout(() => process.exit(7), 60_000);\nprocess.kill(process.pid, 'SIGTERM');" },
+  'SIGINT without exit handlers, the host still running': { handlers: false, after: "setTimeout(() => process.exit(7), 60_000);\nprocess.kill(process.pid, 'SIGINT');" },
+  'SIGHUP without exit handlers, the host still running': { handlers: false, after: "setTimeout(() => process.exit(7), 60_000);\nprocess.kill(process.pid, 'SIGHUP');" },
+  'SIGTERM the host handles itself': {
+    handlers: false,
+    after: "process.on('SIGTERM', () => setTimeout(() => process.exit(5), 20));\nsetTimeout(() => process.exit(7), 60_000);\nprocess.kill(process.pid, 'SIGTERM');",
+  },
   'natural end (beforeExit)': { handlers: true, after: '' },
   'natural end (beforeExit) with the host\'s own exit code': { handlers: true, after: 'process.exitCode = 3;' },
 } satisfies Record<string, Ending>;
@@ -83,14 +94,20 @@ ${ending.after}
 `;
 }
 
-/** How this runtime ends a process that sends itself SIGTERM with no handler installed. */
-const sigtermBaseline = (() => {
-  const child = runScript("setTimeout(() => process.exit(7), 60_000);\nprocess.kill(process.pid, 'SIGTERM');\n");
+/** How this runtime ends a process that sends itself `signal` with no handler installed. */
+function signalBaseline(signal: string): { status: number | null; signal: string | null } {
+  const child = runScript(`setTimeout(() => process.exit(7), 60_000);\nprocess.kill(process.pid, '${signal}');\n`);
   return { status: child.status, signal: child.signal };
-})();
+}
+const sigtermBaseline = signalBaseline('SIGTERM');
 
-/** Every tool call started and ended, the session closed, the trajectory written: nothing lost. */
-function expectEverythingWritten(dir: string): void {
+/**
+ * Every tool call started and ended, the session closed, the trajectory
+ * written: nothing lost. A host that ends without `shutdown()` (no exit
+ * handlers) leaves its session open, as `process.exit()` does: its scope has
+ * no end, and everything recorded before is there.
+ */
+function expectEverythingWritten(dir: string, { sessionClosed = true, wholeTrajectory = true } = {}): void {
   const { events } = readValidAtof(path.join(dir, 'atof', 'hermes-atof.jsonl'));
   const starts = events.filter((e) => e.category === 'tool' && e.scope_category === 'start');
   expect(starts.map((e) => e.category_profile?.tool_call_id)).toEqual(Array.from({ length: TOOL_CALLS }, (_, i) => `call-${i}`));
@@ -101,13 +118,15 @@ function expectEverythingWritten(dir: string): void {
     expect(ends[0]!.data, `tool call ${i}`).toBe(`r${i}`);
   });
   const session = events.filter((e) => e.name === 'hermes-session-exit-1');
-  expect(session.map((e) => e.scope_category)).toEqual(['start', 'end']);
+  expect(session.map((e) => e.scope_category)).toEqual(sessionClosed ? ['start', 'end'] : ['start']);
   expect(events.filter((e) => e.name === 'hermes.session.end')).toHaveLength(1);
-  expect(events).toHaveLength(2 * TOOL_CALLS + 3);
+  expect(events).toHaveLength(2 * TOOL_CALLS + (sessionClosed ? 3 : 2));
 
   const trajectory = readValidAtif(path.join(dir, 'atif', 'hermes-atif-exit-1.json'));
   const results = trajectory.steps.flatMap((step) => step.observation?.results ?? []);
-  expect(results.map((result) => result.content)).toEqual(Array.from({ length: TOOL_CALLS }, (_, i) => `r${i}`));
+  const expected = Array.from({ length: TOOL_CALLS }, (_, i) => `r${i}`);
+  // Without it, the first results in order (docs/known-limits.md: native on Bun and Deno at an exit without shutdown()).
+  expect(results.map((result) => result.content)).toEqual(wholeTrajectory ? expected : expected.slice(0, results.length));
 }
 
 const backends: ['memory' | 'native', boolean][] = [
@@ -137,6 +156,29 @@ describe.each(backends)(`nothing lost at exit on ${runtime}: %s backend`, (backe
       expect({ status: child.status, signal: child.signal }, context).toEqual(sigtermBaseline);
       expect(child.stderr, context).not.toContain('[nemo-relay-hooks]');
       expectEverythingWritten(dir);
+    });
+
+    // At an exit without shutdown() native on Bun and Deno may not have handed
+    // the last events to the trajectory's builder yet (docs/known-limits.md);
+    // the ATOF file is whole everywhere.
+    const wholeTrajectory = backend === 'memory' || runtime === 'node';
+    if (!wholeTrajectory) console.warn(`[exit tests] native on ${runtime}: the trajectory at an exit without shutdown() is checked as a prefix (docs/known-limits.md)`);
+    const unhandled = [
+      ['SIGTERM', 'SIGTERM without exit handlers, the host still running'],
+      ['SIGINT', 'SIGINT without exit handlers, the host still running'],
+      ['SIGHUP', 'SIGHUP without exit handlers, the host still running'],
+    ] as const;
+    it.each(unhandled)('writes every event on a %s nobody handles, then dies of it as it would without the plugin', (signal, ending) => {
+      const baseline = signal === 'SIGTERM' ? sigtermBaseline : signalBaseline(signal);
+      const { dir, child, context } = run(ending);
+      expect({ status: child.status, signal: child.signal }, context).toEqual(baseline);
+      expectEverythingWritten(dir, { sessionClosed: false, wholeTrajectory });
+    });
+
+    it('leaves a SIGTERM the host handles to the host: its own exit code, everything written at its exit', () => {
+      const { dir, child, context } = run('SIGTERM the host handles itself');
+      expect(child.status, context).toBe(5);
+      expectEverythingWritten(dir, { sessionClosed: false, wholeTrajectory });
     });
 
     // Deno hands a signal to JS listeners asynchronously: when the host sends

@@ -161,4 +161,24 @@ describe('ATIF storage', () => {
     expect(storage.health()[0]).toMatchObject({ sent: 0, dropped: 1, recoveryPath: path.join(dir, DOC.filename) });
     expect(recovery.kept).toHaveLength(1);
   });
+
+  // On native the adapter's uploads are given up by the shutdown's budget or
+  // the process exit while a 429's Retry-After holds them: the warning and
+  // lastError said only "shutdown ran out of time", not what the receiver did.
+  it('an upload given up while it waits out a refusal names the destination\'s last answer', async () => {
+    receiver.script('/atif/upload', [{ status: 429, headers: { 'retry-after': '30' } }]);
+    const recovery = keeper();
+    const warnings: string[] = [];
+    const logger = { ...silentLogger, warn: (message: string) => void warnings.push(message) };
+    const storage = createAtifStorage([http()], { logger, retry: { initialDelayMs: 5, maxDelayMs: 60_000, maxRetries: 4 }, keepRecoveryCopy: recovery.keepRecoveryCopy });
+    storage.upload(DOC);
+    await receiver.waitFor('/atif/upload', 1);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    storage.abandon('shutdown ran out of time');
+    const health = storage.health()[0]!;
+    expect(health).toMatchObject({ sent: 0, dropped: 1, recoveryPath: path.join(dir, DOC.filename) });
+    expect(health.lastError).toBe(`shutdown ran out of time (last error: POST ${receiver.origin}/atif/upload answered HTTP 429)`);
+    expect(warnings.join('\n')).toContain('answered HTTP 429');
+    expect(receiver.requests).toHaveLength(1);
+  });
 });

@@ -467,12 +467,13 @@ describe('plugin lifecycle', () => {
   it('keeps recording when the ATOF exporter cannot be registered', () => {
     const fake = createFakeRelay();
     fake.registerAtofExporter = () => {
-      throw new Error('ATOF filename must be a plain file name');
+      throw new Error('EACCES: permission denied');
     };
     const warnings: string[] = [];
+    // (A file name with a folder part is refused before the backend is asked: test/plugin/settings.test.ts.)
     const plugin = createNemoRelayPlugin({
       backend: fake,
-      env: { HERMES_NEMO_RELAY_ATOF_ENABLED: '1', HERMES_NEMO_RELAY_ATOF_FILENAME: '../x.jsonl' },
+      env: { HERMES_NEMO_RELAY_ATOF_ENABLED: '1', HERMES_NEMO_RELAY_ATOF_FILENAME: 'x.jsonl' },
       logger: { ...silentLogger, warn: (message: string) => warnings.push(message) },
     });
     plugin.handlers.on_session_start({ session_id: 's1' });

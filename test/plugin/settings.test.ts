@@ -141,6 +141,39 @@ describe('a plugins.toml that records nothing', () => {
     expect(codes({ NEMO_RELAY_HOOKS_PLUGINS_TOML: write(withObservability) })).not.toContain('warning plugins_toml.records_nothing');
     expect(codes({ NEMO_RELAY_HOOKS_PLUGINS_TOML: write(pricingOnly), NEMO_RELAY_HOOKS_ATOF_ENABLED: '1' })).not.toContain('warning plugins_toml.records_nothing');
   });
+
+  // An operator's trial: `enabled = "yes"` on the observability component got, before the
+  // relay's own rejection (`expected a boolean`), a warning that the document had no
+  // observability component and should get one.
+  it('gets none when its observability component has an enabled that is no boolean: the rejection says why', () => {
+    const yes = withObservability.replace('kind = "observability"', 'kind = "observability"\nenabled = "yes"');
+    expect(codes({ NEMO_RELAY_HOOKS_PLUGINS_TOML: write(yes) })).not.toContain('warning plugins_toml.records_nothing');
+    expect(codes({ NEMO_RELAY_HOOKS_PLUGINS_TOML: write(withObservability.replace('kind = "observability"', 'kind = "observability"\nenabled = false')) })).toContain('warning plugins_toml.records_nothing');
+  });
+});
+
+describe('an ATOF file name with a folder part', () => {
+  // An operator's trial: NEMO_RELAY_HOOKS_ATOF_FILENAME=../x.jsonl wrote no ATOF file, which
+  // status().diagnostics did not say (only a log line from the relay's registration).
+  it('is an error diagnostic, said once, and nothing lands outside the folder', async () => {
+    const root = mkdtempSync(path.join(tmpdir(), 'nrh-atof-name-'));
+    const out = path.join(root, 'out');
+    const lines: string[] = [];
+    const logger = { debug() {}, info() {}, warn: (m: string) => void lines.push(m), error: (m: string) => void lines.push(m) };
+    const plugin = createNemoRelayPlugin({
+      backend: createMemoryRelay({ logger }),
+      env: { NEMO_RELAY_HOOKS_ATOF_ENABLED: '1', NEMO_RELAY_HOOKS_ATOF_OUTPUT_DIRECTORY: out, NEMO_RELAY_HOOKS_ATOF_FILENAME: '../x.jsonl', NEMO_RELAY_HOOKS_ATIF_ENABLED: '0' },
+      logger,
+    });
+    const hooks = new HookRegistry();
+    plugin.register(hooks);
+    hooks.emit('on_session_start', { session_id: 's1' });
+    hooks.emit('on_session_finalize', { session_id: 's1' });
+    await plugin.shutdown();
+    expect(plugin.status().diagnostics).toContainEqual(expect.objectContaining({ level: 'error', code: 'settings.invalid_value', field: 'NEMO_RELAY_HOOKS_ATOF_FILENAME' }));
+    expect(lines.filter((line) => line.includes('x.jsonl'))).toHaveLength(1);
+    expect(readdirSync(root)).toEqual([]);
+  });
 });
 
 describe('a plugins.toml the relay rejects', () => {

@@ -57,6 +57,7 @@ import type { AtofMode, OutputHealth } from '../../relay/contract.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { safeLog } from '../../shared/logger.ts';
 import { atExit } from '../../shared/exit-hook.ts';
+import { writeFailureFix } from '../../shared/write-failure.ts';
 import { retryDelay, type RetryPolicy } from '../../shared/retry.ts';
 import { after } from '../../shared/timers.ts';
 import { AtofFile, NODE_WRITER_FS, type WriterFs } from './atof-file.ts';
@@ -401,7 +402,7 @@ export class AtofFileWriter implements LineOwner {
     this.lastError = error instanceof Error ? error.message : String(error);
     if (!this.failing) {
       this.failing = true;
-      safeLog(this.logger, 'warn', `ATOF file ${this.path}: ${this.lastError}`);
+      safeLog(this.logger, 'warn', `ATOF file ${this.path}: ${this.lastError}${writeFailureFix(error)}`);
     } else {
       safeLog(this.logger, 'debug', `ATOF file ${this.path}: ${this.lastError}`);
     }

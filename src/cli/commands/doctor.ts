@@ -41,6 +41,7 @@ import { installCommand, missingPackages, packagesNeeded } from '../../export/pa
 import type { CliIo, Style } from '../io.ts';
 import { packageVersion } from '../package-info.ts';
 import { checkReachability, REACH_TIMEOUT_MS, reasonSaysFix, remoteDestinations, type DestinationCheck, type RemoteDestination } from '../reachability.ts';
+import { isPlainFileName } from '../../shared/safe-path.ts';
 
 export const doctorSpec: CommandSpec = {
   name: 'doctor',
@@ -140,7 +141,11 @@ async function examine(args: ParsedArgs, io: CliIo): Promise<DoctorReport> {
   const exporters: DoctorReport['exporters'] = [];
   // 'default folder': the host named its files, not their folder (the plugin's start-up notice says the same).
   const byDefault = loaded.recordingByDefault ? (namesItsFiles(loaded.explicit) ? 'default folder' : 'default') : undefined;
-  if (settings.atofEnabled) exporters.push({ format: 'atof', path: path.join(settings.atofOutputDirectory || '.', settings.atofFilename), mode: byDefault ?? settings.atofMode });
+  if (settings.atofEnabled) {
+    // A name with a folder part is refused by the relay (settings.invalid_value says so): no file to show.
+    const file = isPlainFileName(settings.atofFilename) ? path.join(settings.atofOutputDirectory || '.', settings.atofFilename) : null;
+    exporters.push({ format: 'atof', path: file, mode: byDefault ?? settings.atofMode });
+  }
   if (settings.atifEnabled) {
     exporters.push({ format: 'atif', path: settings.atifOutputDirectory ? path.join(settings.atifOutputDirectory, effectiveAtifTemplate(settings.atifFilenameTemplate)) : null, ...(byDefault ? { mode: byDefault } : {}) });
   }
@@ -300,7 +305,9 @@ function renderDoctor(report: DoctorReport, style: Style): string {
   for (const [name, value] of set) rows.push(['', style.dim(`${name}=${value}`)]);
   const outputs = report.exporters.map((exporter) =>
     exporter.format === 'atof'
-      ? `ATOF → ${exporter.path} (${exporter.mode === 'default' ? 'the default output: no file output is configured' : exporter.mode === 'default folder' ? 'the default folder: no output folder is configured' : exporter.mode})`
+      ? exporter.path === null
+        ? `ATOF → ${style.yellow('(its file name is refused: nothing is written)')}`
+        : `ATOF → ${exporter.path} (${exporter.mode === 'default' ? 'the default output: no file output is configured' : exporter.mode === 'default folder' ? 'the default folder: no output folder is configured' : exporter.mode})`
       : exporter.format === 'otlp'
         ? `OTLP ${exporter.mode} → ${exporter.path}`
         : `ATIF → ${exporter.path ?? style.yellow('(no output directory: nothing is written)')}`,

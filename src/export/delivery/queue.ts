@@ -98,6 +98,8 @@ class Queue<T> implements DeliveryQueue<T> {
   private readonly stats = { sent: 0, failed: 0, dropped: 0, attemptErrors: 0, bytes: 0 };
   private lastSuccess: string | null = null;
   private lastError: string | undefined;
+  /** What the destination last did to a try (an answer, a refused connection), for the message when the queue gives up on time. */
+  private lastAttemptError: string | undefined;
 
   constructor(private readonly options: DeliveryQueueOptions<T>) {
     const retry = { ...DELIVERY_RETRY, ...options.retry };
@@ -143,14 +145,14 @@ class Queue<T> implements DeliveryQueue<T> {
       const settled = await this.flush(timeoutMs);
       if (settled) return;
       // Out of time: stop the attempt in flight (it is counted by run()) and everything behind it.
-      this.abort.abort(new DeliveryClosedError(`output closed after ${timeoutMs} ms with items still pending`));
+      this.abort.abort(this.closedError(`output closed after ${timeoutMs} ms with items still pending`));
       await this.running;
     })();
     return this.closePromise;
   }
 
   abandon(reason: string): void {
-    const error = new DeliveryClosedError(reason);
+    const error = this.closedError(reason);
     this.closed = true;
     this.closing.abort();
     if (!this.abort.signal.aborted) this.abort.abort(error);
@@ -203,6 +205,7 @@ class Queue<T> implements DeliveryQueue<T> {
         if (entry.counted) return;
         this.stats.attemptErrors++;
         this.lastError = describeFailure(error);
+        if (!(error instanceof DeliveryClosedError)) this.lastAttemptError = this.lastError;
         const aborted = this.abort.signal.aborted;
         const retryable = !aborted && !this.closed && error instanceof DeliveryError && error.retryable && mayRetry(this.retry, retry);
         safeCall(() => this.options.onAttemptFailed?.(error, retryable));
@@ -221,6 +224,16 @@ class Queue<T> implements DeliveryQueue<T> {
         await sleep(retryDelay(this.retry, retry, (error as DeliveryError).retryAfterMs), this.closing.signal);
       }
     }
+  }
+
+  /**
+   * Why what is still pending is given up without another try (out of time,
+   * the process exiting), with the destination's last answer: "shutdown ran
+   * out of time" alone hid the 429 or refused connection that kept the items
+   * waiting, which is what the operator has to fix.
+   */
+  private closedError(reason: string): DeliveryClosedError {
+    return new DeliveryClosedError(this.lastAttemptError === undefined ? reason : `${reason} (last error: ${this.lastAttemptError})`);
   }
 
   private dropRemaining(error: unknown): void {

@@ -53,6 +53,17 @@ export function componentEnabled(component: JsonObject): boolean {
   return component.enabled === undefined || component.enabled === true;
 }
 
+/**
+ * Whether a component of `kind` has an `enabled` that is no boolean: native
+ * rejects the whole document for it (with its own message), so the
+ * component is neither on nor off.
+ */
+export function componentEnabledMistyped(document: JsonObject | null, kind: string): boolean {
+  const components = document?.components;
+  if (!Array.isArray(components)) return false;
+  return components.some((component) => isJsonObject(component) && component.kind === kind && component.enabled !== undefined && typeof component.enabled !== 'boolean');
+}
+
 /** The configs (`{}` when a component has none) of the enabled components of `kind`, in document order. */
 export function enabledComponents(document: JsonObject | null, kind: string): JsonObject[] {
   const out: JsonObject[] = [];

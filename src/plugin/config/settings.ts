@@ -31,7 +31,7 @@
 import type { ConfigDiagnostic, DynamicPluginSpec, JsonObject } from '../../relay/contract.ts';
 import { deniedEnv, envNames, guardEnv, processEnv, REFUSED_ENV_FIX, type Environment } from '../../shared/env.ts';
 import { adaptiveModeOf, loadPluginsToml, pluginsTomlDiagnostics } from './plugins-toml.ts';
-import { dynamicPluginSpecs, enabledComponentConfig } from '../../formats/plugins-toml/document.ts';
+import { componentEnabledMistyped, dynamicPluginSpecs, enabledComponentConfig } from '../../formats/plugins-toml/document.ts';
 import { hostIdentity, type HostIdentity } from './host-identity.ts';
 import {
   DEFAULT_OTLP_ENV_SETTINGS,
@@ -44,6 +44,7 @@ import {
 import { errorMessage } from '../../shared/error-text.ts';
 import { listSome } from '../../shared/text.ts';
 import { nearMiss } from '../../shared/near-miss.ts';
+import { isPlainFileName } from '../../shared/safe-path.ts';
 
 /** How the env ATOF file is opened: appended to, or written afresh. */
 export type AtofFileMode = 'append' | 'overwrite';
@@ -400,7 +401,16 @@ export function loadSettings(given: Environment, overrides: NemoRelaySettingsOve
   settings.adaptiveMode = adaptiveModeOf(adaptive);
   // A pricing- or adaptive-only document (as the pricing and cache pages show one) turns the
   // default outputs off and records nothing itself: say so rather than record nothing quietly.
-  if (toml.document !== null && enabledComponentConfig(toml.document, 'observability') === null && dynamic.specs.length === 0 && !settings.atofEnabled && !settings.atifEnabled) {
+  // An observability component whose `enabled` is no boolean is not missing: the relay rejects
+  // the document and says why, and "add an observability component" would send the operator astray.
+  if (
+    toml.document !== null &&
+    enabledComponentConfig(toml.document, 'observability') === null &&
+    !componentEnabledMistyped(toml.document, 'observability') &&
+    dynamic.specs.length === 0 &&
+    !settings.atofEnabled &&
+    !settings.atifEnabled
+  ) {
     diagnostics.push({
       level: 'warning',
       code: 'plugins_toml.records_nothing',
@@ -424,6 +434,17 @@ export function loadSettings(given: Environment, overrides: NemoRelaySettingsOve
       code: 'settings.template_with_path',
       field: templateField,
       message: `ATIF filename template ${JSON.stringify(settings.atifFilenameTemplate)} contains a path separator: files land in sub-folders of the output directory, and any that would leave it are refused at write time`,
+    });
+  }
+  if (settings.atofEnabled && !isPlainFileName(settings.atofFilename)) {
+    // The relay refuses such a name at registration, after which no ATOF file is written at all:
+    // said here, so doctor and status().diagnostics name it before the first hook does.
+    const field = variableName('atofFilename', profile);
+    diagnostics.push({
+      level: 'error',
+      code: 'settings.invalid_value',
+      field,
+      message: `${field}=${JSON.stringify(settings.atofFilename)} is not a plain file name, so no ATOF file is written; fix: give the name alone and the folder in ${variableName('atofOutputDirectory', profile)}`,
     });
   }
   diagnostics.push(...unknownVariables(given));

@@ -312,6 +312,26 @@ describe('ATOF file writer under write failures', () => {
     writer.close();
   });
 
+  // An operator's trial: a folder at the file's path gave `EISDIR: illegal operation on a
+  // directory`, which names the fault and not what to do about it.
+  it('says what to do about the failure it warns of, and keeps the system\'s own message in health()', () => {
+    const dir = tempDir();
+    const file = path.join(dir, 'e.jsonl');
+    fs.mkdirSync(file);
+    const warnings: string[] = [];
+    const logger = { ...silentLogger, warn: (message: string) => void warnings.push(message) };
+    const writer = new AtofFileWriter({ path: file, mode: 'append', logger, flushDelayMs: 0 });
+    writer.append(line(1));
+    expect(writer.flushSync()).toBe(false);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/^ATOF file .*e\.jsonl: EISDIR: .* \(a folder stands at the file's path: remove it or choose another file name\)$/);
+    expect(writer.health().lastError).toMatch(/^EISDIR: [^(]*$/);
+    fs.rmdirSync(file);
+    expect(writer.flushSync()).toBe(true);
+    expect(fs.readFileSync(file, 'utf8')).toBe(line(1));
+    writer.close();
+  });
+
   it('never throws to the caller when the output folder cannot be created', async () => {
     const dir = tempDir();
     fs.writeFileSync(path.join(dir, 'file'), 'x');
