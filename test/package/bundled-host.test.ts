@@ -92,6 +92,29 @@ describe('an agent bundled with this package, run from another folder', () => {
     expect(receiver.spans().length).toBeGreaterThan(0);
   });
 
+  it('says why native cannot load from CommonJS output without import.meta.url, and records with memory', async () => {
+    receiver = await startHttpReceiver();
+    const entry = path.join(deployFolder(), 'agent.mjs');
+    writeFileSync(entry, `import { createNemoRelayPlugin, HookRegistry } from ${JSON.stringify(distIndex)};
+(async () => {
+  const plugin = createNemoRelayPlugin({ backend: 'auto', settings: { outputs: false } });
+  await plugin.ready;
+  console.log(plugin.status().backend.reason);
+  await plugin.shutdown();
+})();
+`);
+    const out = deployFolder();
+    const bundle = await rolldown({ input: entry, platform: 'node', logLevel: 'silent', transform: { define: { 'import.meta.url': 'undefined' } } });
+    await bundle.write({ dir: out, format: 'cjs', entryFileNames: 'agent.cjs', codeSplitting: false });
+    await bundle.close();
+
+    const run = await runBundle(path.join(out, 'agent.cjs'), receiver);
+    expect(run.status, run.stderr).toBe(0);
+    // Before: `native relay unavailable (The argument 'filename' must be a file URL object, ... Received undefined)`.
+    expect(run.stdout).toContain('nemo-relay-node cannot be located from a CommonJS bundle without import.meta.url');
+    expect(run.stdout).toContain('using the in-memory relay');
+  });
+
   it.skipIf(!existsSync(bun))('builds with `bun build` where the optional OTLP packages are not installed, and says which one a send needs', async () => {
     receiver = await startHttpReceiver();
     // The host's project: this package as npm installs it (a copy: a link would resolve the peers from the checkout).
