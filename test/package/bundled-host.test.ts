@@ -33,9 +33,9 @@ console.log(JSON.stringify(plugin.status().outputs.map((output) => [output.kind,
 const distIndex = pathToFileURL(path.join(root, 'dist/src/index.js')).href;
 
 /** Runs `file` with Node in a fresh folder (as a Lambda or a container runs a bundle), without waiting synchronously. */
-function runBundle(file: string, receiver: Receiver): Promise<{ status: number | null; stdout: string; stderr: string; cwd: string }> {
+function runBundle(file: string, receiver: Receiver, env: Record<string, string> = {}): Promise<{ status: number | null; stdout: string; stderr: string; cwd: string }> {
   const cwd = mkdtempSync(path.join(tmpdir(), 'nrh-bundle-run-'));
-  const child = spawn(process.execPath, [file], { cwd, env: { ...process.env, RECEIVER_URL: receiver.url } });
+  const child = spawn(process.execPath, [file], { cwd, env: { ...process.env, RECEIVER_URL: receiver.url, ...env } });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -48,6 +48,21 @@ function deployFolder(): string {
   return mkdtempSync(path.join(tmpdir(), 'nrh-bundle-'));
 }
 
+/** The host bundled as one ES module with rolldown (built once: two tests run it). */
+let esmBundleFolder: Promise<string> | undefined;
+function esmBundle(): Promise<string> {
+  esmBundleFolder ??= (async () => {
+    const entry = path.join(deployFolder(), 'agent.mjs');
+    writeFileSync(entry, hostSource(distIndex));
+    const out = deployFolder();
+    const bundle = await rolldown({ input: entry, platform: 'node', logLevel: 'silent' });
+    await bundle.write({ dir: out, format: 'esm', entryFileNames: 'agent.mjs' });
+    await bundle.close();
+    return out;
+  })();
+  return esmBundleFolder;
+}
+
 let receiver: Receiver | undefined;
 afterEach(async () => {
   await receiver?.close();
@@ -57,12 +72,7 @@ afterEach(async () => {
 describe('an agent bundled with this package, run from another folder', () => {
   it('sends its spans through the exporter bundled in, without claiming the exporter is not installed', async () => {
     receiver = await startHttpReceiver();
-    const entry = path.join(deployFolder(), 'agent.mjs');
-    writeFileSync(entry, hostSource(distIndex));
-    const out = deployFolder();
-    const bundle = await rolldown({ input: entry, platform: 'node', logLevel: 'silent' });
-    await bundle.write({ dir: out, format: 'esm', entryFileNames: 'agent.mjs' });
-    await bundle.close();
+    const out = await esmBundle();
 
     const run = await runBundle(path.join(out, 'agent.mjs'), receiver);
     expect(run.status, run.stderr).toBe(0);
@@ -113,6 +123,20 @@ describe('an agent bundled with this package, run from another folder', () => {
     // Before: `native relay unavailable (The argument 'filename' must be a file URL object, ... Received undefined)`.
     expect(run.stdout).toContain('nemo-relay-node cannot be located from a CommonJS bundle without import.meta.url');
     expect(run.stdout).toContain('using the in-memory relay');
+  });
+
+  it('says that a plugins.toml cannot be read because the bundle left its TOML parser out, not that the TOML is invalid', async () => {
+    receiver = await startHttpReceiver();
+    const out = await esmBundle();
+    const toml = path.join(deployFolder(), 'plugins.toml');
+    writeFileSync(toml, 'version = 1\n\n[[components]]\nkind = "observability"\nenabled = true\n\n[components.config]\nversion = 1\n\n[components.config.atof]\nenabled = true\n');
+
+    const run = await runBundle(path.join(out, 'agent.mjs'), receiver, { NEMO_RELAY_HOOKS_PLUGINS_TOML: toml });
+    expect(run.status, run.stderr).toBe(0);
+    // Before: `plugins_toml.invalid_toml: invalid TOML in .../plugins.toml: Cannot find module 'smol-toml'`.
+    expect(run.stderr).toContain('plugins_toml.parser_unavailable');
+    expect(run.stderr).toContain('smol-toml (a dependency of nemo-relay-hooks), cannot be loaded');
+    expect(run.stderr).not.toContain('invalid TOML');
   });
 
   it.skipIf(!existsSync(bun))('builds with `bun build` where the optional OTLP packages are not installed, and says which one a send needs', async () => {
