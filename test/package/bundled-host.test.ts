@@ -13,6 +13,8 @@ import { startHttpReceiver, type Receiver } from '../support/otlp-receiver.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const bun = path.join(root, 'node_modules', '.bin', 'bun');
+// The bundles are Node programs (a Lambda's, a container's): Node runs them whichever runtime runs the suite.
+const node = process.versions.bun !== undefined || process.versions.deno !== undefined ? 'node' : process.execPath;
 
 /** The host: one session with a model call, OTLP traces to `url`, files in ./out (in an async function for CommonJS, which has no top-level await). */
 function hostSource(from: string, options: { topLevelAwait?: boolean } = {}): string {
@@ -35,7 +37,7 @@ const distIndex = pathToFileURL(path.join(root, 'dist/src/index.js')).href;
 /** Runs `file` with Node in a fresh folder (as a Lambda or a container runs a bundle), without waiting synchronously. */
 function runBundle(file: string, receiver: Receiver, env: Record<string, string> = {}): Promise<{ status: number | null; stdout: string; stderr: string; cwd: string }> {
   const cwd = mkdtempSync(path.join(tmpdir(), 'nrh-bundle-run-'));
-  const child = spawn(process.execPath, [file], { cwd, env: { ...process.env, RECEIVER_URL: receiver.url, ...env } });
+  const child = spawn(node, [file], { cwd, env: { ...process.env, RECEIVER_URL: receiver.url, ...env } });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
