@@ -161,9 +161,10 @@ function plainFunction(key: string, value: unknown): boolean {
  */
 const LOADER_CODE = `import { createRequire } from 'node:module';
 const getBuiltin = globalThis.process?.getBuiltinModule;
-let require;
+// createRequire(import.meta.url) called where it is used, not kept in a variable: webpack rewrites that call
+// (and its import.meta.url) but left an assigned one as it was, a SyntaxError in its CommonJS output.
 export function builtin(name) {
-  return typeof getBuiltin === 'function' ? getBuiltin.call(globalThis.process, name) : (require ??= createRequire(import.meta.url))(name);
+  return typeof getBuiltin === 'function' ? getBuiltin.call(globalThis.process, name) : createRequire(import.meta.url)(name);
 }
 export function lazyView(load) {
   let value;

@@ -234,6 +234,10 @@ export function loadBinding(options: LoadBindingOptions = {}): LoadedBinding {
   if (options.module !== undefined) {
     mod = options.module;
   } else {
+    // esbuild's CommonJS output empties `import.meta`: there is no place to resolve the package from.
+    if (typeof import.meta.url !== 'string') {
+      throw unavailable('module-missing', `${moduleId} cannot be located from a CommonJS bundle without import.meta.url (esbuild --format=cjs); bundle as ESM, or keep nemo-relay-hooks external`);
+    }
     const require = createRequire(import.meta.url);
     let entry: string;
     try {

@@ -14,6 +14,7 @@
 
 import { createRequire } from 'node:module';
 import type { ObservabilitySettings } from '../formats/plugins-toml/observability-settings.ts';
+import { runsFromOwnPackage } from '../shared/package-module.ts';
 
 /** A package a configured destination needs. */
 export interface NeededPackage {
@@ -61,8 +62,13 @@ export function packagesNeeded(observability: ObservabilitySettings, runtime: st
   return [...needed.values()];
 }
 
-/** The packages of `needed` that cannot be resolved from this package's location (where its `import()` looks). */
-export function missingPackages(needed: readonly NeededPackage[], resolve: (name: string) => unknown = defaultResolve()): NeededPackage[] {
+/**
+ * The packages of `needed` that cannot be resolved from this package's location (where its `import()` looks).
+ * None when `resolve` is null: bundled into a host's file, the bundle's folder says nothing about what the
+ * bundle holds (see `packagesCheckable`).
+ */
+export function missingPackages(needed: readonly NeededPackage[], resolve: ((name: string) => unknown) | null = defaultResolve()): NeededPackage[] {
+  if (resolve === null) return [];
   return needed.filter((pkg) => {
     try {
       resolve(pkg.name);
@@ -78,7 +84,19 @@ export function installCommand(packages: readonly NeededPackage[]): string {
   return `npm install ${packages.map((pkg) => `${pkg.name}@${pkg.range}`).join(' ')}`;
 }
 
-function defaultResolve(): (name: string) => unknown {
+/**
+ * Whether resolving from here tells what the host can import: from the package's own files, yes. Bundled into
+ * the host's file, no: an exporter the bundle holds was named missing (resolved from the bundle's folder, which
+ * has no node_modules in a Lambda or a container), and esbuild's CommonJS output has no `import.meta.url`
+ * (`createRequire` threw, and the environment's OTLP was dropped). A send that cannot import its exporter then
+ * says so itself (export/otlp/pipeline.ts).
+ */
+export function packagesCheckable(): boolean {
+  return runsFromOwnPackage();
+}
+
+function defaultResolve(): ((name: string) => unknown) | null {
+  if (!packagesCheckable()) return null;
   const require = createRequire(import.meta.url);
   return (name) => require.resolve(name);
 }

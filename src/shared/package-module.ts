@@ -12,12 +12,13 @@
  * @module
  */
 
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 /** The module's `file:` URL, or null when it cannot be found (not a file: URL, or not shipped). */
 export function packageModuleUrl(fromRoot: string): URL | null {
-  const extension = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
+  // String(): esbuild's CommonJS output empties `import.meta`.
+  const extension = String(import.meta.url).endsWith('.ts') ? '.ts' : '.js';
   return packageFileUrl(`${fromRoot}${extension}`);
 }
 
@@ -38,3 +39,28 @@ export function packageFileUrl(fromRoot: string): URL | null {
   }
   return null;
 }
+
+/**
+ * Whether this code runs from this package's own files (installed, or the
+ * checkout), rather than bundled into a host's file (esbuild, webpack,
+ * Rollup, `bun build --compile`, `deno compile`): only then does resolving a
+ * package from here say what the host can import. Known by the package.json
+ * above this file, which a bundle does not carry.
+ */
+export function runsFromOwnPackage(): boolean {
+  ownPackage ??= namedOurs(packageFileUrl('package.json'));
+  return ownPackage;
+}
+
+let ownPackage: boolean | undefined;
+
+function namedOurs(manifest: URL | null): boolean {
+  if (manifest === null) return false;
+  try {
+    return (JSON.parse(readFileSync(manifest, 'utf8')) as { name?: unknown }).name === PACKAGE_NAME;
+  } catch {
+    return false;
+  }
+}
+
+const PACKAGE_NAME = 'nemo-relay-hooks';

@@ -127,6 +127,16 @@ describe('the bundled entries', () => {
     expect(unmarked).toEqual([]);
   });
 
+  it('pass import.meta.url to createRequire only where webpack rewrites it (a call or a declaration, never an assignment)', () => {
+    // webpack 5 rewrites `createRequire(import.meta.url)` called at once (`(...)('smol-toml')`) or kept in a `let`, and left one assigned to a
+    // variable (`require ??= createRequire(import.meta.url)`, the builtins' loader) as it was: `Cannot use
+    // 'import.meta' outside a module`, a SyntaxError that stopped a host bundled with webpack (target node) at load.
+    const assigned = builtModules().flatMap((file) =>
+      [...readFileSync(file, 'utf8').matchAll(/(?<!\b(?:let|const|var)\s+[\w$]+\s*)(?:\?\?|\|\||&&)?=\s*[\w$]+\(import\.meta\.url\)(?!\s*\()/g)].map((match) => `${path.relative(root, file)}: ${match[0]}`),
+    );
+    expect(assigned).toEqual([]);
+  });
+
   it('write every ES module file in ASCII (Bun reads a file marked @bun byte by byte, as Latin-1)', () => {
     // A UTF-8 character in a marked file reaches Bun as one character per byte: the CLI's
     // `✓` printed as mojibake, and the U+FFFD that replaces a NUL in a payload key was

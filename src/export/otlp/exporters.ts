@@ -44,14 +44,21 @@ function exporterPackage(signal: Signal, transport: OtlpTransport): string {
 
 type ExporterClass = new (config: Record<string, unknown>) => WireExporter;
 
-// Literal specifiers, so bundlers and Deno's npm resolution see them.
+// Literal specifiers, so bundlers and Deno's npm resolution see them. Each `import()` is handled where it is
+// written (`.catch`): esbuild and `bun build` read that as "may be missing", so a host that bundles its agent
+// without this optional peer still builds (an unhandled one stopped the build: `Could not resolve`), and the
+// import fails here, at run time, as it does unbundled.
 async function loadClass(signal: Signal, transport: OtlpTransport): Promise<ExporterClass> {
   if (signal === 'traces') {
-    if (transport === 'grpc') return ((await import('@opentelemetry/exporter-trace-otlp-grpc')) as unknown as { OTLPTraceExporter: ExporterClass }).OTLPTraceExporter;
-    return ((await import('@opentelemetry/exporter-trace-otlp-proto')) as unknown as { OTLPTraceExporter: ExporterClass }).OTLPTraceExporter;
+    if (transport === 'grpc') return ((await import('@opentelemetry/exporter-trace-otlp-grpc').catch(rethrow)) as unknown as { OTLPTraceExporter: ExporterClass }).OTLPTraceExporter;
+    return ((await import('@opentelemetry/exporter-trace-otlp-proto').catch(rethrow)) as unknown as { OTLPTraceExporter: ExporterClass }).OTLPTraceExporter;
   }
-  if (transport === 'grpc') return ((await import('@opentelemetry/exporter-logs-otlp-grpc')) as unknown as { OTLPLogExporter: ExporterClass }).OTLPLogExporter;
-  return ((await import('@opentelemetry/exporter-logs-otlp-proto')) as unknown as { OTLPLogExporter: ExporterClass }).OTLPLogExporter;
+  if (transport === 'grpc') return ((await import('@opentelemetry/exporter-logs-otlp-grpc').catch(rethrow)) as unknown as { OTLPLogExporter: ExporterClass }).OTLPLogExporter;
+  return ((await import('@opentelemetry/exporter-logs-otlp-proto').catch(rethrow)) as unknown as { OTLPLogExporter: ExporterClass }).OTLPLogExporter;
+}
+
+function rethrow(error: unknown): never {
+  throw error;
 }
 
 interface GrpcMetadata {
@@ -93,7 +100,7 @@ export async function createWireExporter(options: WireOptions): Promise<WireExpo
   const config: Record<string, unknown> = { url: options.url, timeoutMillis: options.timeoutMillis };
   if (options.transport === 'grpc') {
     const secure = /^https:\/\//i.test(options.url) && !namesGrpcRoots();
-    const grpc = secure || Object.keys(options.headers).length > 0 ? ((await import('@grpc/grpc-js')) as unknown as GrpcModule) : undefined;
+    const grpc = secure || Object.keys(options.headers).length > 0 ? ((await import('@grpc/grpc-js').catch(rethrow)) as unknown as GrpcModule) : undefined;
     // grpc-js checks a TLS collector against its own roots alone: it gets the authorities every other sender trusts
     // (`delivery/trust.ts`), the same secure context; nothing found beyond the runtime's roots leaves grpc-js's default.
     const { secureContext } = secure ? httpsTrust() : { secureContext: undefined };

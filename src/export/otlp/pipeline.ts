@@ -23,6 +23,7 @@ import { safeLog, type Logger } from '../../shared/logger.ts';
 import { mayRetry, retryDelay, type RetryPolicy } from '../../shared/retry.ts';
 import { after, sleep } from '../../shared/timers.ts';
 import { createWireExporter, ExporterPackageError, type WireExporter, type WireOptions } from './exporters.ts';
+import { packagesCheckable } from '../packages.ts';
 import { DestinationUnusableError, RequestTooLargeError } from '../delivery/errors.ts';
 import { errorMessage } from '../../shared/error-text.ts';
 import { displayUrl } from '../../shared/secret-text.ts';
@@ -278,8 +279,9 @@ export class OtlpPipeline {
       exporter = await this.exporterReady();
     } catch (error) {
       if (tracked.abandoned) return;
-      // A missing exporter package was reported once, at activation (export/packages.ts): counted here, not logged again.
-      if (error instanceof ExporterPackageError) {
+      // A missing exporter package was reported once, at activation (export/packages.ts): counted here, not logged
+      // again. Bundled into a host's file, activation could not tell: the warning below says it, once per outage.
+      if (error instanceof ExporterPackageError && packagesCheckable()) {
         this.failed += batch.length;
         this.errors++;
         this.lastError = errorMessage(error);

@@ -86,19 +86,29 @@ export function loadPluginsToml(filePath: string, fallbackRecords = true): Loade
   } catch (error) {
     return unreadable(errorMessage(error));
   }
+  const withheld = () => namesRedaction(textContent);
+  const refused = (code: string, message: string): LoadedPluginsToml => {
+    const failClosed = withheld();
+    const then = failClosed ? 'it names pii_redaction, so nothing is written rather than unredacted output (fail closed)' : fallback;
+    const diagnostic: ConfigDiagnostic = { level: 'error', code, field: 'NEMO_RELAY_HOOKS_PLUGINS_TOML', message: `${message}; ${then}` };
+    return failClosed ? { document: null, diagnostics: [diagnostic, WITHHELD], withholdOutputs: true } : { document: null, diagnostics: [diagnostic] };
+  };
+  let parse: TomlParse;
+  try {
+    parse = tomlParser();
+  } catch (error) {
+    // A host bundled into one file (esbuild, Rollup, `bun build`) and deployed without node_modules: the parser is
+    // loaded by `require`, which those bundlers do not follow. Said as what it is, not as invalid TOML.
+    return refused(
+      'plugins_toml.parser_unavailable',
+      `cannot read plugins.toml at ${filePath}: its TOML parser, smol-toml (a dependency of nemo-relay-hooks), cannot be loaded (${firstLine(errorMessage(error))}); a bundled host needs smol-toml installed next to the bundle, or nemo-relay-hooks kept out of the bundle`,
+    );
+  }
   let parsed: unknown;
   try {
-    parsed = tomlParser()(textContent);
+    parsed = parse(textContent);
   } catch (error) {
-    const withheld = namesRedaction(textContent);
-    const then = withheld ? 'it names pii_redaction, so nothing is written rather than unredacted output (fail closed)' : fallback;
-    const invalid: ConfigDiagnostic = {
-      level: 'error',
-      code: 'plugins_toml.invalid_toml',
-      field: 'NEMO_RELAY_HOOKS_PLUGINS_TOML',
-      message: `invalid TOML in ${filePath}${tomlPosition(error)}: ${firstLine(errorMessage(error))}; ${then}`,
-    };
-    return withheld ? { document: null, diagnostics: [invalid, WITHHELD], withholdOutputs: true } : { document: null, diagnostics: [invalid] };
+    return refused('plugins_toml.invalid_toml', `invalid TOML in ${filePath}${tomlPosition(error)}: ${firstLine(errorMessage(error))}`);
   }
   // TOML dates become ISO strings: the relay document is plain JSON.
   const document = toJson(parsed);
