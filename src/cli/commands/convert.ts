@@ -51,7 +51,8 @@ import { safeForTerminal } from '../terminal-text.ts';
 import { compareInstants, parseInstant, type Instant } from '../../formats/instant.ts';
 import { formatCount, formatDuration, type CliIo } from '../io.ts';
 import { addTrajectory, emptyTotals } from '../trajectory-stats.ts';
-import { parseJson, whyNotJson } from '../../shared/json.ts';
+import { JsonTooDeepError, parseJson, whyNotJson } from '../../shared/json.ts';
+import { CUT_SHORT } from '../../formats/atof/jsonl.ts';
 import { nonEmptyString, quotedValue } from '../../shared/text.ts';
 
 export const convertSpec: CommandSpec = {
@@ -373,7 +374,7 @@ async function* readEvents(
 ): AsyncGenerator<{ event: AtofEvent; position?: number; bytesRead: number }> {
   for await (const line of readLines(input, onInvalidUtf8 !== undefined ? { onInvalidUtf8 } : {})) {
     if (line.text.trim() === '') continue;
-    const event = parseEvent(line.text);
+    const event = parseEvent(line.text, line.unterminated === true);
     if (typeof event === 'string') {
       report(line.number, event);
       continue;
@@ -400,13 +401,13 @@ async function* sortedEvents(
   for (const { event, position, bytesRead } of all) yield { event, position, bytesRead };
 }
 
-/** An event with the fields routing needs, or what is wrong with the line. */
-function parseEvent(text: string): AtofEvent | string {
+/** An event with the fields routing needs, or what is wrong with the line (`unterminated`: the file ends inside it). */
+function parseEvent(text: string, unterminated = false): AtofEvent | string {
   let value: unknown;
   try {
     value = parseJson(text);
   } catch (error) {
-    return whyNotJson(error);
+    return unterminated && !(error instanceof JsonTooDeepError) ? CUT_SHORT : whyNotJson(error);
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'not a JSON object';
   const event = value as Partial<AtofEvent>;
