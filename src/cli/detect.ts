@@ -26,6 +26,15 @@ export function looksLikeAtofEvent(value: unknown): boolean {
   return isRecord(value) && ('atof_version' in value || ((value.kind === 'scope' || value.kind === 'mark') && 'uuid' in value));
 }
 
+/**
+ * Why a JSONL input of `lines` non-blank lines, none of them an ATOF event,
+ * is not an ATOF file (another program's log, text): `view` and `convert`
+ * refuse it with this, as a JSON file that is not a trajectory is refused.
+ */
+export function noAtofEventAmong(lines: number): string {
+  return `${lines === 1 ? 'its one line is not' : `none of its ${lines} lines is`} an ATOF event (one has an atof_version, or a kind "scope" or "mark" and a uuid)`;
+}
+
 function looksLikeHookLine(value: unknown): boolean {
   return isRecord(value) && typeof value.hook === 'string' && 'payload' in value;
 }

@@ -7,11 +7,12 @@
  * @module
  */
 
-import { createReadStream, readFileSync, statSync, accessSync, constants, lstatSync, openSync, fstatSync, closeSync } from 'node:fs';
+import { createReadStream, readFileSync, readSync, statSync, accessSync, constants, lstatSync, openSync, fstatSync, closeSync } from 'node:fs';
 import { makeDirectory } from '../shared/directory.ts';
 import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { describeFsError, InputError } from './errors.ts';
+import { COMPRESSION_SNIFF_BYTES, compressedInputReason } from './compressed.ts';
 
 /** The input name that means standard input (`cat hooks.jsonl | nemo-relay-hooks replay - --out x`). */
 export const STDIN = '-';
@@ -37,7 +38,30 @@ export function checkInputFile(file: string): number {
     if (error instanceof InputError) throw error;
     throw new InputError(describeFsError(error, 'cannot read', file));
   }
+  refuseCompressed(file);
   return size;
+}
+
+/** Throws `InputError` when `file` starts as a compressed file does (`compressed.ts`). */
+function refuseCompressed(file: string): void {
+  const head = Buffer.alloc(COMPRESSION_SNIFF_BYTES);
+  let read = 0;
+  const descriptor = openRegularFile(file);
+  try {
+    read = readSync(descriptor, head, 0, head.length, 0);
+  } catch (error) {
+    throw new InputError(describeFsError(error, 'cannot read', file));
+  } finally {
+    closeSync(descriptor);
+  }
+  const reason = compressedInputReason(file, head.subarray(0, read), false);
+  if (reason !== undefined) throw new InputError(reason);
+}
+
+/** Throws `InputError` when standard input's first chunk starts as a compressed file does. */
+function refuseCompressedStdin(first: Uint8Array): void {
+  const reason = compressedInputReason(inputName(STDIN), first, true);
+  if (reason !== undefined) throw new InputError(reason);
 }
 
 /**
@@ -201,6 +225,7 @@ export async function readInputText(file: string, options: ReadOptions = {}): Pr
   try {
     for await (const chunk of process.stdin as AsyncIterable<Buffer | string>) {
       const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+      if (bytes === 0) refuseCompressedStdin(buffer);
       bytes += buffer.length;
       if (bytes > MAX_WHOLE_FILE_BYTES) {
         throw new InputError(`cannot read (stdin): more than ${MAX_WHOLE_FILE_BYTES} bytes, the most a document read whole may have`);
@@ -321,6 +346,7 @@ export async function* readLines(file: string, options: ReadOptions = {}): Async
   try {
     for await (const chunk of stream as AsyncIterable<Buffer | string>) {
       const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+      if (bytesRead === 0 && file === STDIN) refuseCompressedStdin(buffer);
       bytesRead += buffer.length;
       const bad = check?.push(buffer);
       // `number` lines are done; the chunk continues line number + 1.

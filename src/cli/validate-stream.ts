@@ -14,7 +14,7 @@
  */
 
 import type { ValidationError } from '../formats/validation-result.ts';
-import { parseAtofLine, validateAtofEvents, type ValidateAtofOptions } from '../formats/atof/validate.ts';
+import { parseAtofLine, validateAtofStretch, type TimestampOrder, type ValidateAtofOptions } from '../formats/atof/validate.ts';
 import { readLines, type InvalidUtf8 } from './files.ts';
 
 /** Events per stretch before it is validated at the next point where no scope is open. */
@@ -36,13 +36,15 @@ export async function validateAtofFile(file: string, maxErrors = 1000, options: 
   let offset = 0;
   let events = 0;
   const open = new Set<string>();
+  // One `atof.unsorted` for the file, as read whole, also where only a stretch's first events are earlier than the last one's.
+  const order: TimestampOrder = { latest: undefined, reported: false };
   const push = (error: ValidationError): void => {
     if (errors.length < maxErrors) errors.push(error);
   };
   const flush = (): void => {
     // Paths and messages (which name the paired event) use file-wide indexes.
     const shift = (text: string) => text.replace(/\$\[(\d+)\]/g, (_match, index: string) => `$[${offset + Number(index)}]`);
-    const result = validateAtofEvents(batch, options);
+    const result = validateAtofStretch(batch, options, order);
     version ??= result.version;
     for (const error of result) push({ ...error, path: shift(error.path), message: shift(error.message) });
     for (const warning of result.warnings) {

@@ -3,6 +3,7 @@
 // regular files (a device would never end, a FIFO would block).
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { cli, cliInProcess, EXAMPLES, expectNoStack, tempDir } from './support.ts';
 
@@ -120,6 +121,38 @@ describe('odd input files', () => {
       }
       expect((await cliInProcess(['view', file])).stdout).toContain(JSON.stringify(name));
     }
+  });
+
+  it('refuses a gzip-compressed file in one line naming gunzip, where every line of it was "not valid JSON" and convert exited 0', async () => {
+    const dir = tempDir();
+    expect((await cliInProcess(['replay', path.join(EXAMPLES, 'tool-loop.hooks.jsonl'), '--out', dir, '--quiet'])).code).toBe(0);
+    const atof = path.join(dir, 'run.jsonl.gz');
+    writeFileSync(atof, gzipSync(readFileSync(path.join(dir, 'atof', 'tool-loop-atof.jsonl'))));
+    const atif = path.join(dir, 'run.json.gz');
+    writeFileSync(atif, gzipSync(readFileSync(path.join(dir, 'atif', 'tool-loop-atif-loop-session-4e19.json'))));
+    const hooks = path.join(dir, 'run.hooks.jsonl.gz');
+    writeFileSync(hooks, gzipSync(readFileSync(path.join(EXAMPLES, 'tool-loop.hooks.jsonl'))));
+    const refused = (file: string) => `cannot read ${file}: it is gzip-compressed, and this command reads JSON text; decompress it first ("gunzip -k ${file}") and give the file it writes`;
+    const cases: Array<[string[], string, number]> = [
+      [['convert', atof, '--out', path.join(dir, 'converted')], atof, 1],
+      [['replay', hooks, '--out', path.join(dir, 'replayed')], hooks, 1],
+      [['view', atof], atof, 1],
+      [['view', atif, '--html', path.join(dir, 'page.html')], atif, 1],
+      [['compare', atif, atof], atif, 2],
+    ];
+    for (const [args, file, code] of cases) {
+      const result = await cliInProcess(args);
+      expect(result.stderr, args.join(' ')).toBe(`nemo-relay-hooks: ${refused(file)}\n`);
+      expect(result.code, args.join(' ')).toBe(code);
+    }
+    expect(existsSync(path.join(dir, 'converted'))).toBe(false);
+    expect(existsSync(path.join(dir, 'replayed'))).toBe(false);
+    const validated = await cliInProcess(['validate', atof, atif]);
+    expect(validated.stdout).toBe(`✗ ${atof}: ${refused(atof)}\n✗ ${atif}: ${refused(atif)}\n`);
+    expect(validated.code).toBe(1);
+    const piped = cli(['convert', '-', '--out', path.join(dir, 'piped')], { input: readFileSync(atof) });
+    expect(piped.stderr).toBe('nemo-relay-hooks: cannot read (stdin): it is gzip-compressed, and this command reads JSON text; decompress it on the way in ("gunzip -c <file> | nemo-relay-hooks …")\n');
+    expect(piped.code).toBe(1);
   });
 
   const device = '/dev/zero';

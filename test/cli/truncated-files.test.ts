@@ -51,7 +51,7 @@ describe('files cut short', () => {
     expect(validate.stdout).toContain(`${atif}: $: file.unrecognised: ${why}`);
   });
 
-  it('an event file whose last line was cut: the line is named as cut short, the events before it are read', async () => {
+  it('an event file (or hook log) whose last line was cut: the line is named as cut short, the events before it are read', async () => {
     const cut = 'line 5 is cut short: the file ends inside it, with no newline (as a writer stopped mid-line leaves it)';
     const view = await cliInProcess(['view', atof, '--json']);
     expect(view.stderr).toContain(`${atof}: ${cut}`);
@@ -65,6 +65,15 @@ describe('files cut short', () => {
     const convert = await cliInProcess(['convert', atof, '--out', path.join(dir, 'converted')]);
     expect(convert.code).toBe(0);
     expect(convert.stdout).toMatch(/malformed\s+1 line skipped/);
+    // convert said "not valid JSON (Unterminated string …)" of the line validate and view call cut short.
+    expect(convert.stderr).toContain(`nemo-relay-hooks: ${atof}:5: ${cut.replace('line 5 is ', '')}\n`);
+    // A hook log still being written, replayed: its last line is named the same way.
+    const hookLines = readFileSync(path.join(EXAMPLES, 'agent-session.hooks.jsonl'), 'utf8').split('\n');
+    const hooks = path.join(dir, 'cut.hooks.jsonl');
+    writeFileSync(hooks, `${hookLines.slice(0, 4).join('\n')}\n${hookLines[4]!.slice(0, 60)}`);
+    const replay = await cliInProcess(['replay', hooks, '--out', path.join(dir, 'replayed')]);
+    expect(replay.code).toBe(0);
+    expect(replay.stderr).toBe(`nemo-relay-hooks: ${hooks}:5: ${cut.replace('line 5 is ', '')}\n`);
     // The same line with its newline was written whole, and is simply not JSON.
     const ended = path.join(dir, 'ended.jsonl');
     writeFileSync(ended, `${readFileSync(atof, 'utf8')}\n`);

@@ -138,6 +138,41 @@ describe('nemo-relay-hooks validate, streaming large ATOF files', () => {
     expect(streamed).toBe(whole.replace('22 events, 2 warnings)', '22 events, streamed, 2 warnings)'));
     expect(streamed.endsWith(`✓ ${file}: valid (ATOF 0.1, 22 events, streamed, 2 warnings)\n`)).toBe(true);
   });
+
+  it('says a file is out of timestamp order once, where it is read whole, however many stretches it is streamed in', async () => {
+    // A user trial streamed a 200 MB file of sessions appended one after another: nine atof.unsorted warnings where
+    // the same file read whole had one; and a file out of order only where a stretch began had none.
+    const dir = tempDir();
+    expect((await cliInProcess(['replay', path.join(EXAMPLES, 'agent-session.hooks.jsonl'), '--out', dir, '--quiet'])).code).toBe(0);
+    const demo = readFileSync(path.join(dir, 'atof', 'agent-session-atof.jsonl'), 'utf8').trimEnd().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    const micros = (stamp: string) => Date.parse(stamp) * 1000 + Number((/\.\d{3}(\d{0,3})/.exec(stamp)?.[1] ?? '').padEnd(3, '0'));
+    /** `copies` copies of the demo session, each with its own uuids, copy k shifted by `shiftSeconds(k)`. */
+    const copiesOf = (copies: number, shiftSeconds: (k: number) => number) => {
+      const lines: string[] = [];
+      for (let k = 0; k < copies; k++) {
+        const suffix = k.toString(16).padStart(6, '0');
+        for (const event of demo) {
+          const text = JSON.stringify({ ...event, timestamp: micros(event.timestamp as string) + shiftSeconds(k) * 1_000_000 });
+          lines.push(text.replace(/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-)[0-9a-f]{6}/g, `$1${suffix}`));
+        }
+      }
+      return `${lines.join('\n')}\n`;
+    };
+    // 1,100 copies of 38 events: three stretches of about 20,000 events, each ending after a whole session.
+    const appended = path.join(dir, 'appended.jsonl');
+    writeFileSync(appended, copiesOf(1100, () => 0));
+    // In order, except the session that opens the second stretch (copy 527: 527 × 38 = 20,026 events before it).
+    const seam = path.join(dir, 'seam.jsonl');
+    writeFileSync(seam, copiesOf(1100, (k) => (k === 527 ? k * 10 - 8 : k * 10)));
+    for (const [file, at] of [[appended, 38], [seam, 20_026]] as const) {
+      const whole = (await cliInProcess(['validate', file])).stdout;
+      const streamed = (await cliInProcess(['validate', file, '--stream-above', '0'])).stdout;
+      const unsorted = (text: string) => text.split('\n').filter((line) => line.includes('atof.unsorted'));
+      expect(unsorted(whole), file).toEqual([`${file}: $[${at}].timestamp: atof.unsorted (warning): lines are not in timestamp order (accepted: events are sorted by timestamp before pairing)`]);
+      expect(unsorted(streamed), file).toEqual(unsorted(whole));
+      expect(streamed, file).toBe(whole.replace('41,800 events, ', '41,800 events, streamed, '));
+    }
+  });
 });
 
 describe('nemo-relay-hooks validate, bytes that are not UTF-8', () => {

@@ -218,3 +218,51 @@ describe('nemo-relay-hooks view', () => {
     expect(result.stderr.trim()).toBe(`nemo-relay-hooks: ${file}: ATOF major version 1; this reader knows ATOF 0.x only`);
   });
 });
+
+describe('view of another producer\'s trajectory whose results name no call', () => {
+  it('pairs them with the calls by index, where every call read "not run" though its output was there', async () => {
+    // A user trial viewed Harbor's Terminus-2 golden trajectories: each step's one bash_command call and the terminal
+    // output in its observation, without the optional source_call_id: every call was shown "not run".
+    const step = (id: number, keys: string, output: string) => ({
+      step_id: id,
+      source: 'agent',
+      model_name: 'openai/gpt-4o',
+      message: `Run ${keys.trim()}`,
+      tool_calls: [{ tool_call_id: `call_${id}_1`, function_name: 'bash_command', arguments: { keystrokes: keys } }],
+      observation: { results: [{ content: output }] },
+      metrics: { prompt_tokens: 100, completion_tokens: 10 },
+    });
+    const trajectory = {
+      schema_version: 'ATIF-v1.5',
+      session_id: 'terminus-run',
+      agent: { name: 'terminus-2', version: '2.0.0', model_name: 'openai/gpt-4o' },
+      steps: [{ step_id: 1, source: 'user', message: 'Create hello.txt' }, step(2, 'echo hi > hello.txt\n', 'root@box:/app# echo hi > hello.txt\n'), step(3, 'cat hello.txt\n', 'root@box:/app# cat hello.txt\nhi\n')],
+    };
+    const file = path.join(tempDir(), 'terminus.trajectory.json');
+    writeFileSync(file, JSON.stringify(trajectory));
+    const text = await cliInProcess(['view', file]);
+    expect(text.code, text.stderr).toBe(0);
+    const tools = text.stdout.split('\n').filter((line) => line.includes('tool bash_command'));
+    expect(tools).toHaveLength(2);
+    for (const line of tools) expect(line).not.toContain('not run');
+    // The HTML details pane shows what the node's result is: the terminal output.
+    const html = path.join(tempDir(), 'terminus.html');
+    expect((await cliInProcess(['view', file, '--html', html])).code).toBe(0);
+    expect(readFileSync(html, 'utf8')).toContain('cat hello.txt\\nhi');
+    // compare reads the same pairing: a changed output is a changed result.
+    const changed = structuredClone(trajectory);
+    (changed.steps[2] as { observation: { results: Array<Record<string, unknown>> } }).observation.results[0]!.content = 'root@box:/app# cat hello.txt\nbye\n';
+    const changedFile = path.join(tempDir(), 'terminus-changed.trajectory.json');
+    writeFileSync(changedFile, JSON.stringify(changed));
+    const compared = await cliInProcess(['compare', file, changedFile, '--json']);
+    expect(compared.code, compared.stderr).toBe(1);
+    const pairs = (JSON.parse(compared.stdout) as { pairs: { differences: { field: string }[] }[] }).pairs;
+    expect(pairs.flatMap((pair) => pair.differences.map((difference) => difference.field))).toEqual(['tool.result']);
+    // A result naming another call does not pair by index.
+    const named = structuredClone(trajectory);
+    (named.steps[2] as { observation: { results: Array<Record<string, unknown>> } }).observation.results[0]!.source_call_id = 'call_elsewhere';
+    writeFileSync(file, JSON.stringify(named));
+    const other = (await cliInProcess(['view', file])).stdout.split('\n').filter((line) => line.includes('tool bash_command'));
+    expect(other.map((line) => line.includes('not run'))).toEqual([false, true]);
+  });
+});

@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Catalog } from '../../src/cli/serve/catalog.ts';
-import { cliInProcess, EXAMPLES, expectNoStack, tempDir } from './support.ts';
+import { cli, cliInProcess, EXAMPLES, expectNoStack, tempDir } from './support.ts';
 
 const HOOKS = path.join(EXAMPLES, 'agent-session.hooks.jsonl');
 
@@ -58,6 +58,27 @@ describe('replay and convert given the wrong kind of file', () => {
   it('convert refuses an ATIF trajectory, on one line or pretty-printed', async () => {
     await refused(['convert', atif], [`${atif} is an ATIF trajectory, not ATOF events: there is nothing to convert`, `"nemo-relay-hooks validate ${atif}"`]);
     await refused(['convert', pretty], [`${pretty} is an ATIF trajectory, not ATOF events`]);
+  });
+
+  it('convert refuses a JSONL file none of whose lines is an ATOF event, as view does, where it printed every line malformed and exited 0', async () => {
+    // A user trial converted a notes file and a README: twenty "not valid JSON" lines, "converted 0 events", exit 0, an empty folder.
+    const log = path.join(dir, 'server-log.jsonl');
+    writeFileSync(log, '{"at":1,"url":"/v1/responses","kind":"responses"}\n{"at":2,"url":"/v1/chat/completions","kind":"chat"}\n');
+    const text = path.join(dir, 'notes.jsonl');
+    writeFileSync(text, 'hello\n\nworld\n');
+    await refused(['convert', log], [`${log} holds no ATOF events: none of its 2 lines is an ATOF event`]);
+    await refused(['convert', text], [`${text} holds no ATOF events: none of its 2 lines is an ATOF event`]);
+    // Standard input is read once, not looked at first: its lines are reported, then the same verdict.
+    const piped = cli(['convert', '-', '--out', path.join(dir, 'piped-notes')], { input: readFileSync(text) });
+    expect(piped.code, piped.stderr).toBe(1);
+    expect(piped.stderr.trim().split('\n').at(-1)).toBe('nemo-relay-hooks: (stdin) holds no ATOF events: none of its 2 lines is an ATOF event (one has an atof_version, or a kind "scope" or "mark" and a uuid)');
+    // Junk before the events is still skipped and reported, and the events converted.
+    const mixed = path.join(dir, 'mixed-convert.jsonl');
+    writeFileSync(mixed, `${readFileSync(text, 'utf8')}${readFileSync(atof, 'utf8')}`);
+    const converted = await cliInProcess(['convert', mixed, '--out', path.join(dir, 'mixed-out')]);
+    expect(converted.code, converted.stderr).toBe(0);
+    expect(converted.stdout).toContain('  malformed  2 lines skipped');
+    expect(readdirSync(path.join(dir, 'mixed-out'))).toEqual(['agent-atif-demo-session-7f3a.json']);
   });
 
   it('view given a folder (the plugin\'s nemo-relay-output/) points to view --serve, which lists a folder\'s sessions', async () => {

@@ -45,13 +45,14 @@ import type { AtofEvent } from '../../formats/atof/types.ts';
 import { booleanFlag, HELP_FLAG, JSON_FLAG, stringFlag, type CommandSpec, type ParsedArgs } from '../args.ts';
 import { describeFsError, InputError, UsageError } from '../errors.ts';
 import { checkInputFile, ensureOutputDir, inputName, invalidUtf8Warning, readLines, sizeOf, STDIN, type InvalidUtf8 } from '../files.ts';
-import { refuseOtherKind } from '../detect.ts';
+import { noAtofEventAmong, refuseOtherKind } from '../detect.ts';
 import { Progress } from '../progress.ts';
 import { safeForTerminal } from '../terminal-text.ts';
 import { compareInstants, parseInstant, type Instant } from '../../formats/instant.ts';
 import { formatCount, formatDuration, type CliIo } from '../io.ts';
 import { addTrajectory, emptyTotals } from '../trajectory-stats.ts';
-import { parseJson, whyNotJson } from '../../shared/json.ts';
+import { JsonTooDeepError, parseJson, whyNotJson } from '../../shared/json.ts';
+import { CUT_SHORT } from '../../formats/atof/jsonl.ts';
 import { nonEmptyString, quotedValue } from '../../shared/text.ts';
 
 export const convertSpec: CommandSpec = {
@@ -122,6 +123,8 @@ export async function convert(args: ParsedArgs, io: CliIo): Promise<number> {
   const name = inputName(input);
   const totalBytes = checkInputFile(input);
   refuseOtherKind(input, 'atof');
+  // Standard input can be read once only: it takes the buffered, sorted path (the same trajectories for ordered input).
+  const inOrder = input !== STDIN && (await isTimeOrdered(input));
   const outDir = ensureOutputDir(out);
   const progress = new Progress(io, { label: `converting ${input === STDIN ? name : path.basename(input)}`, unit: 'events', totalBytes }, !quiet);
 
@@ -165,8 +168,6 @@ export async function convert(args: ParsedArgs, io: CliIo): Promise<number> {
     written.push(claim.held ?? target);
   };
 
-  // Standard input can be read once only: it takes the buffered, sorted path (the same trajectories for ordered input).
-  const inOrder = input !== STDIN && (await isTimeOrdered(input));
   const report = (number: number, problem: string): void => {
     malformed += 1;
     if (malformed <= MAX_REPORTED_LINES) {
@@ -219,6 +220,8 @@ export async function convert(args: ParsedArgs, io: CliIo): Promise<number> {
   const unfinished = new Set([...owners.values()].filter((session) => !ended.has(session)));
   for (const session of new Set(owners.values())) finish(session);
   progress.clear();
+  // Standard input is not looked at first: there, a text none of whose lines is an event fails once read.
+  if (events === 0 && malformed > 0) throw new InputError(`${name} holds no ATOF events: ${noAtofEventAmong(malformed)}`);
 
   if (malformed > MAX_REPORTED_LINES) io.err(`nemo-relay-hooks: ${name}: ${formatCount(malformed - MAX_REPORTED_LINES)} more malformed lines not shown\n`);
   const warnings: string[] = [];
@@ -334,15 +337,23 @@ function openSession(root: AtofEvent, args: ParsedArgs, profile: Profile): OpenS
 /**
  * Whether the file's events are already in timestamp order, so it can be
  * streamed. Also refuses, before anything is written, a major ATOF version
- * this reader does not know.
+ * this reader does not know, and a file with lines none of which is an ATOF
+ * event (a text, another program's log), which would otherwise end
+ * "converted 0 events", exit 0, after every line reported malformed.
  */
 async function isTimeOrdered(input: string): Promise<boolean> {
   let previous: Instant | undefined;
   let ordered = true;
+  let notEvents = 0;
+  let events = 0;
   for await (const line of readLines(input)) {
     if (line.text.trim() === '') continue;
     const event = parseEvent(line.text);
-    if (typeof event === 'string') continue;
+    if (typeof event === 'string') {
+      notEvents += 1;
+      continue;
+    }
+    events += 1;
     const major = atofMajor(event.atof_version);
     if (major !== undefined && major !== 0) {
       throw new InputError(`${input}:${line.number}: atof_version ${quotedValue(event.atof_version)} is major version ${major}; this reader knows ATOF 0.x only`);
@@ -351,6 +362,7 @@ async function isTimeOrdered(input: string): Promise<boolean> {
     if (previous !== undefined && compareInstants(instant, previous) < 0) ordered = false;
     previous = instant;
   }
+  if (events === 0 && notEvents > 0) throw new InputError(`${inputName(input)} holds no ATOF events: ${noAtofEventAmong(notEvents)}`);
   return ordered;
 }
 
@@ -362,7 +374,7 @@ async function* readEvents(
 ): AsyncGenerator<{ event: AtofEvent; position?: number; bytesRead: number }> {
   for await (const line of readLines(input, onInvalidUtf8 !== undefined ? { onInvalidUtf8 } : {})) {
     if (line.text.trim() === '') continue;
-    const event = parseEvent(line.text);
+    const event = parseEvent(line.text, line.unterminated === true);
     if (typeof event === 'string') {
       report(line.number, event);
       continue;
@@ -389,13 +401,13 @@ async function* sortedEvents(
   for (const { event, position, bytesRead } of all) yield { event, position, bytesRead };
 }
 
-/** An event with the fields routing needs, or what is wrong with the line. */
-function parseEvent(text: string): AtofEvent | string {
+/** An event with the fields routing needs, or what is wrong with the line (`unterminated`: the file ends inside it). */
+function parseEvent(text: string, unterminated = false): AtofEvent | string {
   let value: unknown;
   try {
     value = parseJson(text);
   } catch (error) {
-    return whyNotJson(error);
+    return unterminated && !(error instanceof JsonTooDeepError) ? CUT_SHORT : whyNotJson(error);
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'not a JSON object';
   const event = value as Partial<AtofEvent>;

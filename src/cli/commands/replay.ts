@@ -44,7 +44,8 @@ import { formatCount, formatDuration, type CliIo } from '../io.ts';
 import { MemoryProbe } from '../memory-probe.ts';
 import { fileStem } from '../../plugin/config/host-identity.ts';
 import { addTrajectory, emptyTotals, type TrajectoryTotals } from '../trajectory-stats.ts';
-import { parseJson, whyNotJson } from '../../shared/json.ts';
+import { JsonTooDeepError, parseJson, whyNotJson } from '../../shared/json.ts';
+import { CUT_SHORT } from '../../formats/atof/jsonl.ts';
 import { quotedValue } from '../../shared/text.ts';
 import { parseTimestamp } from '../../shared/clock.ts';
 import { RecordedClock } from '../recorded-clock.ts';
@@ -171,7 +172,7 @@ export async function replay(args: ParsedArgs, io: CliIo): Promise<number> {
   for await (const line of readLines(input, { onInvalidUtf8: (at) => (encoding = at) })) {
     lines = line.number;
     if (line.text.trim() !== '') {
-      const parsed = parseHookLine(line.text);
+      const parsed = parseHookLine(line.text, line.unterminated === true);
       if (typeof parsed === 'string') {
         malformed += 1;
         if (malformed <= MAX_REPORTED_LINES || strict) {
@@ -365,13 +366,13 @@ interface HookLine {
   timestampUs: number | undefined;
 }
 
-/** One recorded line, or a message saying what is wrong with it. */
-function parseHookLine(text: string): HookLine | string {
+/** One recorded line, or a message saying what is wrong with it (`unterminated`: the file ends inside it). */
+function parseHookLine(text: string, unterminated: boolean): HookLine | string {
   let value: unknown;
   try {
     value = parseJson(text);
   } catch (error) {
-    return whyNotJson(error);
+    return unterminated && !(error instanceof JsonTooDeepError) ? CUT_SHORT : whyNotJson(error);
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     return `expected a JSON object {"hook": ..., "payload": {...}}, got ${value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value}`;

@@ -39,7 +39,7 @@ export const viewSpec: CommandSpec = {
     'tokens. Failed calls are marked with ✗ and ERROR. --html writes one',
     'self-contained page (no network access) that a browser opens directly: click a',
     'row for its details, search, filter, zoom. Above 20 sessions it writes an index',
-    'page and one page per session in <file>.sessions/. "-" reads standard input;',
+    'page and one page per session in x.sessions/ for x.html. "-" reads standard input;',
     '--json prints the trees as JSON instead of text. Control characters in session',
     'content are shown as \\xNN escapes, never sent to the terminal.',
     'A session another process recorded for a tool call of a given file (an MCP',

@@ -160,7 +160,11 @@ export class Catalog {
           continue;
         }
         const known = this.files.get(name);
-        if (known && known.size === stat.size && known.mtimeMs === stat.mtimeMs) continue;
+        // Unchanged, but a huge open session's figures that waited for their turn are now due (`AtofIndex.summaryDue`).
+        if (known && known.size === stat.size && known.mtimeMs === stat.mtimeMs) {
+          if (known.atof?.summaryDue() === true) changed.push(name);
+          continue;
+        }
         const read = this.read(name, absolute, stat, known);
         // Its old rows, for when each of its sessions first appeared (worked out again below).
         if (known?.entries !== undefined) read.entries = known.entries;

@@ -32,8 +32,13 @@ import { rollupOf, type Figures } from './rollup.ts';
 
 /** Bytes read at a time. */
 const CHUNK_BYTES = 4 * 1024 * 1024;
-/** How often an open session whose events were let go has its lines read back for its figures. */
-const RESUMMARIZE_MS = 10_000;
+/** How often an open session of more than `RESUMMARIZE_ABOVE_EVENTS` has its lines read back for its figures. */
+export const RESUMMARIZE_MS = 10_000;
+/**
+ * Events above which an open session's figures are worked out again at most every `RESUMMARIZE_MS` (one huge session
+ * being written): below, reading its lines back on each look costs little, and its row follows its lines.
+ */
+export const RESUMMARIZE_ABOVE_EVENTS = 10_000;
 /** Bytes read at a time when a session's lines are read back. */
 const WINDOW_BYTES = 1024 * 1024;
 /** Events held for open sessions before they are let go (and read back from the file when needed). */
@@ -203,18 +208,34 @@ export class AtofIndex {
 
   /**
    * Its figures, worked out again when lines came in since; except for a
-   * session still open whose events were let go (one huge session being
-   * written): its lines are read back at most every `RESUMMARIZE_MS`, so a
-   * file growing by a line a second does not cost a read of the session
-   * each second.
+   * huge session still open whose events were let go: its lines are read
+   * back at most every `RESUMMARIZE_MS`, so a file growing by a line a
+   * second does not cost a read of the session each second (`summaryDue`
+   * says when the wait is over).
    */
   summary(target: IndexedSession): SessionSummary {
     if (target.summary !== undefined && !this.stale.has(target)) return target.summary;
-    if (target.summary !== undefined && target.events === null && !target.ended && Date.now() - target.summarizedAt < RESUMMARIZE_MS) return target.summary;
+    if (this.deferred(target, Date.now())) return target.summary!;
     target.summary = summaryOf(this.tree(target));
     target.summarizedAt = Date.now();
     this.stale.delete(target);
     return target.summary;
+  }
+
+  /**
+   * Whether a session's figures predate its latest lines and may now be
+   * worked out again: the lines came within `RESUMMARIZE_MS` of the last
+   * time, and none since, so without another look its row would keep the
+   * older figures for as long as the file stays quiet.
+   */
+  summaryDue(now = Date.now()): boolean {
+    for (const target of this.stale) if (target.summary !== undefined && !this.deferred(target, now)) return true;
+    return false;
+  }
+
+  /** Whether the figures of `target`, which lines came in for, wait (a huge open session read back within `RESUMMARIZE_MS`). */
+  private deferred(target: IndexedSession, now: number): boolean {
+    return target.summary !== undefined && target.events === null && !target.ended && target.lines.length / 2 > RESUMMARIZE_ABOVE_EVENTS && now - target.summarizedAt < RESUMMARIZE_MS;
   }
 
   private line(bytes: Buffer, start: number, end: number, unterminated = false): void {

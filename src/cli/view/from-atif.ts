@@ -227,12 +227,15 @@ function llmStep(step: Obj, subagents: Map<string, Obj>, used: Set<string>, appr
   // Runs name their call (`invocation_id` is its tool_call_id): a call none names did not run, though another's run
   // sits at its index (the calls that ran were fewer than those asked for). Only runs that name none pair by index.
   const byId = invocations.some((candidate) => calls.some((call) => nonEmptyString(call.tool_call_id) !== undefined && candidate.invocation_id === call.tool_call_id));
+  // Results name their call (`source_call_id`, optional in ATIF); when none does (Harbor's Terminus writes its
+  // terminal output so), they pair with the calls by index, as runs do: the call ran, it was not "not run".
+  const resultsById = results.some((candidate) => calls.some((call) => nonEmptyString(call.tool_call_id) !== undefined && candidate.source_call_id === call.tool_call_id));
   calls.forEach((call, index) => {
     const id = nonEmptyString(call.tool_call_id);
     // A call run again (LangGraph reruns a tool that called interrupt() when resumed) has a run per attempt: the
     // result is the last one's.
     const timing = invocations.findLast((candidate) => id !== undefined && candidate.invocation_id === id) ?? (byId ? undefined : invocations[index]) ?? {};
-    const result = results.find((candidate) => id !== undefined && candidate.source_call_id === id);
+    const result = results.find((candidate) => id !== undefined && candidate.source_call_id === id) ?? (resultsById ? undefined : unnamedResult(results[index]));
     const resultMeta = metadataOfResult(result);
     const failed = resultMeta['otel.status_code'] === 'ERROR' || timing.status === 'error' || timing.status === 'failed';
     const tool = node('tool', `tool ${nonEmptyString(call.function_name) ?? '?'}`, {
@@ -295,6 +298,11 @@ function systemStep(step: Obj, at: number | undefined, turn: ViewNode, session: 
   const mark = node('mark', 'system', { ...noteOf(preview(step.message)), ...(at !== undefined ? { startUs: at } : {}), source: { step } });
   for (const result of others) mark.children.push(node('mark', 'observation', { ...noteOf(preview(result.content)), source: { result } }));
   turn.children.push(mark);
+}
+
+/** `result` when it names no call and is no tool run of its own (`isToolRun`), else undefined. */
+function unnamedResult(result: Obj | undefined): Obj | undefined {
+  return result !== undefined && result.source_call_id === undefined && !isToolRun(result) ? result : undefined;
 }
 
 /** Whether an observation result is a tool run's that no tool call of the trajectory asked for (no `source_call_id`). */

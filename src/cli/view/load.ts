@@ -10,7 +10,7 @@
 import path from 'node:path';
 import { atofMajor } from '../../formats/atof/rules/envelope.ts';
 import type { AtofLineError } from '../../formats/atof/validate.ts';
-import { firstLineKind, loadByContent, looksLikeAtofEvent } from '../detect.ts';
+import { firstLineKind, loadByContent, looksLikeAtofEvent, noAtofEventAmong } from '../detect.ts';
 import { describeFsError, InputError } from '../errors.ts';
 import { checkInputFile, inputName, readInputText, STDIN } from '../files.ts';
 import { formatCount, type CliIo } from '../io.ts';
@@ -57,8 +57,7 @@ export function sessionsOf(name: string, text: string, detectAs = name): LoadedS
 function noAtofEvents(events: readonly unknown[], lineErrors: readonly AtofLineError[]): string | undefined {
   if (events.some(looksLikeAtofEvent) || events.length + lineErrors.length === 0) return undefined;
   if (events.length === 0) return lineErrors[0]!.message;
-  const lines = events.length + lineErrors.length;
-  return `${lines === 1 ? 'its one line is not' : `none of its ${lines} lines is`} an ATOF event (one has an atof_version, or a kind "scope" or "mark" and a uuid)`;
+  return noAtofEventAmong(events.length + lineErrors.length);
 }
 
 /** A file's sessions, each built when asked: `roots.at(i)` of a streamed ATOF file reads that session's lines back. */

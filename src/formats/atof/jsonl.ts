@@ -38,6 +38,9 @@ export function parseAtofJsonl(text: string): AtofParseResult {
   return { events, errors };
 }
 
+/** What a last line that does not parse, with no newline after it, is: what a writer killed (or still writing) leaves. */
+export const CUT_SHORT = 'cut short: the file ends inside it, with no newline (as a writer stopped mid-line leaves it)';
+
 /**
  * One line of ATOF JSONL (`lineNumber` 1-based, for the error): the event,
  * the error saying why it is not one, or undefined for a blank line. The
@@ -56,7 +59,7 @@ export function parseAtofLine(raw: string, lineNumber: number, unterminated = fa
       error instanceof JsonTooDeepError
         ? `line ${lineNumber} is ${error.message}`
         : unterminated
-          ? `line ${lineNumber} is cut short: the file ends inside it, with no newline (as a writer stopped mid-line leaves it)`
+          ? `line ${lineNumber} is ${CUT_SHORT}`
           : `line ${lineNumber} is not valid JSON: ${error instanceof Error ? error.message : String(error)}`;
     return { error: { line: lineNumber, path: `line ${lineNumber}`, rule: 'atof.malformed_line', message } };
   }

@@ -41,10 +41,30 @@ interface Checked {
 }
 
 /**
+ * The timestamp order of a file read in stretches (`validateAtofStretch`):
+ * the latest instant of the stretches before, and whether `atof.unsorted`
+ * was reported already.
+ */
+export interface TimestampOrder {
+  latest: Instant | undefined;
+  reported: boolean;
+}
+
+/**
  * Validates a stream of ATOF events (file order). The result is the array of
  * errors (`[]` means valid) with `warnings` and the `version` read alongside.
  */
 export function validateAtofEvents(events: readonly unknown[], options: ValidateAtofOptions = {}): ValidationResult {
+  return validateAtofStretch(events, options, { latest: undefined, reported: false });
+}
+
+/**
+ * `validateAtofEvents` on one stretch of a file validated in stretches (the
+ * CLI's streamed check): `order` carries the timestamp order across them and
+ * is updated, so the file gets the one `atof.unsorted` warning it gets read
+ * whole, at the same event, also when only a stretch's start is out of order.
+ */
+export function validateAtofStretch(events: readonly unknown[], options: ValidateAtofOptions, order: TimestampOrder): ValidationResult {
   const version = declaredVersion(events);
   const unknownMajor = unknownMajorVersion(events);
   if (unknownMajor !== undefined) return validationResult([unknownMajor], [], version);
@@ -64,7 +84,7 @@ export function validateAtofEvents(events: readonly unknown[], options: Validate
   });
 
   const pairs = new ScopePairs(findings);
-  for (const { index, event, instant } of sortByTimestamp(checked, findings)) {
+  for (const { index, event, instant } of sortByTimestamp(checked, findings, order)) {
     const path = `$[${index}]`;
     if (event.kind === 'mark') pairs.mark(event.uuid, path);
     else if (event.kind === 'scope') pairs.scope(event, index, path, instant);
@@ -97,10 +117,10 @@ function unknownMajorVersion(events: readonly unknown[]): { path: string; rule: 
 /**
  * The events in timestamp order (stable; an event whose timestamp does not
  * parse keeps its predecessor's place), with one warning when the file was
- * not already in that order.
+ * not already in that order (`order`: where the stretches before left it).
  */
-function sortByTimestamp(checked: Checked[], findings: Findings): Checked[] {
-  let previous: Instant | undefined;
+function sortByTimestamp(checked: Checked[], findings: Findings, order: TimestampOrder): Checked[] {
+  let previous: Instant | undefined = order.latest;
   let unsorted: Checked | undefined;
   const keyed = checked.map((entry) => {
     const key = entry.instant ?? previous;
@@ -108,12 +128,16 @@ function sortByTimestamp(checked: Checked[], findings: Findings): Checked[] {
     if (key !== undefined && (previous === undefined || compareInstants(key, previous) > 0)) previous = key;
     return { entry, key };
   });
+  order.latest = previous;
   if (unsorted === undefined) return checked;
-  findings.warn(
-    `$[${unsorted.index}].timestamp`,
-    'atof.unsorted',
-    'lines are not in timestamp order (accepted: events are sorted by timestamp before pairing)',
-  );
+  if (!order.reported) {
+    findings.warn(
+      `$[${unsorted.index}].timestamp`,
+      'atof.unsorted',
+      'lines are not in timestamp order (accepted: events are sorted by timestamp before pairing)',
+    );
+    order.reported = true;
+  }
   return keyed
     .map((item, position) => ({ ...item, position }))
     .sort((a, b) => (a.key !== undefined && b.key !== undefined ? compareInstants(a.key, b.key) : 0) || a.position - b.position)
