@@ -13,7 +13,7 @@ import type { PluginCounters } from './status.ts';
 import type { BackgroundWork } from './background-work.ts';
 import { errorMessage } from '../shared/error-text.ts';
 import { timerDelay } from '../shared/timers.ts';
-import { raiseSignalAgain, signalHandledElsewhere } from '../shared/exit-hook.ts';
+import { raiseSignalAgain, runExitTasks, signalHandledElsewhere } from '../shared/exit-hook.ts';
 
 export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 5_000;
 /** The most of a shutdown's budget kept, after replaying the start-up queue, for closing sessions and writing files (a tenth of the budget up to this). */
@@ -145,7 +145,13 @@ export function installExitHandlers(shutdown: (options?: ShutdownOptions) => Pro
       // Re-raise only when nobody else handles the signal, so the process
       // ends exactly as it would have without us (exit code 128 + signal).
       // (The library's own last-resort listener, which writes what is buffered, does not count.)
-      if (!signalHandledElsewhere(signal)) raiseSignalAgain(signal);
+      if (!signalHandledElsewhere(signal)) {
+        // A death by signal emits no 'exit': the synchronous exit writers run
+        // here instead, so a shutdown that ran out of time (trajectory writes
+        // stuck behind a busy thread pool) still leaves every file written.
+        runExitTasks();
+        raiseSignalAgain(signal);
+      }
     });
   };
   const uninstall = () => {

@@ -169,6 +169,16 @@ function install(): void {
   }
 }
 
+/**
+ * Runs the exit tasks now, as the process `exit` event would. For a process
+ * about to die of a signal, which emits no `exit`: without this, what the
+ * tasks write synchronously (trajectories still waiting for a busy thread
+ * pool) would be lost with it.
+ */
+export function runExitTasks(): void {
+  runTasks();
+}
+
 function runTasks(): void {
   // Per call: a Deno host that keeps running after its 'error' event (it
   // prevented the default) gets every task again at its real exit.
