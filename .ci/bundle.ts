@@ -97,7 +97,9 @@ const LAZY_LOADER = `${LAZY}loader`;
 /**
  * Builtins whose exports the runtimes also put on the global object, under
  * the same names: the stand-in exports the global, and loads the builtin
- * only where the global is missing (a Deno that does not define it).
+ * only where the global is missing (a Deno that does not define it), and
+ * is `undefined` where neither exists (an edge runtime: importing the entry
+ * must not throw there).
  *
  * Why: on Bun a static `import { Buffer } from 'node:buffer'` builds the
  * builtin's module at the entry's import, which cost more than the global
@@ -121,8 +123,8 @@ function lazyBuiltins() {
       if (id === LAZY_LOADER) return { code: LOADER_CODE, moduleSideEffects: false };
       if (id.startsWith(GLOBAL)) {
         const name = id.slice(GLOBAL.length);
-        const lines = [`import { builtin } from ${JSON.stringify(LAZY_LOADER)};`];
-        for (const key of GLOBAL_BUILTINS.get(name)!) lines.push(`export const ${key} = globalThis.${key} ?? builtin(${JSON.stringify(name)}).${key};`);
+        const lines = [`import { optionalBuiltin } from ${JSON.stringify(LAZY_LOADER)};`];
+        for (const key of GLOBAL_BUILTINS.get(name)!) lines.push(`export const ${key} = globalThis.${key} ?? optionalBuiltin(${JSON.stringify(name)})?.${key};`);
         return { code: lines.join('\n'), moduleSideEffects: false };
       }
       if (!id.startsWith(LAZY)) return null;
@@ -165,6 +167,15 @@ const getBuiltin = globalThis.process?.getBuiltinModule;
 // (and its import.meta.url) but left an assigned one as it was, a SyntaxError in its CommonJS output.
 export function builtin(name) {
   return typeof getBuiltin === 'function' ? getBuiltin.call(globalThis.process, name) : createRequire(import.meta.url)(name);
+}
+// Read at import: where neither the global nor the builtin exists (an edge runtime), importing must still work
+// (the plugin is off there and never uses it), so the failure to load is undefined, not an exception.
+export function optionalBuiltin(name) {
+  try {
+    return builtin(name);
+  } catch {
+    return undefined;
+  }
 }
 export function lazyView(load) {
   let value;

@@ -9,6 +9,10 @@
  * | `"off"`     | off (drops everything)                 | off                  |
  * | a backend   | that backend (`kind: "custom"`)        | same                 |
  *
+ * On an edge runtime (Vercel's Edge Runtime, Cloudflare's workerd) every
+ * choice but a backend object is off, with one warning: no built-in
+ * backend has the files and Node modules it needs there.
+ *
  * `NEMO_RELAY_HOOKS_BACKEND=native|memory|off|auto` overrides the choice,
  * including a backend object, so an operator can switch telemetry without a
  * code change; any other value is ignored with a warning. Native is an
@@ -38,7 +42,7 @@ import type { BackendKind, RelayBackend } from '../relay/contract.ts';
 import { createNoopRelay } from './off.ts';
 import { createMemoryRelay } from './memory/index.ts';
 import { preparePluginHost } from './memory/relay.ts';
-import { detectRuntime, type RuntimeName } from '../shared/js-runtime.ts';
+import { detectRuntime, edgeRuntime, type RuntimeName } from '../shared/js-runtime.ts';
 
 /** Environment variable that overrides the configured backend choice. */
 export const BACKEND_ENV = 'NEMO_RELAY_HOOKS_BACKEND';
@@ -129,6 +133,8 @@ function effectiveChoice(choice: BackendChoice, options: ResolveBackendOptions):
 /** The choices decided without loading anything; `undefined` for native and for auto on Node. */
 function resolvedNow(effective: BackendChoice, via: string, runtime: RuntimeName, logger: Logger): ResolvedBackend | undefined {
   if (typeof effective === 'object' && effective !== null) return resolvedCustom(effective);
+  const edge = edgeRuntime();
+  if (edge !== undefined && effective !== 'off') return resolvedOffOnEdge(edge, via, logger);
   if (effective === 'memory') return resolvedMemory(`${via}in-memory relay requested`, logger);
   if (effective === 'off') return resolvedOff(`${via}telemetry is off`);
   if (effective === 'auto' && runtime !== 'node') return autoMemory(runtime, via, logger);
@@ -208,6 +214,17 @@ function resolvedMemory(reason: string, logger: Logger): ResolvedBackend {
 function resolvedNative(backend: RelayBackend, reason: string): ResolvedBackend {
   const version = backend.version;
   return withVersion({ backend, kind: backend.kind ?? 'native', reason: version ? `${reason} (nemo-relay-node ${version})` : reason }, backend);
+}
+
+/**
+ * Every built-in backend needs what an edge runtime lacks (files to write,
+ * Node's network modules, the native binary), so `auto`, `memory` and
+ * `native` are off there, with one warning that says why and what works.
+ */
+function resolvedOffOnEdge(edge: string, via: string, logger: Logger): ResolvedBackend {
+  const reason = `${via}telemetry is OFF on ${edge}: the relay writes files and sends with Node's modules, which this runtime does not have. Your program runs unchanged and its hooks still reach your own subscribers; to record it, run it on Node, Bun or Deno (docs/known-limits.md, "Edge runtimes")`;
+  safeLog(logger, 'warn', reason);
+  return resolvedOff(reason);
 }
 
 function resolvedOff(reason: string): ResolvedBackend {

@@ -27,11 +27,15 @@ import { displayUrl } from '../../shared/secret-text.ts';
  * Connections are kept alive between requests (one POST per event would
  * otherwise open a connection per event). Node's agent unrefs idle pooled
  * sockets, and each request unrefs its own, so the pool never holds a host.
+ * Made at the first request, not at import: a runtime without Node's `http`
+ * (an edge runtime) still imports the modules that load this one.
  */
-const agents = {
-  'http:': new http.Agent({ keepAlive: true, maxSockets: 4 }),
-  'https:': new https.Agent({ keepAlive: true, maxSockets: 4 }),
-};
+let agents: { 'http:': http.Agent; 'https:': https.Agent } | undefined;
+
+function agentFor(protocol: 'http:' | 'https:'): http.Agent {
+  agents ??= { 'http:': new http.Agent({ keepAlive: true, maxSockets: 4 }), 'https:': new https.Agent({ keepAlive: true, maxSockets: 4 }) };
+  return agents[protocol];
+}
 
 export interface HttpAttempt {
   url: string;
@@ -135,7 +139,7 @@ function requestOnce(url: URL, attempt: HttpAttempt, remainingMs: number): Promi
         ...(attempt.path !== undefined ? { path: attempt.path } : {}),
         method: attempt.method,
         headers: { accept: '*/*', ...attempt.headers, 'content-length': String(Buffer.byteLength(attempt.body)) },
-        agent: agents[url.protocol as 'http:' | 'https:'],
+        agent: agentFor(url.protocol as 'http:' | 'https:'),
       });
       request = current;
       current.on('socket', (socket: Socket) => socket.unref?.());

@@ -66,7 +66,7 @@ export function routeTo(url: URL): Route {
           path: `${url.origin}${path ?? `${url.pathname}${url.search}`}`,
           method,
           headers: { ...headers, host: url.host, ...authorization },
-          agent: agent !== undefined ? proxyAgent : undefined,
+          agent: agent !== undefined ? (proxyAgent ??= new http.Agent({ keepAlive: true, maxSockets: 4 })) : undefined,
         }),
     };
   }
@@ -86,8 +86,8 @@ export function routeTo(url: URL): Route {
   };
 }
 
-/** Connections to proxies for `http:` targets, kept alive; Node's agent unrefs idle ones. */
-const proxyAgent = new http.Agent({ keepAlive: true, maxSockets: 4 });
+/** Connections to proxies for `http:` targets, kept alive; Node's agent unrefs idle ones. Made at first use (see `agentFor` in http.ts). */
+let proxyAgent: http.Agent | undefined;
 
 /** One agent per proxy for `https:` targets: its connections are tunnels, pooled per target. */
 const tunnelAgents = new Map<string, http.Agent>();
