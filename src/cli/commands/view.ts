@@ -16,7 +16,7 @@ import { statSync } from 'node:fs';
 
 /** `view --serve`'s port when none is given. */
 const DEFAULT_PORT = 7878;
-import { STDIN } from '../files.ts';
+import { htmlTargetPath, pageStem, STDIN } from '../files.ts';
 import { MemoryProbe } from '../memory-probe.ts';
 import type { CliIo } from '../io.ts';
 import { packageVersion } from '../package-info.ts';
@@ -52,7 +52,7 @@ export const viewSpec: CommandSpec = {
     'free port. Ctrl-C stops it.',
   ].join('\n'),
   flags: {
-    html: { type: 'string', value: '<file>', description: 'Also write an HTML timeline to <file>.' },
+    html: { type: 'string', value: '<file>', description: 'Also write an HTML timeline to <file> (a folder: <input>.html in it).' },
     json: JSON_FLAG,
     serve: { type: 'boolean', description: 'Serve a live viewer of the given folders instead (default: the current folder).' },
     port: { type: 'string', value: '<n>', description: `Port for --serve (default ${DEFAULT_PORT}; 0 picks a free one).` },
@@ -76,6 +76,9 @@ export async function view(args: ParsedArgs, io: CliIo): Promise<number> {
   if (args.positionals.length === 0) throw new UsageError('"view" needs a <file> argument (or --serve [folder...])', 'view');
   const json = booleanFlag(args, 'json');
   if (args.positionals.filter((file) => file === STDIN).length > 1) throw new UsageError('standard input ("-") can be read only once', 'view');
+  // Settled before anything is read or printed: a folder gets <input>.html (view.html for several inputs).
+  const htmlFlag = stringFlag(args, 'html');
+  const html = htmlFlag === undefined ? undefined : htmlTargetPath(htmlFlag, args.positionals.length === 1 ? pageStem(args.positionals[0]!) : 'view');
   // ATOF files are streamed and indexed; each session is built when it is printed or written, then let go.
   const opened: OpenedSessions[] = [];
   for (const file of args.positionals) {
@@ -93,7 +96,6 @@ export async function view(args: ParsedArgs, io: CliIo): Promise<number> {
   const sources: HtmlSource[] = opened.map((loaded) => ({ file: loaded.name, roots: loaded.streamed ? loaded.roots : [...(loaded.roots as ViewNode[])] }));
   const linked = sources.filter((_, index) => !opened[index]!.streamed) as { file: string; roots: ViewNode[] }[];
   const moved = [...atofLinks.moved, ...linkRemoteTrajectories(linked)];
-  const html = stringFlag(args, 'html');
   let written: WrittenTimeline | undefined;
   // With --json, the page is written first: standard output then holds nothing but the finished report.
   if (json && html !== undefined) written = writeTimeline(html, sources, io);
