@@ -112,6 +112,7 @@ async function loadRun(ref: string, io: CliIo): Promise<Run> {
   // A session naming its caller by span id only (an MCP server's, from a traceparent) joins the scope it names, as in
   // `view`; one naming it by uuid was joined when the file was indexed.
   if (loaded.streamed) for (const entry of linkAtofFiles([loaded]).unlinked) io.err(`nemo-relay-hooks: ${safeForTerminal(entry.file)}: ${safeForTerminal(unlinkedText(entry))}\n`);
+  for (const note of loaded.notes) io.err(`nemo-relay-hooks: ${safeForTerminal(loaded.name)}: ${safeForTerminal(note)}\n`);
   const name = loaded.name;
   const ids = loaded.ids;
   if (ids.length === 0) throw new InputError(`${name}: no sessions in this file`);

@@ -85,7 +85,7 @@ export async function view(args: ParsedArgs, io: CliIo): Promise<number> {
     // A folder (the plugin's nemo-relay-output/) is what --serve lists: say so rather than only "is a directory".
     if (file !== STDIN && isDirectory(file)) throw new InputError(`cannot read ${file}: is a directory; to list and open its sessions, run "nemo-relay-hooks view --serve ${file}"`);
     const loaded = await openSessions(file, io);
-    for (const message of loaded.lineErrors) io.err(`nemo-relay-hooks: ${safeForTerminal(loaded.name)}: ${safeForTerminal(message)}\n`);
+    for (const message of [...loaded.notes, ...loaded.lineErrors]) io.err(`nemo-relay-hooks: ${safeForTerminal(loaded.name)}: ${safeForTerminal(message)}\n`);
     opened.push(loaded);
   }
   // Sessions of other processes (an MCP server's) go under the tool call they continue: an ATOF file's under the scope
