@@ -26,6 +26,7 @@ import { eachRoot, type ViewNode } from '../view/model.ts';
 import { renderText } from '../view/text.ts';
 import { isRollupRow, rollupOf, type Rollup } from '../view/rollup.ts';
 import { linkRemoteTrajectories } from '../view/linked.ts';
+import { followReferencedFiles } from '../view/referenced-files.ts';
 import { linkAtofFiles, unlinkedText } from '../view/linked-atof.ts';
 import { watchLauncher } from '../launcher-gone.ts';
 
@@ -96,6 +97,7 @@ export async function view(args: ParsedArgs, io: CliIo): Promise<number> {
   const sources: HtmlSource[] = opened.map((loaded) => ({ file: loaded.name, roots: loaded.streamed ? loaded.roots : [...(loaded.roots as ViewNode[])] }));
   const linked = sources.filter((_, index) => !opened[index]!.streamed) as { file: string; roots: ViewNode[] }[];
   const moved = [...atofLinks.moved, ...linkRemoteTrajectories(linked)];
+  followTrajectoryFiles(args.positionals, opened, linked, io);
   let written: WrittenTimeline | undefined;
   // With --json, the page is written first: standard output then holds nothing but the finished report.
   if (json && html !== undefined) written = writeTimeline(html, sources, io);
@@ -119,6 +121,30 @@ export async function view(args: ParsedArgs, io: CliIo): Promise<number> {
   }
   if (booleanFlag(args, 'report-memory')) io.err(`report-memory: maxRSS=${new MemoryProbe().peakKb()}KiB\n`);
   return 0;
+}
+
+/**
+ * Trajectories the ATIF inputs reference by file (Harbor's context summarization runs), read from beside each input
+ * unless an input shows them already; a reference not found is said, since the session's totals then leave it out.
+ */
+function followTrajectoryFiles(files: readonly string[], opened: readonly OpenedSessions[], linked: readonly { file: string; roots: ViewNode[] }[], io: CliIo): void {
+  const shown = new Set<string>();
+  const collect = (current: ViewNode): void => {
+    if (current.sessionId !== undefined) shown.add(current.sessionId);
+    current.children.forEach(collect);
+  };
+  for (const source of linked) source.roots.forEach(collect);
+  opened.forEach((loaded, index) => {
+    if (loaded.kind !== 'atif' || loaded.streamed) return;
+    const file = files[index]!;
+    for (const root of loaded.roots as ViewNode[]) {
+      const missing = followReferencedFiles(root, file === STDIN ? undefined : file, shown);
+      if (missing.length === 0) continue;
+      const count = missing.length === 1 ? 'a trajectory' : `${missing.length} trajectories`;
+      const where = file === STDIN ? '(standard input has no folder to look in)' : 'not found beside it';
+      io.err(`nemo-relay-hooks: ${safeForTerminal(loaded.name)}: session ${safeForTerminal(root.sessionId ?? root.title)}'s totals leave out ${count} it references, ${where}: ${missing.map((entry) => safeForTerminal(entry.reference)).join(', ')}\n`);
+    }
+  });
 }
 
 function writeTimeline(html: string, sources: readonly HtmlSource[], io: CliIo): WrittenTimeline {
