@@ -398,3 +398,39 @@ export function sizeOf(file: string): number {
     return 0;
   }
 }
+
+/**
+ * Where a `--html <target>` page goes, settled before any work is done or printed (a folder target used to fail
+ * only after the whole tree was printed). A folder, one that exists or a path ending in `/`, gets `<stem>.html`
+ * inside it, as `cp file folder/` names its copy; a target whose folder is missing or not writable is refused now.
+ * Returns the path as it will be named in messages (relative when `target` was).
+ */
+export function htmlTargetPath(target: string, stem: string): string {
+  const named = isFolder(target) || /[\\/]$/.test(target) ? path.join(target, `${stem}.html`) : target;
+  if (isFolder(named)) throw new InputError(`cannot write ${named}: is a directory`);
+  const folder = path.dirname(path.resolve(named));
+  try {
+    if (!statSync(folder).isDirectory()) throw new InputError(`cannot write ${named}: ${path.dirname(named)} is not a directory`);
+    accessSync(folder, constants.W_OK);
+  } catch (error) {
+    if (error instanceof InputError) throw error;
+    const code = (error as { code?: unknown } | null)?.code;
+    if (code === 'ENOENT') throw new InputError(`cannot write ${named}: no folder ${path.dirname(named)} (create it first)`);
+    throw new InputError(describeFsError(error, 'cannot write', named));
+  }
+  return named;
+}
+
+/** The name an input gives the page written for it: `runs/a.atif.json` → `a.atif`, `run.jsonl` → `run`, "-" → `stdin`. */
+export function pageStem(input: string): string {
+  if (input === STDIN) return 'stdin';
+  return path.basename(input).replace(/\.jsonl?$/i, '') || 'page';
+}
+
+function isFolder(file: string): boolean {
+  try {
+    return statSync(file).isDirectory();
+  } catch {
+    return false;
+  }
+}

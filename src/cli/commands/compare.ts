@@ -16,7 +16,7 @@ import { sameRemoteSessions } from '../compare/remote-sessions.ts';
 import { writeComparePage } from '../compare/html.ts';
 import { renderComparison } from '../compare/text.ts';
 import { CliError, describeFsError, InputError, UsageError } from '../errors.ts';
-import { STDIN } from '../files.ts';
+import { htmlTargetPath, pageStem, STDIN } from '../files.ts';
 import type { CliIo } from '../io.ts';
 import { packageVersion } from '../package-info.ts';
 import { safeForTerminal } from '../terminal-text.ts';
@@ -42,7 +42,7 @@ export const compareSpec: CommandSpec = {
   ].join('\n'),
   flags: {
     json: JSON_FLAG,
-    html: { type: 'string', value: '<file>', description: 'Also write a side-by-side HTML page to <file>.' },
+    html: { type: 'string', value: '<file>', description: 'Also write a side-by-side HTML page to <file> (a folder: <a>-vs-<b>.html in it).' },
     help: HELP_FLAG,
   },
   positionals: { name: '<run>', min: 2, max: 2 },
@@ -70,7 +70,11 @@ export async function compare(args: ParsedArgs, io: CliIo): Promise<number> {
   if (first === STDIN && second === STDIN) throw new UsageError('standard input ("-") can be read only once', 'compare');
   let a: Run;
   let b: Run;
+  let html: string | undefined;
   try {
+    // Settled before the runs are read: a folder gets <a>-vs-<b>.html.
+    const htmlFlag = stringFlag(args, 'html');
+    html = htmlFlag === undefined ? undefined : htmlTargetPath(htmlFlag, `${pageStem(splitRef(first).file)}-vs-${pageStem(splitRef(second).file)}`);
     a = await loadRun(first, io);
     b = await loadRun(second, io);
   } catch (error) {
@@ -78,7 +82,6 @@ export async function compare(args: ParsedArgs, io: CliIo): Promise<number> {
     throw error;
   }
   const compared = compareRuns({ ref: { file: a.file, session: a.session }, root: a.root }, { ref: { file: b.file, session: b.session }, root: b.root }, sameRemoteSessions(a, b));
-  const html = stringFlag(args, 'html');
   if (html !== undefined) writePage(html, compared, io);
   if (booleanFlag(args, 'json')) io.out(`${JSON.stringify(compared.report, null, 2)}\n`);
   else io.out(renderComparison(compared.report, io.style));
@@ -109,6 +112,7 @@ async function loadRun(ref: string, io: CliIo): Promise<Run> {
   // A session naming its caller by span id only (an MCP server's, from a traceparent) joins the scope it names, as in
   // `view`; one naming it by uuid was joined when the file was indexed.
   if (loaded.streamed) for (const entry of linkAtofFiles([loaded]).unlinked) io.err(`nemo-relay-hooks: ${safeForTerminal(entry.file)}: ${safeForTerminal(unlinkedText(entry))}\n`);
+  for (const note of loaded.notes) io.err(`nemo-relay-hooks: ${safeForTerminal(loaded.name)}: ${safeForTerminal(note)}\n`);
   const name = loaded.name;
   const ids = loaded.ids;
   if (ids.length === 0) throw new InputError(`${name}: no sessions in this file`);

@@ -16,7 +16,7 @@ import { statSync } from 'node:fs';
 
 /** `view --serve`'s port when none is given. */
 const DEFAULT_PORT = 7878;
-import { STDIN } from '../files.ts';
+import { htmlTargetPath, pageStem, STDIN } from '../files.ts';
 import { MemoryProbe } from '../memory-probe.ts';
 import type { CliIo } from '../io.ts';
 import { packageVersion } from '../package-info.ts';
@@ -26,6 +26,7 @@ import { eachRoot, type ViewNode } from '../view/model.ts';
 import { renderText } from '../view/text.ts';
 import { isRollupRow, rollupOf, type Rollup } from '../view/rollup.ts';
 import { linkRemoteTrajectories } from '../view/linked.ts';
+import { followReferencedFiles } from '../view/referenced-files.ts';
 import { linkAtofFiles, unlinkedText } from '../view/linked-atof.ts';
 import { watchLauncher } from '../launcher-gone.ts';
 
@@ -52,7 +53,7 @@ export const viewSpec: CommandSpec = {
     'free port. Ctrl-C stops it.',
   ].join('\n'),
   flags: {
-    html: { type: 'string', value: '<file>', description: 'Also write an HTML timeline to <file>.' },
+    html: { type: 'string', value: '<file>', description: 'Also write an HTML timeline to <file> (a folder: <input>.html in it).' },
     json: JSON_FLAG,
     serve: { type: 'boolean', description: 'Serve a live viewer of the given folders instead (default: the current folder).' },
     port: { type: 'string', value: '<n>', description: `Port for --serve (default ${DEFAULT_PORT}; 0 picks a free one).` },
@@ -76,13 +77,16 @@ export async function view(args: ParsedArgs, io: CliIo): Promise<number> {
   if (args.positionals.length === 0) throw new UsageError('"view" needs a <file> argument (or --serve [folder...])', 'view');
   const json = booleanFlag(args, 'json');
   if (args.positionals.filter((file) => file === STDIN).length > 1) throw new UsageError('standard input ("-") can be read only once', 'view');
+  // Settled before anything is read or printed: a folder gets <input>.html (view.html for several inputs).
+  const htmlFlag = stringFlag(args, 'html');
+  const html = htmlFlag === undefined ? undefined : htmlTargetPath(htmlFlag, args.positionals.length === 1 ? pageStem(args.positionals[0]!) : 'view');
   // ATOF files are streamed and indexed; each session is built when it is printed or written, then let go.
   const opened: OpenedSessions[] = [];
   for (const file of args.positionals) {
     // A folder (the plugin's nemo-relay-output/) is what --serve lists: say so rather than only "is a directory".
     if (file !== STDIN && isDirectory(file)) throw new InputError(`cannot read ${file}: is a directory; to list and open its sessions, run "nemo-relay-hooks view --serve ${file}"`);
     const loaded = await openSessions(file, io);
-    for (const message of loaded.lineErrors) io.err(`nemo-relay-hooks: ${safeForTerminal(loaded.name)}: ${safeForTerminal(message)}\n`);
+    for (const message of [...loaded.notes, ...loaded.lineErrors]) io.err(`nemo-relay-hooks: ${safeForTerminal(loaded.name)}: ${safeForTerminal(message)}\n`);
     opened.push(loaded);
   }
   // Sessions of other processes (an MCP server's) go under the tool call they continue: an ATOF file's under the scope
@@ -93,7 +97,7 @@ export async function view(args: ParsedArgs, io: CliIo): Promise<number> {
   const sources: HtmlSource[] = opened.map((loaded) => ({ file: loaded.name, roots: loaded.streamed ? loaded.roots : [...(loaded.roots as ViewNode[])] }));
   const linked = sources.filter((_, index) => !opened[index]!.streamed) as { file: string; roots: ViewNode[] }[];
   const moved = [...atofLinks.moved, ...linkRemoteTrajectories(linked)];
-  const html = stringFlag(args, 'html');
+  followTrajectoryFiles(args.positionals, opened, linked, io);
   let written: WrittenTimeline | undefined;
   // With --json, the page is written first: standard output then holds nothing but the finished report.
   if (json && html !== undefined) written = writeTimeline(html, sources, io);
@@ -117,6 +121,30 @@ export async function view(args: ParsedArgs, io: CliIo): Promise<number> {
   }
   if (booleanFlag(args, 'report-memory')) io.err(`report-memory: maxRSS=${new MemoryProbe().peakKb()}KiB\n`);
   return 0;
+}
+
+/**
+ * Trajectories the ATIF inputs reference by file (Harbor's context summarization runs), read from beside each input
+ * unless an input shows them already; a reference not found is said, since the session's totals then leave it out.
+ */
+function followTrajectoryFiles(files: readonly string[], opened: readonly OpenedSessions[], linked: readonly { file: string; roots: ViewNode[] }[], io: CliIo): void {
+  const shown = new Set<string>();
+  const collect = (current: ViewNode): void => {
+    if (current.sessionId !== undefined) shown.add(current.sessionId);
+    current.children.forEach(collect);
+  };
+  for (const source of linked) source.roots.forEach(collect);
+  opened.forEach((loaded, index) => {
+    if (loaded.kind !== 'atif' || loaded.streamed) return;
+    const file = files[index]!;
+    for (const root of loaded.roots as ViewNode[]) {
+      const missing = followReferencedFiles(root, file === STDIN ? undefined : file, shown);
+      if (missing.length === 0) continue;
+      const count = missing.length === 1 ? 'a trajectory' : `${missing.length} trajectories`;
+      const where = file === STDIN ? '(standard input has no folder to look in)' : 'not found beside it';
+      io.err(`nemo-relay-hooks: ${safeForTerminal(loaded.name)}: session ${safeForTerminal(root.sessionId ?? root.title)}'s totals leave out ${count} it references, ${where}: ${missing.map((entry) => safeForTerminal(entry.reference)).join(', ')}\n`);
+    }
+  });
 }
 
 function writeTimeline(html: string, sources: readonly HtmlSource[], io: CliIo): WrittenTimeline {

@@ -31,8 +31,13 @@ export interface StepDelta {
   promptTokens: number;
   completionTokens: number;
   cachedTokens: number;
-  /** b − a, null when neither recorded a cost. */
+  /** b − a; null when neither recorded a cost, or when one of two paired steps did not (`unrecordedOn`). */
   costUsd: number | null;
+  /**
+   * The run whose step of the pair does not record a figure the other's does: a difference against "not recorded" is
+   * none, so that figure's delta is 0 (tokens) or null (cost) and the totals' delta leaves the pair out.
+   */
+  unrecordedOn?: { tokens?: 'a' | 'b'; costUsd?: 'a' | 'b' };
 }
 
 export interface Pair {
@@ -154,7 +159,8 @@ function differencesOf(a: RunStep, b: RunStep): Difference[] {
   const namesB = b.toolCalls.map((call) => call.name);
   if (namesA.join('\u0000') !== namesB.join('\u0000')) out.push({ field: 'tools', a: namesA, b: namesB });
   for (const [call, other] of pairedCalls(a, b)) out.push(...toolDifferences(call, other));
-  if (a.promptTokens !== b.promptTokens || a.completionTokens !== b.completionTokens || a.cachedTokens !== b.cachedTokens) {
+  const bothCount = a.tokensUnrecorded === undefined && b.tokensUnrecorded === undefined;
+  if (bothCount && (a.promptTokens !== b.promptTokens || a.completionTokens !== b.completionTokens || a.cachedTokens !== b.cachedTokens)) {
     out.push({ field: 'tokens', a: tokens(a), b: tokens(b) });
   }
   return out;
@@ -220,13 +226,20 @@ const tokens = (step: RunStep) => ({ prompt: step.promptTokens, completion: step
 
 function deltaOf(a: RunStep | null, b: RunStep | null): StepDelta {
   const duration = a?.durationUs !== undefined && b?.durationUs !== undefined ? b.durationUs - a.durationUs : a === null && b?.durationUs !== undefined ? b.durationUs : b === null && a?.durationUs !== undefined ? -a.durationUs : null;
-  const cost = a?.costUsd === undefined && b?.costUsd === undefined ? null : roundCost((b?.costUsd ?? 0) - (a?.costUsd ?? 0));
+  const unrecordedOn: NonNullable<StepDelta['unrecordedOn']> = {};
+  if (a !== null && b !== null) {
+    if ((a.tokensUnrecorded === true) !== (b.tokensUnrecorded === true)) unrecordedOn.tokens = a.tokensUnrecorded ? 'a' : 'b';
+    if ((a.costUsd === undefined) !== (b.costUsd === undefined)) unrecordedOn.costUsd = a.costUsd === undefined ? 'a' : 'b';
+  }
+  const cost = (a?.costUsd === undefined && b?.costUsd === undefined) || unrecordedOn.costUsd !== undefined ? null : roundCost((b?.costUsd ?? 0) - (a?.costUsd ?? 0));
+  const counted = unrecordedOn.tokens === undefined;
   return {
     durationUs: duration,
-    promptTokens: (b?.promptTokens ?? 0) - (a?.promptTokens ?? 0),
-    completionTokens: (b?.completionTokens ?? 0) - (a?.completionTokens ?? 0),
-    cachedTokens: (b?.cachedTokens ?? 0) - (a?.cachedTokens ?? 0),
+    promptTokens: counted ? (b?.promptTokens ?? 0) - (a?.promptTokens ?? 0) : 0,
+    completionTokens: counted ? (b?.completionTokens ?? 0) - (a?.completionTokens ?? 0) : 0,
+    cachedTokens: counted ? (b?.cachedTokens ?? 0) - (a?.cachedTokens ?? 0) : 0,
     costUsd: cost,
+    ...(Object.keys(unrecordedOn).length > 0 ? { unrecordedOn } : {}),
   };
 }
 
@@ -249,16 +262,27 @@ export function runTotals(steps: readonly RunStep[], totals: Figures): RunTotals
   };
 }
 
-export function totalsDelta(a: RunTotals, b: RunTotals): RunTotals {
+/**
+ * b − a of each figure, leaving out the pairs where one step does not record a figure the other does (a cost against
+ * an unpriced step is no change in cost); the cost delta is null when either run recorded no cost at all.
+ */
+export function totalsDelta(a: RunTotals, b: RunTotals, pairs: readonly Pair[]): RunTotals {
+  const left = { promptTokens: 0, completionTokens: 0, cachedTokens: 0, costUsd: 0 };
+  for (const pair of pairs) {
+    const on = pair.delta.unrecordedOn;
+    if (on?.tokens !== undefined)
+      for (const key of ['promptTokens', 'completionTokens', 'cachedTokens'] as const) left[key] += pair.b![key] - pair.a![key];
+    if (on?.costUsd !== undefined) left.costUsd += (pair.b!.costUsd ?? 0) - (pair.a!.costUsd ?? 0);
+  }
   return {
     steps: b.steps - a.steps,
     llmCalls: b.llmCalls - a.llmCalls,
     toolCalls: b.toolCalls - a.toolCalls,
     errors: b.errors - a.errors,
-    promptTokens: b.promptTokens - a.promptTokens,
-    completionTokens: b.completionTokens - a.completionTokens,
-    cachedTokens: b.cachedTokens - a.cachedTokens,
-    costUsd: a.costUsd === null && b.costUsd === null ? null : roundCost((b.costUsd ?? 0) - (a.costUsd ?? 0)),
+    promptTokens: b.promptTokens - a.promptTokens - left.promptTokens,
+    completionTokens: b.completionTokens - a.completionTokens - left.completionTokens,
+    cachedTokens: b.cachedTokens - a.cachedTokens - left.cachedTokens,
+    costUsd: a.costUsd === null || b.costUsd === null ? null : roundCost(b.costUsd - a.costUsd - left.costUsd),
     durationUs: a.durationUs === null || b.durationUs === null ? null : b.durationUs - a.durationUs,
   };
 }

@@ -10,6 +10,7 @@ import type { ViewNode } from '../view/model.ts';
 import { rollupOf } from '../view/rollup.ts';
 import { alignSteps, pairedCalls, runTotals, totalsDelta, type Difference, type Pair, type PairStatus, type RunTotals, type StepDelta } from './align.ts';
 import { preview } from '../view/model.ts';
+import { listSome } from '../../shared/text.ts';
 import { isUnfinishedEnd, stepsOf, type RunStep, type StepKind } from './steps.ts';
 
 export interface RunRef {
@@ -36,12 +37,13 @@ export interface OnlyRecorded {
    * `approval`: tool calls' approval decisions; `turn`: how user turns ended (paused, resumed, failed); `input`: what
    * calls ran with, edited from what the model asked; `error`: that a call which ran a sub-agent failed (a trajectory
    * keeps the sub-agent's link as such a call's result, not whether it failed); `remote`: another process's sessions
-   * (an MCP server's) the other run references and does not hold (`remote-sessions.ts`).
+   * (an MCP server's) the other run references and does not hold (`remote-sessions.ts`); `tokens`, `cost`: the token
+   * counts, the cost, of steps whose counterpart records none (one run priced, the other not), left out of the deltas.
    */
-  fact: 'approval' | 'turn' | 'input' | 'error' | 'remote';
+  fact: 'approval' | 'turn' | 'input' | 'error' | 'remote' | 'tokens' | 'cost';
   /** The run whose file records it. */
   run: 'a' | 'b';
-  /** What it recorded: `issue_refund: once`, `“Refund INV-7”: interrupted, resumed, completed`. */
+  /** What it recorded: `issue_refund: once`, `“Refund INV-7”: interrupted, resumed, completed`; for `tokens` and `cost`, the step ids. */
   values: string[];
 }
 
@@ -84,7 +86,7 @@ export function compareRuns(a: { ref: RunRef; root: ViewNode }, b: { ref: RunRef
         return { a: pair.a?.id ?? null, b: pair.b?.id ?? null, kind: step.kind, title: step.title, status: pair.status, differences: pair.differences, delta: pair.delta };
       }),
       onlyRecorded: [...onlyRecorded(stepsA, stepsB, pairs), ...notes],
-      totals: { a: totalsA, b: totalsB, delta: totalsDelta(totalsA, totalsB) },
+      totals: { a: totalsA, b: totalsB, delta: totalsDelta(totalsA, totalsB, pairs) },
     },
   };
 }
@@ -111,6 +113,11 @@ function onlyRecorded(a: readonly RunStep[], b: readonly RunStep[], pairs: reado
     // Per call: the failures of calls whose counterpart's file does not say whether it failed.
     const failed = calls.map(([callA, callB]) => (run === 'a' ? [callA, callB] : [callB, callA])).filter(([call, counterpart]) => call!.error !== undefined && counterpart!.failureUnrecorded === true && call!.failureUnrecorded === undefined);
     if (failed.length > 0) out.push({ fact: 'error', run, values: failed.map(([call]) => `${call!.name}: ${call!.error!}`) });
+    for (const figure of ['tokens', 'costUsd'] as const) {
+      // The pairs where the other run's step records no such figure: `run` is the one that does.
+      const steps = pairs.filter((pair) => pair.delta.unrecordedOn?.[figure] === (run === 'a' ? 'b' : 'a')).map((pair) => pair[run]!.id);
+      if (steps.length > 0) out.push({ fact: figure === 'costUsd' ? 'cost' : 'tokens', run, values: steps });
+    }
     if (recordsTurnEnds(mine) && !recordsAllTurnEnds(other)) {
       // Against a trajectory that records the ends that did not complete, those were compared: what is left is a turn
       // resumed or completed after them.
@@ -126,6 +133,12 @@ function onlyRecorded(a: readonly RunStep[], b: readonly RunStep[], pairs: reado
 
 /** One line per fact only one run records: `only b's file records approval decisions (not compared): issue_refund: once`. */
 export function onlyRecordedText(note: OnlyRecorded): string {
+  if (note.fact === 'tokens' || note.fact === 'cost') {
+    const other = note.run === 'a' ? 'b' : 'a';
+    const what = note.fact === 'cost' ? 'cost' : 'token counts';
+    const count = note.values.length;
+    return `${what} not recorded on ${other} for ${count} step${count === 1 ? '' : 's'} ${note.run} records (not compared, left out of the delta): ${listSome(note.values, 8)}`;
+  }
   const what =
     note.fact === 'approval'
       ? 'approval decisions'

@@ -17,9 +17,9 @@ import { escape, inertJson, page, type PageOptions } from '../view/html.ts';
 import { preview, type Tokens } from '../view/model.ts';
 import { tokenCell, tokensOf } from '../view/text.ts';
 import { formatCost } from '../view/rollup.ts';
-import { shownDifferences, type Difference, type Pair, type RunTotals } from './align.ts';
-import { signed, tokenChangeText, tokenDeltaText, totalsRows } from './totals.ts';
-import { onlyRecordedText, type ComparedRuns } from './compare-runs.ts';
+import { shownDifferences, type Difference, type Pair } from './align.ts';
+import { signed, tokenChangeText, tokenDeltaText, totalsRows, unrecordedText } from './totals.ts';
+import { onlyRecordedText, type Comparison, type ComparedRuns } from './compare-runs.ts';
 
 const MARK = { same: '=', changed: '~', 'only-a': '−', 'only-b': '+' } as const;
 
@@ -57,7 +57,7 @@ ${back}<h1>Compare two runs</h1>
 <div id="pairs">
 <div class="pair head"><span class="m"></span><span class="side">a</span><span class="side">b</span><span class="delta">delta</span></div>
 ${rows.join('\n')}
-${totalsTable(report.totals)}
+${totalsTable(report)}
 </div>
 <aside id="detail" hidden aria-live="polite"><button id="close" aria-label="Close details">×</button><div id="detail-body"></div></aside>
 </main>
@@ -85,6 +85,7 @@ function pairRow(pair: Pair, index: number): string {
     pair.a && pair.b && pair.delta.durationUs ? signed(pair.delta.durationUs, formatDuration) : '',
     pair.a && pair.b ? tokenDeltaText(pair.delta, 'tok') : '',
     pair.a && pair.b && pair.delta.costUsd ? signed(pair.delta.costUsd, formatCost) : '',
+    ...unrecordedText(pair.delta),
   ].filter(Boolean);
   const differences = shownDifferences(pair.differences).map((difference) => `<li>${escape(differenceText(difference))}</li>`).join('');
   return `<div class="pair s-${pair.status}" data-i="${index}" data-status="${pair.status}" tabindex="-1" role="row"><span class="m">${MARK[pair.status]}</span>${side(pair.a)}${side(pair.b)}<span class="delta">${escape(delta.join(' '))}</span>${differences ? `<ul class="diffs">${differences}</ul>` : ''}</div>`;
@@ -98,8 +99,8 @@ function differenceText(difference: Difference): string {
   return `${label}: ${show(difference.a)} → ${show(difference.b)}`;
 }
 
-function totalsTable(totals: { a: RunTotals; b: RunTotals; delta: RunTotals }): string {
-  const rows = totalsRows(totals, '–');
+function totalsTable(report: Comparison): string {
+  const rows = totalsRows(report, '–');
   return `<table class="totals" id="totals"><thead><tr><th>totals</th><th>a</th><th>b</th><th>delta</th></tr></thead><tbody>${rows
     .map((row) => `<tr data-figure="${escape(row[0])}">${row.map((text) => `<td>${escape(text)}</td>`).join('')}</tr>`)
     .join('')}</tbody></table>`;

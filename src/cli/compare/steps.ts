@@ -73,6 +73,8 @@ export interface RunStep {
   promptTokens: number;
   completionTokens: number;
   cachedTokens: number;
+  /** The file records no token counts for the step (its figures above are 0): against counts, not a difference. */
+  tokensUnrecorded?: true;
   costUsd?: number;
   durationUs?: number;
   /** The node the step was read from (for the compare page's detail pane). */
@@ -221,6 +223,7 @@ function base(current: ViewNode, kind: StepKind, prefix: string, extra: Partial<
   };
   if (extra.id !== undefined) step.id = `${prefix}${extra.id}`;
   if (current.error !== undefined) step.error = current.error;
+  if (current.tokens === undefined) step.tokensUnrecorded = true;
   if (current.costUsd !== undefined) step.costUsd = current.costUsd;
   if (current.startUs !== undefined && current.endUs !== undefined) step.durationUs = Math.max(0, current.endUs - current.startUs);
   return step;

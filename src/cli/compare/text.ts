@@ -13,7 +13,7 @@ import { preview } from '../view/model.ts';
 import { formatCost } from '../view/rollup.ts';
 import { shownDifferences, type Difference } from './align.ts';
 import { onlyRecordedText, type Comparison, type JsonPair } from './compare-runs.ts';
-import { signed, tokenChangeText, tokenDeltaText, totalsRows } from './totals.ts';
+import { signed, tokenChangeText, tokenDeltaText, totalsRows, unrecordedText } from './totals.ts';
 import type { Tokens } from '../view/model.ts';
 
 const MARK = { same: '=', changed: '~', 'only-a': '-', 'only-b': '+' } as const;
@@ -65,6 +65,7 @@ function deltaText(pair: JsonPair): string {
   const tokens = tokenDeltaText(delta, 'tokens');
   if (tokens) parts.push(tokens);
   if (delta.costUsd !== null && delta.costUsd !== 0) parts.push(signed(delta.costUsd, formatCost));
+  parts.push(...unrecordedText(delta));
   return parts.join('  ');
 }
 
@@ -81,7 +82,7 @@ function differenceText(difference: Difference): string {
 }
 
 function totalsTable(report: Comparison): string[] {
-  const rows = totalsRows(report.totals, '-');
+  const rows = totalsRows(report, '-');
   const widths = [0, 1, 2, 3].map((column) => Math.max(['totals', 'a', 'b', 'delta'][column]!.length, ...rows.map((row) => row[column]!.length)));
   const line = (row: readonly string[]) => row.map((text, column) => (column === 0 ? text.padEnd(widths[0]!) : text.padStart(widths[column]!))).join('  ');
   return [line(['totals', 'a', 'b', 'delta']), ...rows.map(line)];

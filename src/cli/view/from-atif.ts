@@ -29,6 +29,11 @@ export function treeFromAtif(doc: unknown): ViewNode {
   return trajectoryNode(doc, 'session');
 }
 
+/** A trajectory another one references from its own file (`referenced-files.ts`), as a subagent row. */
+export function subagentFromAtif(doc: unknown): ViewNode {
+  return trajectoryNode(doc, 'subagent');
+}
+
 /** Whether a parsed JSON document is an ATIF trajectory at all (an object with a steps list). */
 export function isTrajectory(doc: unknown): boolean {
   return isRecord(doc) && Array.isArray(doc.steps);
@@ -296,7 +301,12 @@ function systemStep(step: Obj, at: number | undefined, turn: ViewNode, session: 
   const others = results.filter((result) => !isToolRun(result));
   if (runs.length > 0 && others.length === 0 && preview(step.message) === undefined) return;
   const mark = node('mark', 'system', { ...noteOf(preview(step.message)), ...(at !== undefined ? { startUs: at } : {}), source: { step } });
-  for (const result of others) mark.children.push(node('mark', 'observation', { ...noteOf(preview(result.content)), source: { result } }));
+  for (const result of others) {
+    const observation = node('mark', 'observation', { ...noteOf(preview(result.content)), source: { result } });
+    // A system step's references (Harbor's context summarization runs) are followed as a tool call's are.
+    addReferencedSubagents(observation, result, subagents, used);
+    mark.children.push(observation);
+  }
   turn.children.push(mark);
 }
 

@@ -8,6 +8,8 @@
  */
 
 import path from 'node:path';
+import { ATIF_SCHEMA_VERSIONS } from '../../formats/atif/types.ts';
+import { quotedValue } from '../../shared/text.ts';
 import { atofMajor } from '../../formats/atof/rules/envelope.ts';
 import type { AtofLineError } from '../../formats/atof/validate.ts';
 import { firstLineKind, loadByContent, looksLikeAtofEvent, noAtofEventAmong } from '../detect.ts';
@@ -25,6 +27,8 @@ export interface LoadedSessions {
   roots: ViewNode[];
   /** ATOF lines that could not be read (reported, not fatal). */
   lineErrors: string[];
+  /** What the reader cannot vouch for in what it shows (a trajectory of a schema version it does not know). */
+  notes: string[];
 }
 
 /** The sessions of `text`, the content of the input named `name` (`detectAs` picks the extension used for ties). */
@@ -33,19 +37,31 @@ export function sessionsOf(name: string, text: string, detectAs = name): LoadedS
   switch (loaded.kind) {
     case 'atif':
       if (!isTrajectory(loaded.document)) throw new InputError(`${name} is JSON but not an ATIF trajectory (no "steps" list)`);
-      return { kind: 'atif', roots: [treeFromAtif(loaded.document)], lineErrors: [] };
+      return { kind: 'atif', roots: [treeFromAtif(loaded.document)], lineErrors: [], notes: unknownVersionNotes(loaded.document as { schema_version?: unknown }) };
     case 'atof': {
       const major = loaded.events.map((event) => atofMajor(event.atof_version)).find((value) => value !== undefined && value !== 0);
       if (major !== undefined) throw new InputError(`${name}: ATOF major version ${major}; this reader knows ATOF 0.x only`);
       const problem = noAtofEvents(loaded.events, loaded.lineErrors);
       if (problem !== undefined) throw new InputError(`${name} holds no ATOF events: ${problem}`);
-      return { kind: 'atof', roots: treesFromAtof(loaded.events), lineErrors: loaded.lineErrors.map((error) => error.message) };
+      return { kind: 'atof', roots: treesFromAtof(loaded.events), lineErrors: loaded.lineErrors.map((error) => error.message), notes: [] };
     }
     case 'hooks':
       throw new InputError(`${name} is a recorded hook stream; run "nemo-relay-hooks replay ${name} --out <dir>" first`);
     case 'unknown':
       throw new InputError(`${name}: ${loaded.reason}`);
   }
+}
+
+/**
+ * One note when a trajectory declares a `schema_version` this package does not know (a newer `ATIF-v2.0`): it is
+ * shown as far as the known fields go, and the reader is told the view may leave out what the new version added.
+ * An absent version is Harbor's default (`ATIF-v1.7`), known.
+ */
+function unknownVersionNotes(document: { schema_version?: unknown }): string[] {
+  const declared = document.schema_version;
+  if (declared === undefined || declared === null || (ATIF_SCHEMA_VERSIONS as readonly unknown[]).includes(declared)) return [];
+  const known = `${ATIF_SCHEMA_VERSIONS[0]} to ${ATIF_SCHEMA_VERSIONS.at(-1)!}`;
+  return [`schema_version ${quotedValue(declared, 40)} is not one this version of nemo-relay-hooks knows (${known}): what it shows may be incomplete`];
 }
 
 /**
@@ -72,6 +88,8 @@ export interface OpenedSessions {
   /** An indexed ATOF input's index (`linkAtofFiles` joins another input's sessions to its own through it). */
   index?: AtofIndex;
   lineErrors: string[];
+  /** `LoadedSessions.notes`: said once per input. */
+  notes: string[];
 }
 
 /**
@@ -103,7 +121,7 @@ export async function openSessions(file: string, io?: CliIo): Promise<OpenedSess
         progress?.clear();
       }
       if (index.unknownMajor !== undefined) throw new InputError(`${name}: ATOF major version ${index.unknownMajor}; this reader knows ATOF 0.x only`);
-      return { name, kind: 'atof', roots: index.roots(), ids: index.sessions.map((indexed) => indexed.session), streamed: true, index, lineErrors: index.lineErrors.map((error) => error.message) };
+      return { name, kind: 'atof', roots: index.roots(), ids: index.sessions.map((indexed) => indexed.session), streamed: true, index, lineErrors: index.lineErrors.map((error) => error.message), notes: [] };
     }
   }
   const text = await readInputText(file);
@@ -113,7 +131,7 @@ export async function openSessions(file: string, io?: CliIo): Promise<OpenedSess
     const bytes = Buffer.from(text);
     const index = new AtofIndex(name, { summaries: false, bytes });
     index.readOn(bytes.length, true);
-    return { name, kind: 'atof', roots: index.roots(), ids: index.sessions.map((indexed) => indexed.session), streamed: true, index, lineErrors: loaded.lineErrors };
+    return { name, kind: 'atof', roots: index.roots(), ids: index.sessions.map((indexed) => indexed.session), streamed: true, index, lineErrors: loaded.lineErrors, notes: [] };
   }
-  return { name, kind: loaded.kind, roots: loaded.roots, ids: uniqueSessionIds(loaded.roots.map(sessionIdOf)), streamed: false, lineErrors: loaded.lineErrors };
+  return { name, kind: loaded.kind, roots: loaded.roots, ids: uniqueSessionIds(loaded.roots.map(sessionIdOf)), streamed: false, lineErrors: loaded.lineErrors, notes: loaded.notes };
 }
