@@ -27,6 +27,7 @@ import { ExporterBytesCache, pluginHostTextInSlices, type AtifBuilderStyle } fro
 import { finishSlices, SLICE_UNITS, type Slices } from '../../shared/slices.ts';
 import { markFailedTools, readFailedTools } from './convert/failed-tools.ts';
 import { placeTurnEnds, readTurnEnds, type TurnEnd } from './convert/turn-ends.ts';
+import { cutShortState, markCutTools, readCutShort } from './convert/cut-short.ts';
 import type { Instant } from '../instant.ts';
 
 export type { AtifBuilderStyle } from './serialize.ts';
@@ -117,6 +118,8 @@ export class AtifBuilder {
   #turnStarts = new Map<string, Instant>();
   /** The tool scopes that ended failed, read with the turn ends (`convert/failed-tools.ts`). */
   #failedTools = new Set<string>();
+  /** The calls a session's close cut short, read with the turn ends (`convert/cut-short.ts`). */
+  #cutShort = cutShortState();
 
   /** Starts an empty trajectory. */
   constructor(options: AtifBuilderOptions) {
@@ -146,6 +149,7 @@ export class AtifBuilder {
     this.#endsRead = 0;
     this.#turnStarts = new Map();
     this.#failedTools = new Set();
+    this.#cutShort = cutShortState();
   }
 
   /**
@@ -196,11 +200,13 @@ export class AtifBuilder {
       if (options.turnEnds === true && converted > this.#endsRead) {
         readTurnEnds(this.#events, this.#endsRead, converted, this.#turnEnds, this.#turnStarts);
         readFailedTools(this.#events, this.#endsRead, converted, this.#failedTools);
+        readCutShort(this.#events, this.#endsRead, converted, this.#cutShort, this.#turnEnds);
         this.#endsRead = converted;
       }
       if (options.turnEnds === true) {
         placeTurnEnds(trajectory, this.#turnEnds);
         markFailedTools(trajectory, this.#failedTools);
+        markCutTools(trajectory, this.#cutShort.tools);
       }
       return { trajectory };
     }

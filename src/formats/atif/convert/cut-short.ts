@@ -1,0 +1,142 @@
+/**
+ * Work cut short, in the plugin's own trajectories: a tool or LLM call still
+ * open when its session closed (`shutdown()`, a signal, an exit, the idle TTL
+ * or the session cap evicting it). The relay ends such a span as failed with
+ * `error.type: session_closed`, and the session's end says why it closed
+ * (`reason`: `runtime_shutdown`, `evicted_idle_ttl`, ...). Native's converter
+ * writes a cut tool call with no result at all and no end of its turn, so the
+ * trajectory read as an agent that simply stopped after asking for a tool.
+ *
+ * What is written (exporter style with `turnEnds`; the plugins.toml files are
+ * native's and get none of it):
+ * - a cut tool call gets an observation result saying so (`cut short: <reason>`,
+ *   `extra.cut_short` the reason); its invocation is `failed` already
+ *   (`failed-tools.ts`);
+ * - the turn the cut calls were in ends `interrupted` with the reason, on its
+ *   last step (`turn-ends.ts`), and the `notes` name the calls that never ended.
+ *
+ * No step is added: native's step ids, counts and metrics stay as they are.
+ *
+ * @module
+ */
+
+import type { Json, JsonObject } from '../../../shared/json.ts';
+import { nonEmptyString } from '../../../shared/text.ts';
+import type { AtofEvent } from '../../atof/types.ts';
+import { type Instant, compareInstants, readStamp } from '../../instant.ts';
+import { asObject } from '../payload/index.ts';
+import type { AtifObservationResult, AtifStep, AtifTrajectory } from '../types.ts';
+import type { TurnEnd } from './turn-ends.ts';
+
+/** The `error.type` the relay ends a span with when its session closed while it was open. */
+export const SESSION_CLOSED = 'session_closed';
+
+/** What a reader is shown for a call its session's close cut short: `cut short: runtime_shutdown`. */
+export function cutShortText(reason: string): string {
+  return `cut short: ${reason}`;
+}
+
+/** A span the relay ended because its session closed, waiting for that session's end (which says why). */
+interface CutCall {
+  uuid: string;
+  category: 'tool' | 'llm';
+  name: string;
+  parent: string | undefined;
+  instant: Instant;
+  timestamp: string;
+}
+
+/** What the reading keeps between builds: the cut calls whose session end is not read yet, and each cut tool's reason. */
+export interface CutShortState {
+  pending: CutCall[];
+  /** Tool scope uuid → why its session closed. */
+  tools: Map<string, string>;
+}
+
+export function cutShortState(): CutShortState {
+  return { pending: [], tools: new Map() };
+}
+
+const STAMP: { instant: Instant | undefined; text: string } = { instant: undefined, text: '' };
+
+/**
+ * Reads `events[from..to)`: each span ended `session_closed` waits for the next agent scope's end (the relay ends a
+ * closing session's open spans, then the session: `plugin/span-recorder.ts`), whose `reason` it takes; the cut calls
+ * of one close, per scope they ran under, end that turn as interrupted (appended to `ends`).
+ */
+export function readCutShort(events: readonly AtofEvent[], from: number, to: number, state: CutShortState, ends: TurnEnd[]): void {
+  for (let i = from; i < to; i++) {
+    const event = events[i] as AtofEvent;
+    if (event.kind !== 'scope' || event.scope_category !== 'end') continue;
+    if (event.category === 'tool' || event.category === 'llm') {
+      if (asObject(event.metadata)?.['error.type'] !== SESSION_CLOSED) continue;
+      readStamp(event.timestamp, STAMP);
+      if (STAMP.instant === undefined) continue;
+      const parent = typeof event.parent_uuid === 'string' ? event.parent_uuid : undefined;
+      state.pending.push({ uuid: event.uuid, category: event.category, name: event.name, parent, instant: STAMP.instant, timestamp: STAMP.text });
+    } else if (event.category === 'agent' && state.pending.length > 0) {
+      const reason = nonEmptyString(asObject(event.data as Json | undefined)?.reason) ?? SESSION_CLOSED;
+      closeCut(state, reason, ends);
+    }
+  }
+}
+
+/** The pending cut calls, cut by a close for `reason`: one interrupted turn end per scope they ran under. */
+function closeCut(state: CutShortState, reason: string, ends: TurnEnd[]): void {
+  const byParent = new Map<string | undefined, CutCall[]>();
+  for (const call of state.pending) {
+    if (call.category === 'tool') state.tools.set(call.uuid, reason);
+    const group = byParent.get(call.parent);
+    if (group === undefined) byParent.set(call.parent, [call]);
+    else group.push(call);
+  }
+  state.pending = [];
+  for (const [parent, calls] of byParent) {
+    const last = calls.reduce((latest, call) => (compareInstants(call.instant, latest.instant) > 0 ? call : latest));
+    ends.push({
+      status: 'interrupted',
+      parent,
+      errorType: undefined,
+      errorMessage: undefined,
+      instant: last.instant,
+      timestamp: last.timestamp,
+      startedAt: undefined,
+      cut: { reason, calls: calls.map((call) => `${call.category === 'tool' ? 'tool' : 'LLM call'} ${call.name}`) },
+    });
+  }
+}
+
+/** Gives each cut tool call (its `tool_ancestry` entry names its scope) a result saying it was cut short, sub-agents' too. */
+export function markCutTools(trajectory: AtifTrajectory, tools: ReadonlyMap<string, string>): void {
+  if (tools.size === 0) return;
+  for (const step of trajectory.steps) {
+    const extra = step.extra as { tool_ancestry?: { function_id?: unknown }[]; tool_invocations?: { invocation_id?: unknown }[] } | undefined;
+    const ancestry = extra?.tool_ancestry;
+    if (ancestry === undefined) continue;
+    for (let i = 0; i < ancestry.length; i++) {
+      const id = ancestry[i]?.function_id;
+      const reason = typeof id === 'string' ? tools.get(id) : undefined;
+      if (reason === undefined) continue;
+      const callId = nonEmptyString(extra?.tool_invocations?.[i]?.invocation_id) ?? nonEmptyString(step.tool_calls?.[i]?.tool_call_id);
+      if (callId === undefined || step.observation?.results.some((result) => result.source_call_id === callId)) continue;
+      addResult(step, { source_call_id: callId, content: `${cutShortText(reason)} (the tool call never ended: its session closed first)`, extra: { cut_short: reason } as JsonObject });
+    }
+  }
+  for (const child of trajectory.subagent_trajectories ?? []) markCutTools(child, tools);
+}
+
+/** The step's fields after `observation` in native's struct order: a new `observation` is set before them. */
+const AFTER_OBSERVATION = ['metrics', 'llm_call_count', 'is_copied_context', 'extra'] as const;
+
+function addResult(step: AtifStep, result: AtifObservationResult): void {
+  if (step.observation !== undefined) {
+    step.observation.results.push(result);
+    return;
+  }
+  const rest: Partial<AtifStep> = {};
+  for (const key of AFTER_OBSERVATION) {
+    if (step[key] !== undefined) (rest as Record<string, unknown>)[key] = step[key];
+    delete step[key];
+  }
+  Object.assign(step, { observation: { results: [result] } }, rest);
+}
