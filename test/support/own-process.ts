@@ -95,6 +95,7 @@ export const NATIVE_SHARED = [
   'test/plugin/redacted-session-ids.test.ts',
   'test/plugin/turn-ends.test.ts',
   'test/plugin/cut-short.test.ts',
+  'test/adapters/ai-sdk/cut-short.test.ts',
   'test/adapters/hosted-mcp-approval.test.ts',
   'test/adapters/ai-sdk/subagent-timing.test.ts',
   'test/adapters/ai-sdk/timing.test.ts',
