@@ -6,6 +6,7 @@
 // trajectory; the trajectory is valid ATIF; memory and native write the same files.
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { TurnIds } from '../../src/hooks/ids.ts';
 import { HookRegistry } from '../../src/hooks/registry.ts';
@@ -17,6 +18,7 @@ import { sameOnNative } from '../adapters/same-on-native.ts';
 import { compared, differencesOf } from '../cli/compare-json.ts';
 import { filesOf } from '../cli/view-json.ts';
 import { cliInProcess, tempDir } from '../cli/support.ts';
+import { runScript } from '../native/support.ts';
 
 /** A turn whose model asked for a tool that is running when the session closes; `llmOpen`: the tool answered and the next model call is running. */
 function turnCutMidway(hooks: HookRegistry, sessionId: string, llmOpen = false): void {
@@ -155,4 +157,51 @@ describe('view of an ATOF file a process left with calls open (it died before cl
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout.split('\n').filter((line) => line.includes('LLM openai'))).toEqual([expect.stringContaining('never ended')]);
   });
+});
+
+describe('an exit without shutdown() with a tool call running (process.exit(), an uncaught exception)', () => {
+  const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+  const ENTRY = pathToFileURL(path.join(ROOT, 'dist', 'src', 'index.js')).href;
+  for (const backend of backends()) {
+    for (const [label, ending] of [
+      ['process.exit(0)', 'process.exit(0);'],
+      ['an uncaught exception', "setTimeout(() => { throw new Error('the server crashed'); }, 0);"],
+    ] as const) {
+      it(`${backend}, ${label}: the trajectory says the call never ended; view, compare and convert say the same`, async () => {
+        const dir = tempDir(`nrh-cut-exit-${backend}-`);
+        const result = runScript(`
+import { createNemoRelayPlugin, HookRegistry } from ${JSON.stringify(ENTRY)};
+const plugin = createNemoRelayPlugin({ backend: ${JSON.stringify(backend)}, env: {}, settings: { atofEnabled: true, atofOutputDirectory: ${JSON.stringify(path.join(dir, 'atof'))}, atifEnabled: true, atifOutputDirectory: ${JSON.stringify(path.join(dir, 'atif'))} } });
+const hooks = new HookRegistry();
+plugin.register(hooks);
+await plugin.ready;
+const ids = { session_id: 'x1', turn_id: 't1' };
+hooks.emit('on_session_start', { session_id: 'x1', model: 'gpt-4o' });
+hooks.emit('pre_llm_call', { ...ids, user_message: 'What is the weather in Paris?' });
+hooks.emit('pre_api_request', { ...ids, api_request_id: 't1:api:1', provider: 'openai', request: { body: { model: 'gpt-4o', messages: [{ role: 'user', content: 'What is the weather in Paris?' }] } } });
+hooks.emit('post_api_request', { ...ids, api_request_id: 't1:api:1', response: { model: 'gpt-4o', choices: [{ message: { role: 'assistant', content: null, tool_calls: [{ id: 'call_weather', type: 'function', function: { name: 'weather', arguments: '{"city":"Paris"}' } }] } }] } });
+hooks.emit('pre_tool_call', { ...ids, tool_name: 'weather', tool_call_id: 'call_weather', args: { city: 'Paris' } });
+await new Promise((resolve) => setTimeout(resolve, 50));
+${ending}
+`);
+        expect(result.status, result.stderr).toBe(label === 'process.exit(0)' ? 0 : 1);
+        const files = filesOf(dir);
+        const doc = JSON.parse(readFileSync(files.atif, 'utf8')) as AtifDoc;
+        expect(validateAtif(doc)).toEqual([]);
+        const asked = (doc.steps as AtifDoc[]).at(-1)!;
+        expect(asked.observation.results).toEqual([{ source_call_id: 'call_weather', content: 'cut short: never_ended (the tool call has no end: the process ended before its session closed)', extra: { cut_short: 'never_ended' } }]);
+        expect(asked.extra.turn_ends).toEqual([{ status: 'interrupted', reason: 'never_ended', timestamp: expect.any(String) }]);
+        expect(doc.notes).toBe(`The turn that ends at step ${asked.step_id} was cut short (never_ended): tool weather never ended.`);
+        const atofView = await cliInProcess(['view', files.atof]);
+        expect(atofView.stdout.split('\n').filter((line) => line.includes('tool weather'))).toEqual([expect.stringContaining('never ended')]);
+        const atifView = await cliInProcess(['view', files.atif]);
+        expect(atifView.stdout.split('\n').filter((line) => line.includes('tool weather'))).toEqual([expect.stringContaining('ERROR cut short: never_ended')]);
+        const converted = path.join(dir, 'converted');
+        expect((await cliInProcess(['convert', files.atof, '--out', converted, '--agent-version', doc.agent.version])).code).toBe(0);
+        expect(readFileSync(path.join(converted, readdirSync(converted)[0]!), 'utf8')).toBe(readFileSync(files.atif, 'utf8'));
+        const report = await compared(files.atif, files.atof);
+        expect(differencesOf(report)).toEqual([]);
+      });
+    }
+  }
 });

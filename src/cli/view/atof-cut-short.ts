@@ -55,13 +55,20 @@ export class CutShortCalls {
 
   /** Once every event is read, before the turns are settled: calls with no end, and the turns cut short. */
   show(agents: Iterable<TurnsOf>): void {
+    const open: ViewNode[] = [];
     for (const call of this.#calls) {
-      if (call.source?.end === undefined) call.note = ['never ended', call.note].filter(Boolean).join(' · ');
+      if (call.source?.end !== undefined) continue;
+      call.note = ['never ended', call.note].filter(Boolean).join(' · ');
+      // For `compare`: the plugin's trajectory of a session never closed says such a call was cut short.
+      call.source = { ...call.source, neverEnded: true };
+      open.push(call);
     }
-    if (this.#cut.size === 0) return;
+    if (this.#cut.size === 0 && open.length === 0) return;
     for (const agent of agents) {
       for (const { turn } of agent.turnsInOrder) {
         if (turn.source?.ending !== undefined) continue;
+        // Not said on the row: a file still being written (`view --serve`) has calls running. `compare` reads it.
+        if (open.some((call) => containsNode(turn, call))) turn.source = { ...turn.source, callsNeverEnded: true };
         const reason = [...this.#cut].find(([call]) => containsNode(turn, call))?.[1];
         if (reason === undefined) continue;
         turn.source = { ...turn.source, ending: 'interrupted' };

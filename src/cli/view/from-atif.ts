@@ -238,7 +238,8 @@ function llmStep(step: Obj, subagents: Map<string, Obj>, used: Set<string>, appr
     const timing = invocations.findLast((candidate) => id !== undefined && candidate.invocation_id === id) ?? (byId ? undefined : invocations[index]) ?? {};
     const result = results.find((candidate) => id !== undefined && candidate.source_call_id === id) ?? (resultsById ? undefined : unnamedResult(results[index]));
     const resultMeta = metadataOfResult(result);
-    const failed = resultMeta['otel.status_code'] === 'ERROR' || timing.status === 'error' || timing.status === 'failed';
+    // A call cut short that never ended has no run: its result alone says it failed.
+    const failed = resultMeta['otel.status_code'] === 'ERROR' || timing.status === 'error' || timing.status === 'failed' || cutResultText(result) !== undefined;
     const tool = node('tool', `tool ${nonEmptyString(call.function_name) ?? '?'}`, {
       ...spanOf(timing),
       source: { call, result, timing },

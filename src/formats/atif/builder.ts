@@ -27,7 +27,7 @@ import { ExporterBytesCache, pluginHostTextInSlices, type AtifBuilderStyle } fro
 import { finishSlices, SLICE_UNITS, type Slices } from '../../shared/slices.ts';
 import { markFailedTools, readFailedTools } from './convert/failed-tools.ts';
 import { placeTurnEnds, readTurnEnds, type TurnEnd } from './convert/turn-ends.ts';
-import { cutShortState, markCutTools, readCutShort } from './convert/cut-short.ts';
+import { cutOpenCalls, cutShortState, markCutTools, readCutShort } from './convert/cut-short.ts';
 import type { Instant } from '../instant.ts';
 
 export type { AtifBuilderStyle } from './serialize.ts';
@@ -120,6 +120,8 @@ export class AtifBuilder {
   #failedTools = new Set<string>();
   /** The calls a session's close cut short, read with the turn ends (`convert/cut-short.ts`). */
   #cutShort = cutShortState();
+  /** Set once the session will never close (`cutOpenCalls`): calls still open are written as never ended. */
+  #openCallsCut = false;
 
   /** Starts an empty trajectory. */
   constructor(options: AtifBuilderOptions) {
@@ -129,6 +131,15 @@ export class AtifBuilder {
   /** Records one event. O(1): the event is kept by reference and must not be mutated afterwards. */
   add(event: AtofEvent): void {
     this.#events.push(event);
+  }
+
+  /**
+   * `exporter` style with `turnEnds`: the next builds are of a session that will never close (the process is
+   * exiting without closing it; `convert` of a file that has no end for it), so the calls still open in them are
+   * said as never ended (`convert/cut-short.ts`), not left without a result.
+   */
+  cutOpenCalls(): void {
+    this.#openCallsCut = true;
   }
 
   /** Events recorded so far. */
@@ -204,9 +215,17 @@ export class AtifBuilder {
         this.#endsRead = converted;
       }
       if (options.turnEnds === true) {
-        placeTurnEnds(trajectory, this.#turnEnds);
+        let ends = this.#turnEnds;
+        let cutTools: ReadonlyMap<string, string> = this.#cutShort.tools;
+        if (this.#openCallsCut) {
+          ends = [...ends];
+          const tools = new Map(cutTools);
+          cutOpenCalls(this.#events.slice(0, converted), ends, tools);
+          cutTools = tools;
+        }
+        placeTurnEnds(trajectory, ends);
         markFailedTools(trajectory, this.#failedTools);
-        markCutTools(trajectory, this.#cutShort.tools);
+        markCutTools(trajectory, cutTools);
       }
       return { trajectory };
     }

@@ -44,12 +44,14 @@ interface CutCall {
   parent: string | undefined;
   instant: Instant;
   timestamp: string;
+  /** A call that never ended: its `tool_call_id`, since the trajectory has no run of it to find it by. */
+  callId?: string;
 }
 
 /** What the reading keeps between builds: the cut calls whose session end is not read yet, and each cut tool's reason. */
 export interface CutShortState {
   pending: CutCall[];
-  /** Tool scope uuid → why its session closed. */
+  /** Tool scope uuid → why its session closed; a call that never ended is keyed `call:<tool_call_id>`. */
   tools: Map<string, string>;
 }
 
@@ -81,11 +83,40 @@ export function readCutShort(events: readonly AtofEvent[], from: number, to: num
   }
 }
 
+/**
+ * The reason given to calls with no end at all, in a trajectory written for a session that never closed (the
+ * process exited without closing it, or `convert` of a file it left so): the ATOF file has no reason for them.
+ */
+export const NEVER_ENDED = 'never_ended';
+
+/**
+ * The calls of `events` that started and never ended, cut as a close for `NEVER_ENDED` would cut them: their turn
+ * ends (appended to `ends`) and the tool calls among them (in `tools`). For a build that is the session's last.
+ */
+export function cutOpenCalls(events: readonly AtofEvent[], ends: TurnEnd[], tools: Map<string, string>): void {
+  const open = new Map<string, AtofEvent>();
+  for (const event of events) {
+    if (event.kind !== 'scope' || (event.category !== 'tool' && event.category !== 'llm')) continue;
+    if (event.scope_category === 'start') open.set(event.uuid, event);
+    else if (event.scope_category === 'end') open.delete(event.uuid);
+  }
+  if (open.size === 0) return;
+  const state: CutShortState = { pending: [], tools };
+  for (const event of open.values()) {
+    readStamp(event.timestamp, STAMP);
+    if (STAMP.instant === undefined) continue;
+    const parent = typeof event.parent_uuid === 'string' ? event.parent_uuid : undefined;
+    const callId = nonEmptyString(asObject(event.category_profile as Json | undefined)?.tool_call_id) ?? nonEmptyString(asObject(event.metadata)?.tool_call_id);
+    state.pending.push({ uuid: event.uuid, category: event.category as 'tool' | 'llm', name: event.name, parent, instant: STAMP.instant, timestamp: STAMP.text, ...(callId !== undefined ? { callId } : {}) });
+  }
+  closeCut(state, NEVER_ENDED, ends);
+}
+
 /** The pending cut calls, cut by a close for `reason`: one interrupted turn end per scope they ran under. */
 function closeCut(state: CutShortState, reason: string, ends: TurnEnd[]): void {
   const byParent = new Map<string | undefined, CutCall[]>();
   for (const call of state.pending) {
-    if (call.category === 'tool') state.tools.set(call.uuid, reason);
+    if (call.category === 'tool') state.tools.set(call.callId !== undefined ? `call:${call.callId}` : call.uuid, reason);
     const group = byParent.get(call.parent);
     if (group === undefined) byParent.set(call.parent, [call]);
     else group.push(call);
@@ -110,6 +141,13 @@ function closeCut(state: CutShortState, reason: string, ends: TurnEnd[]): void {
 export function markCutTools(trajectory: AtifTrajectory, tools: ReadonlyMap<string, string>): void {
   if (tools.size === 0) return;
   for (const step of trajectory.steps) {
+    // A call that never ended has no run in the trajectory: the step that asked for it names it.
+    for (const call of step.tool_calls ?? []) {
+      const reason = tools.get(`call:${call.tool_call_id}`);
+      if (reason !== undefined && !step.observation?.results.some((result) => result.source_call_id === call.tool_call_id)) {
+        addResult(step, { source_call_id: call.tool_call_id, content: resultText(reason), extra: { cut_short: reason } as JsonObject });
+      }
+    }
     const extra = step.extra as { tool_ancestry?: { function_id?: unknown }[]; tool_invocations?: { invocation_id?: unknown }[] } | undefined;
     const ancestry = extra?.tool_ancestry;
     if (ancestry === undefined) continue;
@@ -119,10 +157,17 @@ export function markCutTools(trajectory: AtifTrajectory, tools: ReadonlyMap<stri
       if (reason === undefined) continue;
       const callId = nonEmptyString(extra?.tool_invocations?.[i]?.invocation_id) ?? nonEmptyString(step.tool_calls?.[i]?.tool_call_id);
       if (callId === undefined || step.observation?.results.some((result) => result.source_call_id === callId)) continue;
-      addResult(step, { source_call_id: callId, content: `${cutShortText(reason)} (the tool call never ended: its session closed first)`, extra: { cut_short: reason } as JsonObject });
+      addResult(step, { source_call_id: callId, content: resultText(reason), extra: { cut_short: reason } as JsonObject });
     }
   }
   for (const child of trajectory.subagent_trajectories ?? []) markCutTools(child, tools);
+}
+
+/** What a cut call's result says: why, and what that means for the call. */
+function resultText(reason: string): string {
+  return reason === NEVER_ENDED
+    ? `${cutShortText(reason)} (the tool call has no end: the process ended before its session closed)`
+    : `${cutShortText(reason)} (the tool call never ended: its session closed first)`;
 }
 
 /** The step's fields after `observation` in native's struct order: a new `observation` is set before them. */
