@@ -126,6 +126,36 @@ describe('a call its session\'s close cut short, in the plugin\'s trajectory and
     });
   }
 
+  for (const backend of backends()) {
+    it(`${backend}: a sub-agent cut with its parent by shutdown(), its tool running: the sub-agent's trajectory says it, the parent's call that ran it too`, async () => {
+      const recorded = recordedPlugin(`cut-subagent-${backend}`, backend);
+      const hooks = recorded.hooks;
+      turnCutMidway(hooks, 'P');
+      // The parent's tool runs a sub-agent, whose own tool is running when the host shuts down.
+      hooks.emit('subagent_start', { session_id: 'P', child_session_id: 'C', child_subagent_id: 'sub1', child_role: 'researcher', model: 'gpt-4o', parent_tool_call_id: 'call_weather' });
+      const ids = new TurnIds({ sessionId: 'C' });
+      hooks.emit('on_session_start', { session_id: 'C', model: 'gpt-4o' });
+      hooks.emit('pre_llm_call', { ...ids, user_message: 'Find the forecast for Paris' });
+      const api = ids.nextApiCall();
+      hooks.emit('pre_api_request', { ...ids, ...api, provider: 'openai', model: 'gpt-4o', request: { body: { model: 'gpt-4o', messages: [{ role: 'user', content: 'Find the forecast for Paris' }] } } });
+      const call = { id: 'call_forecast', type: 'function', function: { name: 'forecast', arguments: '{"city":"Paris"}' } };
+      hooks.emit('post_api_request', { ...ids, ...api, response: { model: 'gpt-4o', choices: [{ message: { role: 'assistant', content: null, tool_calls: [call] } }] } });
+      hooks.emit('pre_tool_call', { ...ids, tool_name: 'forecast', tool_call_id: 'call_forecast', args: { city: 'Paris' } });
+      const { atif, counters } = await recorded.finish();
+      expect([counters.errors, counters.abandonedSpans]).toEqual([0, 2]);
+      const parent = atif.find((doc) => doc.session_id !== undefined && (doc.subagent_trajectories ?? []).length > 0) ?? atif[0]!;
+      expect(validateAtif(parent)).toEqual([]);
+      const trajectories = [parent, ...(parent.subagent_trajectories ?? []), ...atif.filter((doc) => doc !== parent)];
+      const results = trajectories.flatMap((doc: AtifDoc) => (doc.steps as AtifDoc[]).flatMap((step) => step.observation?.results ?? []));
+      expect(results.filter((result: AtifDoc) => result.extra?.cut_short !== undefined).map((result: AtifDoc) => [result.source_call_id, result.extra.cut_short]).sort()).toEqual([
+        ['call_forecast', 'runtime_shutdown'],
+        ['call_weather', 'runtime_shutdown'],
+      ]);
+      const notes = trajectories.map((doc: AtifDoc) => doc.notes).filter(Boolean);
+      expect(notes).toEqual(expect.arrayContaining([expect.stringContaining('tool forecast never ended'), expect.stringContaining('tool weather never ended')]));
+    });
+  }
+
   it('a tool call that ended, then the session closed: nothing said (no notes, no turn_ends, its own result)', async () => {
     const recorded = recordedPlugin('cut-none');
     turnCutMidway(recorded.hooks, 's3');

@@ -26,6 +26,7 @@ import type { AtofEvent } from '../../atof/types.ts';
 import { type Instant, compareInstants, readStamp } from '../../instant.ts';
 import { asObject } from '../payload/index.ts';
 import type { AtifObservationResult, AtifStep, AtifTrajectory } from '../types.ts';
+import { mergeObservationResult } from './observations.ts';
 import type { TurnEnd } from './turn-ends.ts';
 
 /** The `error.type` the relay ends a span with when its session closed while it was open. */
@@ -144,7 +145,7 @@ export function markCutTools(trajectory: AtifTrajectory, tools: ReadonlyMap<stri
     // A call that never ended has no run in the trajectory: the step that asked for it names it.
     for (const call of step.tool_calls ?? []) {
       const reason = tools.get(`call:${call.tool_call_id}`);
-      if (reason !== undefined && !step.observation?.results.some((result) => result.source_call_id === call.tool_call_id)) {
+      if (reason !== undefined) {
         addResult(step, { source_call_id: call.tool_call_id, content: resultText(reason), extra: { cut_short: reason } as JsonObject });
       }
     }
@@ -156,7 +157,7 @@ export function markCutTools(trajectory: AtifTrajectory, tools: ReadonlyMap<stri
       const reason = typeof id === 'string' ? tools.get(id) : undefined;
       if (reason === undefined) continue;
       const callId = nonEmptyString(extra?.tool_invocations?.[i]?.invocation_id) ?? nonEmptyString(step.tool_calls?.[i]?.tool_call_id);
-      if (callId === undefined || step.observation?.results.some((result) => result.source_call_id === callId)) continue;
+      if (callId === undefined) continue;
       addResult(step, { source_call_id: callId, content: resultText(reason), extra: { cut_short: reason } as JsonObject });
     }
   }
@@ -173,9 +174,13 @@ function resultText(reason: string): string {
 /** The step's fields after `observation` in native's struct order: a new `observation` is set before them. */
 const AFTER_OBSERVATION = ['metrics', 'llm_call_count', 'is_copied_context', 'extra'] as const;
 
+/**
+ * Adds `result` to the step's observation; merged into the call's result when it has one (a call that ran a
+ * sub-agent has its link there): the cut's text becomes its content when it has none, `cut_short` joins its `extra`.
+ */
 function addResult(step: AtifStep, result: AtifObservationResult): void {
   if (step.observation !== undefined) {
-    step.observation.results.push(result);
+    mergeObservationResult(step.observation, result);
     return;
   }
   const rest: Partial<AtifStep> = {};
