@@ -74,6 +74,8 @@ export class AtifRouter {
 
   /** The document now; marked partial (in `notes`) and counted when events are still in flight. */
   #exportNow(session: SessionTrajectory): string {
+    // At process exit (the session will not close): calls still open are said as never ended.
+    session.cutOpenCalls();
     const missing = this.#inFlight();
     if (missing === 0) return session.toJson();
     const trajectory = session.build();

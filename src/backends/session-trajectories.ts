@@ -60,6 +60,11 @@ export class EventTrajectory {
     return this.#builder === undefined ? this.#events!.length : this.#builder.size;
   }
 
+  /** The session will never close: its calls still open are written as never ended (`AtifBuilder.cutOpenCalls`). */
+  cutOpenCalls(): void {
+    this.#built().cutOpenCalls();
+  }
+
   /** The trajectory as `AtifBuilder.build` returns it (a document to annotate before serializing). */
   build(): AtifTrajectory {
     return this.#built().build();

@@ -94,6 +94,8 @@ export const NATIVE_SHARED = [
   'test/plugin/host-media.test.ts',
   'test/plugin/redacted-session-ids.test.ts',
   'test/plugin/turn-ends.test.ts',
+  'test/plugin/cut-short.test.ts',
+  'test/adapters/ai-sdk/cut-short.test.ts',
   'test/adapters/hosted-mcp-approval.test.ts',
   'test/adapters/ai-sdk/subagent-timing.test.ts',
   'test/adapters/ai-sdk/timing.test.ts',

@@ -41,9 +41,16 @@ export function createAtifExporter(core: RelayCore, options: AtifExporterOptions
   return {
     // Built a slice per turn of the event loop: a long session's write does not stop the host (`exportJsonNow` is the synchronous one).
     exportJson: () => new Promise<string>((resolve, reject) => (builds ??= new SliceRunner()).run(session.toJsonInSlices(), resolve, reject)),
-    exportJsonNow: () => session.toJson(),
+    // At process exit (the session will not close): calls still open are said as never ended.
+    exportJsonNow: () => {
+      session.cutOpenCalls();
+      return session.toJson();
+    },
     exportBytes: () => new Promise<Uint8Array>((resolve, reject) => (builds ??= new SliceRunner()).run(session.toBytesInSlices(), resolve, reject)),
-    exportBytesNow: () => session.toBytes(),
+    exportBytesNow: () => {
+      session.cutOpenCalls();
+      return session.toBytes();
+    },
     deregister: () => router.close(session),
   };
 }

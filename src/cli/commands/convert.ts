@@ -99,6 +99,8 @@ interface OpenSession {
   root: AtofEvent;
   /** Takes one event of the session. */
   add(event: AtofEvent): void;
+  /** The file has no end for the session: its calls still open are written as never ended (the plugin's files only). */
+  neverEnds?(): void;
   /** The trajectory and its file text. */
   build(): { trajectory: AtifTrajectory; text: string };
   /** Every scope uuid of the subtree, to route children and free them at the end. */
@@ -218,7 +220,10 @@ export async function convert(args: ParsedArgs, io: CliIo): Promise<number> {
     for (const entry of list) session.add(entry.event);
   }
   const unfinished = new Set([...owners.values()].filter((session) => !ended.has(session)));
-  for (const session of new Set(owners.values())) finish(session);
+  for (const session of new Set(owners.values())) {
+    if (unfinished.has(session)) session.neverEnds?.();
+    finish(session);
+  }
   progress.clear();
   // Standard input is not looked at first: there, a text none of whose lines is an event fails once read.
   if (events === 0 && malformed > 0) throw new InputError(`${name} holds no ATOF events: ${noAtofEventAmong(malformed)}`);
@@ -327,6 +332,8 @@ function openSession(root: AtofEvent, args: ParsedArgs, profile: Profile): OpenS
   return {
     root,
     add: (event) => builder.add(event),
+    // As the plugin writes a session the process left open at its exit.
+    ...(fromPlugin ? { neverEnds: () => builder.cutOpenCalls() } : {}),
     build: () => ({ trajectory: builder.build(), text: builder.toJson() }),
     members: [],
     sessionId: logical ?? root.uuid,

@@ -16,6 +16,7 @@ import { nonEmptyString } from '../../shared/text.ts';
 import { extractToolCalls } from '../../formats/atif/payload/index.ts';
 import type { Json } from '../../shared/json.ts';
 import { atifToolResult } from '../view/atif-tool-result.ts';
+import { NEVER_ENDED, cutShortText } from '../../formats/atif/convert/cut-short.ts';
 import { answerMessages } from '../view/detail.ts';
 import { answeringModel } from '../view/llm-model.ts';
 import type { ViewNode } from '../view/model.ts';
@@ -326,7 +327,7 @@ function callFacts(tool: ViewNode, asked?: ReadonlyMap<string, unknown>): ToolCa
     arguments: args ?? null,
     ...(input !== undefined ? { input } : {}),
     result: result ?? null,
-    ...(tool.error !== undefined ? { error: tool.error } : {}),
+    ...(tool.error !== undefined ? { error: tool.error } : source.neverEnded === true ? { error: cutShortText(NEVER_ENDED) } : {}),
     ...(failureUnrecorded ? { failureUnrecorded: true } : {}),
     ...(argumentsUnrecorded ? { argumentsUnrecorded: true } : {}),
   };
@@ -372,7 +373,10 @@ function turnEnds(turn: ViewNode): string[] {
   const source = sourceOf(turn);
   const resumed = Array.isArray(source.resumedRuns) ? source.resumedRuns.filter(isRecord) : [];
   const end = (ending: unknown) => nonEmptyString(ending) ?? 'no end recorded';
-  return [end(source.ending), ...resumed.flatMap((run) => ['resumed', end(run.ending)])];
+  // A turn whose calls never ended, its session never closed (a process that died): the plugin's trajectory of it
+  // says it was cut short (`formats/atif/convert/cut-short.ts`), and so it reads here.
+  const last = source.ending === undefined && source.callsNeverEnded === true ? 'interrupted' : end(source.ending);
+  return [last, ...resumed.flatMap((run) => ['resumed', end(run.ending)])];
 }
 
 function answerText(current: ViewNode): string | undefined {

@@ -10,9 +10,12 @@
 
 import { isRecord } from '../../shared/record.ts';
 
-/** The call's result: `content`, else `extra.tool_result`; undefined when the trajectory recorded none. */
+/**
+ * The call's result: `content`, else `extra.tool_result`; undefined when the trajectory recorded none, or when the
+ * result only says the call was cut short (`extra.cut_short`): the call returned nothing, as its ATOF end says.
+ */
 export function atifToolResult(result: unknown): unknown {
-  if (!isRecord(result)) return undefined;
+  if (!isRecord(result) || (isRecord(result.extra) && result.extra.cut_short !== undefined)) return undefined;
   if (result.content !== undefined) return result.content;
   return isRecord(result.extra) ? result.extra.tool_result : undefined;
 }

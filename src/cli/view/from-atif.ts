@@ -13,6 +13,7 @@
  * @module
  */
 
+import { SESSION_CLOSED, cutShortText } from '../../formats/atif/convert/cut-short.ts';
 import { costOf, failedAttemptsNote, node, noteOnce, preview, spanFromChildren, tokensOf, turnEndLabel, type ViewNode } from './model.ts';
 import { nonEmptyString } from '../../shared/text.ts';
 import { isRecord } from '../../shared/record.ts';
@@ -150,7 +151,7 @@ class TurnEnds {
     const ends = arr(isRecord(step.extra) ? step.extra.turn_ends : undefined).filter((end): end is Obj => isRecord(end) && (end.status === 'failed' || end.status === 'interrupted'));
     const end = ends.at(-1);
     if (end === undefined) return false;
-    this.#pending.set(row, turnEndLabel(end.status, end.error_type)!);
+    this.#pending.set(row, turnEndLabel(end.status, end.error_type, end.reason)!);
     const endings = Array.isArray(row.source?.endings) ? (row.source.endings as string[]) : [];
     row.source = { ...row.source, endings: [...endings, ...ends.map((each) => each.status as string)] };
     return true;
@@ -208,7 +209,7 @@ function llmStep(step: Obj, subagents: Map<string, Obj>, used: Set<string>, appr
     ...spanOf(invocation),
     ...(tokensOf(step.metrics) ? { tokens: tokensOf(step.metrics)! } : {}),
     ...(costOf(step.metrics) !== undefined ? { costUsd: costOf(step.metrics)! } : {}),
-    ...(failure !== undefined ? { error: recordedErrorText(failure) } : {}),
+    ...(failure !== undefined ? { error: cutShortOf(failure, extra) ?? recordedErrorText(failure) } : {}),
     source: { step },
     ...noteOf(failure !== undefined ? undefined : calls.length > 0 ? `→ ${calls.map((call) => nonEmptyString(call.function_name) ?? '?').join(', ')}${answer ? ` · ${answer}` : ''}` : answer),
   });
@@ -242,12 +243,13 @@ function llmStep(step: Obj, subagents: Map<string, Obj>, used: Set<string>, appr
     const timing = invocations.findLast((candidate) => id !== undefined && candidate.invocation_id === id) ?? (byId ? undefined : invocations[index]) ?? {};
     const result = results.find((candidate) => id !== undefined && candidate.source_call_id === id) ?? (resultsById ? undefined : unnamedResult(results[index]));
     const resultMeta = metadataOfResult(result);
-    const failed = resultMeta['otel.status_code'] === 'ERROR' || timing.status === 'error' || timing.status === 'failed';
+    // A call cut short that never ended has no run: its result alone says it failed.
+    const failed = resultMeta['otel.status_code'] === 'ERROR' || timing.status === 'error' || timing.status === 'failed' || cutResultText(result) !== undefined;
     const tool = node('tool', `tool ${nonEmptyString(call.function_name) ?? '?'}`, {
       ...spanOf(timing),
       source: { call, result, timing },
       ...noteOf(preview(call.arguments, 60)),
-      ...(failed ? { error: failedToolText(resultMeta['error.type'], atifToolResult(result)) } : {}),
+      ...(failed ? { error: cutResultText(result) ?? failedToolText(resultMeta['error.type'], atifToolResult(result)) } : {}),
     });
     const retried = failedAttemptsNote(resultMeta);
     if (retried !== undefined) noteOnce(tool, retried);
@@ -269,6 +271,19 @@ function llmStep(step: Obj, subagents: Map<string, Obj>, used: Set<string>, appr
     llm.children.push(tool);
   });
   return llm;
+}
+
+/** A call its session's close cut short (`convert/cut-short.ts`), as `view` of the ATOF file says it: `cut short: <reason>`. */
+function cutResultText(result: Obj | undefined): string | undefined {
+  const reason = isRecord(result?.extra) ? nonEmptyString(result.extra.cut_short) : undefined;
+  return reason === undefined ? undefined : cutShortText(reason);
+}
+
+/** An LLM call the relay ended because its session closed: cut short, for the reason its turn's end on the step gives. */
+function cutShortOf(failure: unknown, extra: Obj): string | undefined {
+  if (!isRecord(failure) || failure.type !== SESSION_CLOSED) return undefined;
+  const reason = arr(extra.turn_ends).filter(isRecord).map((end) => nonEmptyString(end.reason)).findLast((each) => each !== undefined);
+  return cutShortText(reason ?? SESSION_CLOSED);
 }
 
 /** The embedded trajectories a tool call's result refers to, under the call (each once). */

@@ -28,6 +28,7 @@ import { nonEmptyString, quotedValue } from '../../shared/text.ts';
 import { answeringModel, atofLlmModel, llmTitle } from './llm-model.ts';
 import { isRecord } from '../../shared/record.ts';
 import { addTurnNote, settleTurns, type TurnNote } from './atof-turns.ts';
+import { CutShortCalls } from './atof-cut-short.ts';
 
 type Obj = Record<string, unknown>;
 
@@ -88,6 +89,7 @@ export function treesFromAtof(events: readonly AtofEvent[], parents: ReadonlyMap
   const roots: ViewNode[] = [];
   const scopes = new Map<string, Placed>();
   const agents = new Map<string, AgentState>();
+  const cutShort = new CutShortCalls();
 
   const turnOf = (agent: AgentState, turnId: string, at?: number): ViewNode => {
     let turn = agent.turns.get(turnId);
@@ -157,7 +159,10 @@ export function treesFromAtof(events: readonly AtofEvent[], parents: ReadonlyMap
     }
     if (event.scope_category === 'end') {
       const placed = scopes.get(event.uuid);
-      if (placed) finishScope(placed.node, event, metadata, time, placed.agent);
+      if (placed) {
+        finishScope(placed.node, event, metadata, time, placed.agent);
+        cutShort.ended(placed.node, metadata, event.data);
+      }
       continue;
     }
     // A scope start.
@@ -213,6 +218,7 @@ export function treesFromAtof(events: readonly AtofEvent[], parents: ReadonlyMap
       created = node('scope', `${category ?? 'scope'} ${event.name}`, time !== undefined ? { startUs: time } : {});
     }
     created.source = again ? { start: event, runAgain: true } : { start: event };
+    if (created.kind === 'llm' || created.kind === 'tool') cutShort.started(created);
     const requestId = nonEmptyString(metadata.api_request_id);
     const callId = nonEmptyString(profile.tool_call_id);
     const requester = category !== 'tool' ? undefined : (requestId ? parent.agent.llmByRequest.get(requestId) : undefined) ?? (callId ? parent.agent.llmByToolCall.get(callId)?.llm : undefined);
@@ -228,6 +234,7 @@ export function treesFromAtof(events: readonly AtofEvent[], parents: ReadonlyMap
   const anyWithoutId = [...agents.values()].some((agent) => agent.toolWithoutId);
   for (const agent of agents.values()) showCallsNeverRun(agent, started, anyWithoutId);
   for (const agent of agents.values()) showAgentModel(agent);
+  cutShort.show(agents.values());
   for (const agent of agents.values()) settleTurns(agent.turnsInOrder, agent.turnNotes);
   for (const agent of agents.values()) {
     listRunsWhereTheyEnded(agent.node);

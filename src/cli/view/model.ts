@@ -9,6 +9,7 @@
 import { formatDuration } from '../io.ts';
 import { isRecord } from '../../shared/record.ts';
 import { nonEmptyString } from '../../shared/text.ts';
+import { cutShortText } from '../../formats/atif/convert/cut-short.ts';
 
 export type ViewKind = 'session' | 'subagent' | 'turn' | 'llm' | 'tool' | 'mark' | 'scope';
 
@@ -181,10 +182,11 @@ function partsOfText(text: string): unknown {
 
 /**
  * How a row says a turn that did not complete ended, read the same from ATOF's end mark and from the plugin's ATIF
- * (`extra.turn_ends`): `interrupted` (a run stopped for an approval is no failure), `failed: <error type>`, or nothing.
+ * (`extra.turn_ends`): `interrupted` (a run stopped for an approval is no failure), `cut short: <reason>` (its
+ * session closed with calls of it open: `reason` says why), `failed: <error type>`, or nothing.
  */
-export function turnEndLabel(status: unknown, errorType: unknown): string | undefined {
-  if (status === 'interrupted') return 'interrupted';
+export function turnEndLabel(status: unknown, errorType: unknown, reason?: unknown): string | undefined {
+  if (status === 'interrupted') return nonEmptyString(reason) !== undefined ? cutShortText(nonEmptyString(reason)!) : 'interrupted';
   if (status !== 'failed') return undefined;
   return `failed: ${nonEmptyString(errorType) ?? 'error'}`;
 }

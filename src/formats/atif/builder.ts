@@ -27,6 +27,7 @@ import { ExporterBytesCache, pluginHostTextInSlices, type AtifBuilderStyle } fro
 import { finishSlices, SLICE_UNITS, type Slices } from '../../shared/slices.ts';
 import { markFailedTools, readFailedTools } from './convert/failed-tools.ts';
 import { placeTurnEnds, readTurnEnds, type TurnEnd } from './convert/turn-ends.ts';
+import { cutOpenCalls, cutShortState, markCutTools, readCutShort } from './convert/cut-short.ts';
 import type { Instant } from '../instant.ts';
 
 export type { AtifBuilderStyle } from './serialize.ts';
@@ -117,6 +118,10 @@ export class AtifBuilder {
   #turnStarts = new Map<string, Instant>();
   /** The tool scopes that ended failed, read with the turn ends (`convert/failed-tools.ts`). */
   #failedTools = new Set<string>();
+  /** The calls a session's close cut short, read with the turn ends (`convert/cut-short.ts`). */
+  #cutShort = cutShortState();
+  /** Set once the session will never close (`cutOpenCalls`): calls still open are written as never ended. */
+  #openCallsCut = false;
 
   /** Starts an empty trajectory. */
   constructor(options: AtifBuilderOptions) {
@@ -126,6 +131,15 @@ export class AtifBuilder {
   /** Records one event. O(1): the event is kept by reference and must not be mutated afterwards. */
   add(event: AtofEvent): void {
     this.#events.push(event);
+  }
+
+  /**
+   * `exporter` style with `turnEnds`: the next builds are of a session that will never close (the process is
+   * exiting without closing it; `convert` of a file that has no end for it), so the calls still open in them are
+   * said as never ended (`convert/cut-short.ts`), not left without a result.
+   */
+  cutOpenCalls(): void {
+    this.#openCallsCut = true;
   }
 
   /** Events recorded so far. */
@@ -146,6 +160,7 @@ export class AtifBuilder {
     this.#endsRead = 0;
     this.#turnStarts = new Map();
     this.#failedTools = new Set();
+    this.#cutShort = cutShortState();
   }
 
   /**
@@ -196,11 +211,21 @@ export class AtifBuilder {
       if (options.turnEnds === true && converted > this.#endsRead) {
         readTurnEnds(this.#events, this.#endsRead, converted, this.#turnEnds, this.#turnStarts);
         readFailedTools(this.#events, this.#endsRead, converted, this.#failedTools);
+        readCutShort(this.#events, this.#endsRead, converted, this.#cutShort, this.#turnEnds);
         this.#endsRead = converted;
       }
       if (options.turnEnds === true) {
-        placeTurnEnds(trajectory, this.#turnEnds);
+        let ends = this.#turnEnds;
+        let cutTools: ReadonlyMap<string, string> = this.#cutShort.tools;
+        if (this.#openCallsCut) {
+          ends = [...ends];
+          const tools = new Map(cutTools);
+          cutOpenCalls(this.#events.slice(0, converted), ends, tools);
+          cutTools = tools;
+        }
+        placeTurnEnds(trajectory, ends);
         markFailedTools(trajectory, this.#failedTools);
+        markCutTools(trajectory, cutTools);
       }
       return { trajectory };
     }

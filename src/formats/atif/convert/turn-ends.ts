@@ -44,6 +44,8 @@ export interface TurnEnd {
   startedAt: Instant | undefined;
   /** An interrupted turn a later run resumed (its `hermes.turn.start` with an empty message): a pause, not its end. */
   resumed?: boolean;
+  /** A turn its session's close cut short (`cut-short.ts`): why the session closed, and the calls that never ended. */
+  cut?: { reason: string; calls: string[] };
 }
 
 /** One entry of the `turn_ends` a step's `extra` carries. */
@@ -51,6 +53,8 @@ export interface AtifTurnEnd {
   status: 'failed' | 'interrupted';
   error_type?: string;
   error_message?: string;
+  /** An interrupted turn its session's close cut short: why the session closed (`runtime_shutdown`, `evicted_idle_ttl`, ...). */
+  reason?: string;
   timestamp: string;
 }
 
@@ -129,12 +133,13 @@ export function placeTurnEnds(trajectory: AtifTrajectory, ends: readonly TurnEnd
       status: end.status,
       ...(end.errorType !== undefined ? { error_type: end.errorType } : {}),
       ...(end.errorMessage !== undefined ? { error_message: end.errorMessage } : {}),
+      ...(end.cut !== undefined ? { reason: end.cut.reason } : {}),
       timestamp: end.timestamp,
     };
     if (step !== undefined) step.extra = withTurnEnd(step.extra, turnEnd);
     let lines = notes.get(target);
     if (lines === undefined) notes.set(target, (lines = []));
-    lines.push(sentenceOf(turnEnd, step, before, end.resumed === true));
+    lines.push(sentenceOf(turnEnd, step, before, end.resumed === true, end.cut?.calls));
   }
   for (const [target, lines] of notes) setNotes(target, lines.join('\n'));
 }
@@ -169,7 +174,7 @@ function withTurnEnd(extra: Json | undefined, turnEnd: AtifTurnEnd): Json {
  * error; a pause the turn resumed from, where it paused. No time: the step ids place it, and the same run on either
  * backend writes the same sentence.
  */
-function sentenceOf(turnEnd: AtifTurnEnd, step: AtifStep | undefined, before: AtifStep | undefined, resumed: boolean): string {
+function sentenceOf(turnEnd: AtifTurnEnd, step: AtifStep | undefined, before: AtifStep | undefined, resumed: boolean, cutCalls: readonly string[] | undefined): string {
   if (resumed) {
     return step !== undefined
       ? `The turn was paused at step ${step.step_id} and resumed.`
@@ -179,6 +184,7 @@ function sentenceOf(turnEnd: AtifTurnEnd, step: AtifStep | undefined, before: At
     step !== undefined
       ? `The turn that ends at step ${step.step_id}`
       : `A turn without a step (${before === undefined ? 'before step 1' : `after step ${before.step_id}`})`;
+  if (cutCalls !== undefined) return `${which} was cut short (${turnEnd.reason}): ${cutCalls.join(', ')} never ended.`;
   if (turnEnd.status === 'interrupted') return `${which} was interrupted.`;
   const error = [turnEnd.error_type, turnEnd.error_message].filter((part) => part !== undefined).join(': ');
   return `${which} failed${error === '' ? '.' : `: ${error}`}`;
