@@ -66,6 +66,32 @@ function isSecretKey(key: string): boolean {
   return SECRET_QUERY_KEYS.has(name) || SECRET_QUERY_WORDS.test(name);
 }
 
+/** Shorter values are not masked in text: not credentials, and masking them would garble the message (`x-fail = "1"`). */
+const MIN_MASKED_VALUE = 6;
+
+/**
+ * `text` with each of `values` (a destination's configured header values)
+ * replaced by `***`, whole and, for a `<scheme> <credential>` value
+ * (`Bearer ...`, `Basic ...`), its credential alone: a receiver's own error
+ * text can quote what it was sent (a gRPC collector's "bad token Bearer
+ * ..."), and that text is printed in `lastError` and warnings.
+ */
+export function withoutValues(text: string, values: Iterable<string>): string {
+  const secrets = new Set<string>();
+  for (const value of values) {
+    const trimmed = value.trim();
+    secrets.add(trimmed);
+    const credential = /^[A-Za-z][\w-]*\s+(\S+)$/.exec(trimmed)?.[1];
+    if (credential !== undefined) secrets.add(credential);
+  }
+  // Longest first, so a whole value is masked before its credential part.
+  let out = text;
+  for (const secret of [...secrets].sort((a, b) => b.length - a.length)) {
+    if (secret.length >= MIN_MASKED_VALUE) out = out.replaceAll(secret, '***');
+  }
+  return out;
+}
+
 /**
  * A configuration value as `doctor` and diagnostics may print it: a header
  * list (`key=value,...`, variables named `*HEADERS`) keeps its keys and
