@@ -93,6 +93,32 @@ export function withoutValues(text: string, values: Iterable<string>): string {
 }
 
 /**
+ * The header values a configuration document holds: under every `headers`
+ * key, a table's values, or the value itself when it was written as one
+ * string (`headers = "authorization=Bearer ..."`, the form of
+ * `OTEL_EXPORTER_OTLP_HEADERS`). For `withoutValues` over messages that may
+ * quote the document (native's refusal of a wrongly typed value).
+ */
+export function configuredHeaderValues(document: unknown): string[] {
+  const out: string[] = [];
+  const walk = (value: unknown, depth: number): void => {
+    if (typeof value !== 'object' || value === null || depth > 32) return;
+    for (const [key, item] of Object.entries(value)) {
+      if (key.toLowerCase() === 'headers') {
+        if (typeof item === 'string' || typeof item === 'number') out.push(String(item));
+        else if (typeof item === 'object' && item !== null) {
+          for (const entry of Object.values(item)) if (typeof entry === 'string' || typeof entry === 'number') out.push(String(entry));
+        }
+      } else {
+        walk(item, depth + 1);
+      }
+    }
+  };
+  walk(document, 0);
+  return out;
+}
+
+/**
  * A configuration value as `doctor` and diagnostics may print it: a header
  * list (`key=value,...`, variables named `*HEADERS`) keeps its keys and
  * loses its values; a URL loses its credentials; anything else is shown.
