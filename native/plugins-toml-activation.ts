@@ -54,7 +54,7 @@ import type {
   PluginConfigReport,
 } from '../src/backends/native-surface.ts';
 import { isJsonObject } from '../src/backends/native-surface.ts';
-import { displayUrl, errorMessage, errorsText, withoutConfigPrefix, isPlaintextRemote, openTelemetrySettings, otlpEnvRefusals, safeLog, type Logger, type RemoteOutputLedger } from '../src/backends/native-surface.ts';
+import { configuredHeaderValues, displayUrl, errorMessage, errorsText, withoutValues, withoutConfigPrefix, isPlaintextRemote, openTelemetrySettings, otlpEnvRefusals, safeLog, type Logger, type RemoteOutputLedger } from '../src/backends/native-surface.ts';
 import type { NativeBinding, NativePluginHostActivation } from './binding.ts';
 import { DynamicPluginError, InvalidPluginConfigError, PluginActivationBusyError } from './errors.ts';
 import { json } from './payloads.ts';
@@ -106,6 +106,11 @@ export async function activatePluginHost(
   try {
     const doc = json(document);
     if (!isJsonObject(doc)) throw new InvalidPluginConfigError('invalid config: the plugin config document must be an object', []);
+    // Native's refusal of a wrongly typed value quotes it (`invalid type: string "authorization=Bearer ...", expected
+    // a map`): a header value is masked in every message it gives, as the memory relay's checks never quote one.
+    const secrets = configuredHeaderValues(doc);
+    const hide = (text: string) => withoutValues(text, secrets);
+    const hidden = (list: ConfigDiagnostic[]) => list.map((d) => ({ ...d, message: hide(d.message) }));
     const extra: ConfigDiagnostic[] = [];
     const dynamic = specs !== null && specs.length > 0;
     if (dynamic) {
@@ -120,9 +125,10 @@ export async function activatePluginHost(
     try {
       validated = context.binding.validate(doc, layerPath);
     } catch (error) {
-      throw new Failure(`invalid config${where(tomlPath)}: ${withoutConfigPrefix(errorMessage(error))}`, [], { cause: error });
+      throw new Failure(hide(`invalid config${where(tomlPath)}: ${withoutConfigPrefix(errorMessage(error))}`), [], { cause: error });
     }
     const validation = reportOf(validated, layerPath);
+    validation.diagnostics = hidden(validation.diagnostics);
     if (dynamic) validation.diagnostics.push(...specMismatches(validated, specs));
     const errors = validation.diagnostics.filter((d) => d.level === 'error');
     if (errors.length > 0) {
@@ -141,11 +147,12 @@ export async function activatePluginHost(
       if (/^conflict:/.test(message)) {
         throw new PluginActivationBusyError(`${message} (an activation made outside this adapter is live)`, { cause: error });
       }
-      throw new Failure(`invalid config${where(tomlPath)}: activation failed: ${withoutConfigPrefix(message)}${refusalHint(doc, message)}`, validation.diagnostics, { cause: error });
+      throw new Failure(hide(`invalid config${where(tomlPath)}: activation failed: ${withoutConfigPrefix(message)}${refusalHint(doc, message)}`), validation.diagnostics, { cause: error });
     }
     const uploads = staged.start();
     const raw = safeReport(activation);
     const report = reportOf(raw, layerPath);
+    report.diagnostics = hidden(report.diagnostics);
     report.diagnostics.push(...extra);
     if (!context.allowConfigDiscovery) report.diagnostics.push(...inheritedWarnings(report.configPaths));
     const outputs = [...outputSpecsOf(raw, uploads), ...collectorSpecsOf(doc)];

@@ -15,7 +15,7 @@ export { AtofExporterError, InvalidPluginConfigError, PluginActivationBusyError,
 export * as rules from '../relay/rules.ts';
 export { defineKey, isJsonObject, toJson } from '../shared/json.ts';
 export { errorMessage } from '../shared/error-text.ts';
-export { displayUrl } from '../shared/secret-text.ts';
+export { configuredHeaderValues, displayUrl, withoutValues } from '../shared/secret-text.ts';
 export { isPlaintextRemote } from '../shared/destination-rules.ts';
 export { openTelemetrySettings, otlpEnvRefusals } from '../formats/plugins-toml/opentelemetry.ts';
 export { retryDelay, type RetryPolicy } from '../shared/retry.ts';

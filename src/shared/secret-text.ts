@@ -66,6 +66,58 @@ function isSecretKey(key: string): boolean {
   return SECRET_QUERY_KEYS.has(name) || SECRET_QUERY_WORDS.test(name);
 }
 
+/** Shorter values are not masked in text: not credentials, and masking them would garble the message (`x-fail = "1"`). */
+const MIN_MASKED_VALUE = 6;
+
+/**
+ * `text` with each of `values` (a destination's configured header values)
+ * replaced by `***`, whole and, for a `<scheme> <credential>` value
+ * (`Bearer ...`, `Basic ...`), its credential alone: a receiver's own error
+ * text can quote what it was sent (a gRPC collector's "bad token Bearer
+ * ..."), and that text is printed in `lastError` and warnings.
+ */
+export function withoutValues(text: string, values: Iterable<string>): string {
+  const secrets = new Set<string>();
+  for (const value of values) {
+    const trimmed = value.trim();
+    secrets.add(trimmed);
+    const credential = /^[A-Za-z][\w-]*\s+(\S+)$/.exec(trimmed)?.[1];
+    if (credential !== undefined) secrets.add(credential);
+  }
+  // Longest first, so a whole value is masked before its credential part.
+  let out = text;
+  for (const secret of [...secrets].sort((a, b) => b.length - a.length)) {
+    if (secret.length >= MIN_MASKED_VALUE) out = out.replaceAll(secret, '***');
+  }
+  return out;
+}
+
+/**
+ * The header values a configuration document holds: under every `headers`
+ * key, a table's values, or the value itself when it was written as one
+ * string (`headers = "authorization=Bearer ..."`, the form of
+ * `OTEL_EXPORTER_OTLP_HEADERS`). For `withoutValues` over messages that may
+ * quote the document (native's refusal of a wrongly typed value).
+ */
+export function configuredHeaderValues(document: unknown): string[] {
+  const out: string[] = [];
+  const walk = (value: unknown, depth: number): void => {
+    if (typeof value !== 'object' || value === null || depth > 32) return;
+    for (const [key, item] of Object.entries(value)) {
+      if (key.toLowerCase() === 'headers') {
+        if (typeof item === 'string' || typeof item === 'number') out.push(String(item));
+        else if (typeof item === 'object' && item !== null) {
+          for (const entry of Object.values(item)) if (typeof entry === 'string' || typeof entry === 'number') out.push(String(entry));
+        }
+      } else {
+        walk(item, depth + 1);
+      }
+    }
+  };
+  walk(document, 0);
+  return out;
+}
+
 /**
  * A configuration value as `doctor` and diagnostics may print it: a header
  * list (`key=value,...`, variables named `*HEADERS`) keeps its keys and

@@ -62,6 +62,15 @@ describe('doctor on what a plugins.toml sends and records', () => {
     expect(report.problems.map((problem) => problem.code)).not.toContain('plugins_toml.records_nothing');
   });
 
+  it('still names the OpenTelemetry endpoints when an ATIF store is skipped (its secret variable unset)', async () => {
+    // A trial's doctor left out both gRPC endpoints, summary and reachability, while the host sent to them.
+    const store = ['[components.config.atif]', 'enabled = true', '[[components.config.atif.storage]]', 'type = "s3"', 'bucket = "b"', 'secret_access_key_var = "NRH_DOCTOR_UNSET_SECRET"'];
+    const at = COLLECTOR.indexOf('[components.config.opentelemetry]');
+    const { report } = await doctor(`${COLLECTOR.slice(0, at)}${store.join('\n')}\n\n${COLLECTOR.slice(at)}`);
+    expect(report.problems.map((problem) => [problem.level, problem.code])).toContainEqual(['warning', 'observability.unsupported_value']);
+    expect(report.pluginsToml.summary).toBe('observability: 1 ATOF file sink, ATIF on, 2 OTLP trace endpoints (gen_ai, openinference), 2 OTLP log destinations');
+  });
+
   it('names the other components the document runs (redaction, pricing), once each, and not a disabled one', async () => {
     const components = [
       '[[components]]',

@@ -215,6 +215,28 @@ describe('OTLP endpoints in plugins.toml', () => {
     expect(http.requests[0]!.headers['content-type']).toBe('application/x-protobuf');
   });
 
+  it('never prints a gRPC header value that the collector quotes in its refusal (status() and warnings)', async () => {
+    // A trial's collector answered "bad token Bearer ..." and the memory relay printed the token in lastError and on stderr.
+    const grpc = await receiver('grpc');
+    grpc.behaviour = { status: 401, details: (headers) => `bad token ${headers.authorization} (key ${headers['x-api-key']}), tenant ${headers['x-tenant']}` };
+    const logger = recordingLogger();
+    process.env.NRH_TEST_TOKEN = 'Bearer tokSECRET-1';
+    try {
+      const relay = createMemoryRelay({ logger });
+      await replayWithOtlp(relay, stream('plain-chat'), {
+        endpoints: [{ type: 'full', endpoint: grpc.url, transport: 'grpc', extra: ['headers = { "x-api-key" = "keySECRET-2", "x-tenant" = "t1" }', 'header_env = { authorization = "NRH_TEST_TOKEN" }', 'timeout_millis = 300'] }],
+        timeoutMs: 3000,
+      });
+      const [health] = traces(relay.outputs());
+      const printed = [health!.lastError ?? '', ...logger.lines.map((l) => l.message)].join('\n');
+      expect(grpc.requests[0]!.headers.authorization).toBe('Bearer tokSECRET-1');
+      expect(printed).toContain('bad token *** (key ***), tenant t1');
+      expect(printed).not.toContain('SECRET');
+    } finally {
+      delete process.env.NRH_TEST_TOKEN;
+    }
+  });
+
   it('keeps the URL path as native does: a bare origin gets /v1/traces, a path (even /) is kept', async () => {
     const rx = await receiver();
     await replayWithOtlp(createMemoryRelay({ logger: silentLogger }), stream('plain-chat'), {

@@ -31,6 +31,7 @@ interface Seen {
   authorization: string | undefined;
   tenant: string | undefined;
   filename: string | undefined;
+  securityToken: string | undefined;
 }
 
 /** A receiver answering `route(path)`: a redirect (status and Location) or null for 200. */
@@ -48,6 +49,7 @@ async function receiver(route: (path: string) => { status: number; location: str
         authorization: request.headers.authorization,
         tenant: request.headers['x-tenant'] as string | undefined,
         filename: request.headers['x-nemo-relay-atif-filename'] as string | undefined,
+        securityToken: request.headers['x-amz-security-token'] as string | undefined,
       });
       const redirect = route(url);
       if (redirect !== null) response.writeHead(redirect.status, { location: redirect.location }).end();
@@ -119,6 +121,26 @@ describe('stream sinks and ATIF uploads follow a 307 or 308 with the same reques
     expect(upload[0]!.body).toBe(at(main.seen, '/atif')[0]!.body);
     expect(upload[0]!.filename).toMatch(/\.json$/);
     expect(JSON.parse(upload[0]!.body)).toHaveProperty('session_id');
+  });
+
+  it('an S3 upload sent off its origin goes to the new location\'s path, without its signature or session token', async () => {
+    // A trial's S3 endpoint answered 307 to another host: the PUT went there to the old path, every hop, carrying
+    // the x-amz-security-token (the temporary credential) while the signature stayed behind.
+    withProcessEnv({ NRH_S3_SECRET: 'secretKEY/1', NRH_S3_TOKEN: 'sessionTOKEN-1' });
+    const other = await receiver(() => null);
+    const main = await receiver((p) => (p.startsWith('/bucket/') ? { status: 307, location: `${other.origin.replace('127.0.0.1', 'localhost')}/landed${p}` } : null));
+    const dir = tempDir('redirect-s3');
+    const s3 = ['[components.config.atif]', 'enabled = true', `output_directory = ${JSON.stringify(path.join(dir, 'atif'))}`, '[[components.config.atif.storage]]', 'type = "s3"', 'bucket = "bucket"'];
+    const outputs = await runSession(
+      document(dir, [[...s3, `endpoint_url = "${main.origin}"`, 'allow_http = true', 'access_key_id = "AKIDTEST"', 'secret_access_key_var = "NRH_S3_SECRET"', 'session_token_var = "NRH_S3_TOKEN"']]),
+    );
+    const sent = main.seen.filter((s) => s.path.startsWith('/bucket/'));
+    expect(sent).toHaveLength(1);
+    expect(sent[0]).toMatchObject({ method: 'PUT', securityToken: 'sessionTOKEN-1' });
+    expect(sent[0]!.authorization).toMatch(/^AWS4-HMAC-SHA256 /);
+    expect(other.seen.map((s) => [s.method, s.path, s.authorization, s.securityToken])).toEqual([['PUT', `/landed${sent[0]!.path}`, undefined, undefined]]);
+    expect(other.seen[0]!.body).toBe(sent[0]!.body);
+    expect(outputs.find((o) => o.kind === 'atif-storage')).toMatchObject({ sent: 1, failed: 0 });
   });
 
   it('gives up after 10 redirects, and never follows to a non-http(s) URL, naming where it was sent', async () => {

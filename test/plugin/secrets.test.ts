@@ -191,6 +191,35 @@ describe('no secret is printed or written', () => {
     }
   });
 
+  it('a headers value written as a string (the OTEL_EXPORTER_OTLP_HEADERS form) is refused without being quoted', async () => {
+    // A trial's `headers = "authorization=Bearer ..."` was quoted whole in the refusal: on stderr, in status() and by doctor.
+    const dir = tempDir('secrets-headers-string');
+    const toml = path.join(dir, 'plugins.toml');
+    const sink = ['[[components.config.atof.sinks]]', 'type = "stream"', `url = "http://${origin}/atof"`, 'transport = "http_post"', `headers = "authorization=Bearer ${SECRETS.header}"`];
+    const otlp = ['[components.config.opentelemetry]', 'enabled = true', '[[components.config.opentelemetry.endpoints]]', 'type = "full"', `endpoint = "http://${origin}"`, 'headers = { "x-api-key" = 918273645 }'];
+    const head = ['version = 1', '[[components]]', 'kind = "observability"', 'enabled = true', '[components.config]', 'version = 4', '[components.config.atof]', 'enabled = true'];
+    for (const [label, sections] of [['stream headers', sink], ['an OTLP header value that is a number', otlp]] as const) {
+      fs.writeFileSync(toml, [...head, ...sections].join('\n'));
+      for (const backend of ['memory', 'native'] as const) {
+        const logger = recordingLogger();
+        const plugin = createNemoRelayPlugin({ backend, logger, env: { NEMO_RELAY_HOOKS_PLUGINS_TOML: toml, NEMO_RELAY_HOOKS_OUTPUTS: 'off' } });
+        await plugin.ready;
+        const status = plugin.status();
+        await plugin.shutdown({ timeoutMs: 1000 });
+        const refusal = status.pluginConfig.diagnostics.map((d) => d.message).join('\n');
+        expect(refusal, `${label} on ${backend}`).toMatch(label === 'stream headers' ? /invalid type: string "\*\*\*", expected a map/ : /invalid type: integer `\*\*\*`, expected a string/);
+        expectNoSecret(`status() on ${backend} (${label})`, JSON.stringify(status));
+        expectNoSecret(`the log on ${backend} (${label})`, JSON.stringify(logger.lines));
+        expect(JSON.stringify([status, logger.lines])).not.toContain('918273645');
+      }
+      for (const args of [['doctor'], ['doctor', '--json']]) {
+        const run = cli([...args, '--offline'], { env: { NEMO_RELAY_HOOKS_PLUGINS_TOML: toml, NEMO_RELAY_HOOKS_OUTPUTS: 'off' } });
+        expectNoSecret(`${args.join(' ')} (${label})`, run.stdout + run.stderr);
+        expect(run.stdout + run.stderr).not.toContain('918273645');
+      }
+    }
+  });
+
   it('displayUrl and displaySettingValue: what they keep and what they hide', () => {
     expect(displayUrl('http://user:pw@host:4318/v1/traces')).toBe('http://***@host:4318/v1/traces');
     expect(displayUrl('https://token@host/x')).toBe('https://***@host/x');

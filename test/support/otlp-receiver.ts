@@ -96,6 +96,8 @@ export interface Behaviour {
   hang?: boolean;
   /** Statuses for the next requests, one each, before `status` applies again. */
   sequence?: number[];
+  /** gRPC only: the failure's details, from the request's metadata (a collector quoting the token it refused). */
+  details?: (headers: Record<string, string>) => string;
 }
 
 type Any = Record<string, unknown>;
@@ -370,7 +372,7 @@ class GrpcReceiver extends BaseReceiver {
         this.record({ transport: 'grpc', path, headers, bytes: call.request.length, ...decoded });
         if (behaviour.hang) return;
         if (failing) {
-          callback({ code: this.grpc.status.UNAVAILABLE, details: `receiver told to fail (${behaviour.status})` });
+          callback({ code: this.grpc.status.UNAVAILABLE, details: behaviour.details?.(headers) ?? `receiver told to fail (${behaviour.status})` });
           return;
         }
         callback(null, Buffer.alloc(0));

@@ -63,7 +63,9 @@ export async function sendHttp(attempt: HttpAttempt): Promise<void> {
   let path = attempt.path;
   const deadline = Date.now() + attempt.timeoutMs;
   for (let hops = 0; ; hops++) {
-    const answer = await requestOnce(url, { ...attempt, headers, ...(path !== undefined ? { path } : {}) }, Math.max(1, deadline - Date.now()));
+    // Not `attempt.path` after a redirect: spread in, it would send the new host the first URL's path.
+    const { path: _written, ...rest } = attempt;
+    const answer = await requestOnce(url, { ...rest, headers, ...(path !== undefined ? { path } : {}) }, Math.max(1, deadline - Date.now()));
     if (answer.status >= 200 && answer.status <= 299) return;
     const next = nextRequest({ status: answer.status, location: answer.location, url, headers, what: answer.what, hops, policy: attempt.redirects ?? 'follow' });
     if (next === null) throw new HttpStatusError(answer.status, answer.what, answer.retryAfterMs, answer.hint);

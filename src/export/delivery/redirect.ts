@@ -12,7 +12,8 @@
  *   request (method, body, headers) to the new location, at most
  *   `MAX_REDIRECTS` times, only to an `http:` or `https:` URL; credential
  *   headers (`Authorization`, `Cookie`, API keys: `isCredentialHeader`) are
- *   not sent on once the redirect leaves the origin, as HTTP clients do. A
+ *   not sent on once the redirect leaves the origin, as HTTP clients do (nor
+ *   an S3 upload's session token). A
  *   301, 302 or 303 fails the delivery, its text naming the status and the
  *   new location: re-sending the POST there as a GET without its body (what
  *   native does) would lose the event silently.
@@ -30,6 +31,13 @@ import { displayUrl, isCredentialHeader } from '../../shared/secret-text.ts';
 export const MAX_REDIRECTS = 10;
 
 export type RedirectPolicy = 'follow' | 'report';
+
+/**
+ * Credentials of a signed request beyond the credential headers: an S3
+ * upload's temporary session token, which its signature (dropped with
+ * `authorization`) was made for; another origin gets neither.
+ */
+const ORIGIN_BOUND = new Set(['x-amz-security-token']);
 
 /** The statuses that redirect. */
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
@@ -87,6 +95,6 @@ export function nextRequest(answer: RedirectAnswer): { url: URL; headers: Record
   if (target.protocol !== 'http:' && target.protocol !== 'https:') return fail('not delivered; only http and https locations are followed');
   if (answer.hops >= MAX_REDIRECTS) return fail(`not delivered; more than ${MAX_REDIRECTS} redirects`);
   const sameOrigin = target.origin === answer.url.origin;
-  const headers = sameOrigin ? answer.headers : Object.fromEntries(Object.entries(answer.headers).filter(([name]) => !isCredentialHeader(name)));
+  const headers = sameOrigin ? answer.headers : Object.fromEntries(Object.entries(answer.headers).filter(([name]) => !isCredentialHeader(name) && !ORIGIN_BOUND.has(name.toLowerCase())));
   return { url: target, headers };
 }

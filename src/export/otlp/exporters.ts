@@ -13,6 +13,7 @@ import { DeliveryError, HttpStatusError, RequestTooLargeError } from '../deliver
 import { sendHttp } from '../delivery/http.ts';
 import { httpsTrust, trustOptions, untrustedCertificateHint } from '../delivery/trust.ts';
 import { processEnv, readVariable } from '../../shared/env.ts';
+import { withoutValues } from '../../shared/secret-text.ts';
 
 export type Signal = 'traces' | 'logs';
 
@@ -188,8 +189,8 @@ function single(exporter: WireExporter, options: WireOptions): WireExporter {
       if (result.status === 'success') return result;
       const tooLarge = refusedAsTooLarge(result.error, data.byteLength);
       if (tooLarge !== null) return { status: 'failure', error: tooLarge };
-      // The HTTP transport's errors (`sendHttp`) already name the fix.
-      return options.transport === 'grpc' ? { ...result, error: withTrustHint(result.error) } : result;
+      // The HTTP transport's errors (`sendHttp`) already name the fix, and quote nothing the receiver said.
+      return options.transport === 'grpc' ? { ...result, error: withoutHeaderValues(withTrustHint(result.error), options.headers) } : result;
     },
     shutdown: () => inner.shutdown(),
   };
@@ -221,6 +222,21 @@ function withTrustHint(error: Error | undefined): Error | undefined {
   const hinted = new Error(`${error.message.replace(/[\s.]*Resolution note:\s*$/, '')} (${hint})`);
   hinted.name = error.name;
   return Object.assign(hinted, { code: (error as { code?: unknown }).code });
+}
+
+/**
+ * A gRPC failure without the destination's header values in its text: grpc-js
+ * puts the receiver's status details in the message, and a collector that
+ * refuses a token may quote it ("bad token Bearer ..."), which would then be
+ * printed in `status()` and warnings. The HTTP senders never quote a receiver.
+ */
+function withoutHeaderValues(error: Error | undefined, headers: Record<string, string>): Error | undefined {
+  if (error === undefined) return error;
+  const message = withoutValues(error.message, Object.values(headers));
+  if (message === error.message) return error;
+  const masked = new Error(message);
+  masked.name = error.name;
+  return Object.assign(masked, { code: (error as { code?: unknown }).code });
 }
 
 /** gRPC's RESOURCE_EXHAUSTED: also a quota's answer, so only a message over the size limit counts as too large. */

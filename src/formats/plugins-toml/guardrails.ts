@@ -38,7 +38,7 @@ const SCHEMA: Schema = {
     remote: optional({
       t: 'struct',
       name: 'RemoteBackendConfig',
-      fields: { endpoint: optional(STRING), config_id: optional(STRING), config_ids: { t: 'seq', of: STRING }, headers: { t: 'stringMap' }, timeout_millis: U64 },
+      fields: { endpoint: optional(STRING), config_id: optional(STRING), config_ids: { t: 'seq', of: STRING }, headers: { t: 'stringMap', secret: true }, timeout_millis: U64 },
     }),
     local: optional({ t: 'struct', name: 'LocalBackendConfig', fields: { python_module: optional(STRING), python_executable: optional(STRING), python_path: optional(STRING) } }),
     request_defaults: optional({ t: 'struct', name: 'RequestDefaultsConfig', fields: { thread_id: optional(STRING), llm_output: optional(BOOL) } }),

@@ -93,7 +93,10 @@ export function validateObservability(config: JsonObject, documentPolicy: Policy
   let opentelemetry: OpenTelemetrySettings = { traces: [], logs: [] };
   if (otel !== null) {
     validateOpenTelemetry(otel, version, checks.unsupported, (d) => checks.out.push(d));
-    if (!checks.out.some((d) => d.level === 'error')) opentelemetry = openTelemetrySettings(otel, version, processEnv(), (d) => backend.push(d));
+    // An error confined to one stream sink or store skips that destination (below), not the endpoints: doctor
+    // summarized and checked none of them while the host, activating without that destination, sent to them all.
+    const fatal = checks.out.some((d) => d.level === 'error' && destinationOf(d, config) === null);
+    if (!fatal) opentelemetry = openTelemetrySettings(otel, version, processEnv(), (d) => backend.push(d));
   }
 
   const out = checks.out;

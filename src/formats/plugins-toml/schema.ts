@@ -32,7 +32,9 @@ export const DOCUMENT_SCHEMA: Schema = {
   },
 };
 
-const HEADERS: Schema = { t: 'stringMap' };
+/** Header values are often credentials: a type error in them does not quote the value (`headers = "authorization=Bearer ..."`). */
+const HEADERS: Schema = { t: 'stringMap', secret: true };
+const ATTRIBUTES: Schema = { t: 'stringMap' };
 const OTEL_ENDPOINT: Schema = {
   t: 'struct',
   name: 'OpenTelemetryEndpointConfig',
@@ -50,7 +52,7 @@ const OTEL_ENDPOINT: Schema = {
     scheduled_delay_millis: U64,
     headers: HEADERS,
     header_env: HEADERS,
-    resource_attributes: HEADERS,
+    resource_attributes: ATTRIBUTES,
     mark_projection: { t: 'enum', variants: ['inherit', 'event', 'tool'] },
     mark_exclude_names: { t: 'seq', of: STRING },
     attribute_mappings: {
@@ -64,7 +66,7 @@ const OTEL_ENDPOINT: Schema = {
 const OTEL_SIGNAL_ENDPOINT: Schema = {
   t: 'struct',
   name: 'OpenTelemetrySignalEndpointConfig',
-  fields: { endpoint: STRING, transport: STRING, headers: HEADERS, header_env: HEADERS, resource_attributes: HEADERS, timeout_millis: U64 },
+  fields: { endpoint: STRING, transport: STRING, headers: HEADERS, header_env: HEADERS, resource_attributes: ATTRIBUTES, timeout_millis: U64 },
   required: ['endpoint'],
 };
 

@@ -13,7 +13,8 @@ export type Schema =
   | { t: 'mapOf'; of: Schema }
   | { t: 'option'; of: Schema }
   | { t: 'seq'; of: Schema }
-  | { t: 'stringMap' }
+  /** `secret`: the values are credentials (headers), never quoted in an error. */
+  | { t: 'stringMap'; secret?: boolean }
   | {
       t: 'struct';
       name: string;
@@ -70,10 +71,12 @@ export function checkShape(value: unknown, schema: Schema): string | null {
     case 'map':
       return isJsonObject(value) ? null : invalidType(value, 'a map');
     case 'stringMap': {
-      if (!isJsonObject(value)) return invalidType(value, 'a map');
+      // Worded as serde words it, with a credential's value left out of the text: the error is printed on stderr,
+      // in status() and by doctor.
+      const hidden = schema.secret === true;
+      if (!isJsonObject(value)) return invalidType(value, 'a map', hidden);
       for (const key of Object.keys(value).sort()) {
-        const error = checkShape(value[key], STRING);
-        if (error !== null) return error;
+        if (typeof value[key] !== 'string') return invalidType(value[key], 'a string', hidden);
       }
       return null;
     }
@@ -141,19 +144,21 @@ function expectedVariants(variants: readonly string[]): string {
 }
 
 /** serde's `invalid type: <unexpected>, expected <what>`. */
-function invalidType(value: unknown, expected: string): string {
-  return `invalid type: ${unexpected(value)}, expected ${expected}`;
+function invalidType(value: unknown, expected: string, hidden = false): string {
+  return `invalid type: ${unexpected(value, hidden)}, expected ${expected}`;
 }
 
-function unexpected(value: unknown): string {
+/** serde's description of `value`; `hidden` puts `***` where it quotes the value. */
+function unexpected(value: unknown, hidden = false): string {
   if (value === null || value === undefined) return 'null';
+  const shown = (text: string) => (hidden ? '***' : text);
   switch (typeof value) {
     case 'boolean':
-      return `boolean \`${value}\``;
+      return `boolean \`${shown(String(value))}\``;
     case 'number':
-      return Number.isInteger(value) ? `integer \`${value}\`` : `floating point \`${value}\``;
+      return Number.isInteger(value) ? `integer \`${shown(String(value))}\`` : `floating point \`${shown(String(value))}\``;
     case 'string':
-      return `string ${JSON.stringify(value)}`;
+      return `string ${hidden ? '"***"' : JSON.stringify(value)}`;
   }
   return Array.isArray(value) ? 'sequence' : 'map';
 }
