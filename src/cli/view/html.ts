@@ -76,8 +76,7 @@ ${back}<h1>NeMo Relay timeline</h1>
 <span id="count" class="muted"></span>
 </div>
 </header>
-${(options.notes ?? []).map((note) => `<p class="facts note">${escape(note)}</p>`).join('\n')}
-<main>
+${(options.notes ?? []).map((note) => `<p class="facts note">${escape(note)}</p>\n`).join('')}<main>
 <div id="sessions">
 ${sections.join('\n') || '<p class="empty">No sessions found.</p>'}
 </div>
