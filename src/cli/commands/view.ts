@@ -26,7 +26,7 @@ import { eachRoot, type ViewNode } from '../view/model.ts';
 import { renderText } from '../view/text.ts';
 import { isRollupRow, rollupOf, type Rollup } from '../view/rollup.ts';
 import { linkRemoteTrajectories } from '../view/linked.ts';
-import { followReferencedFiles } from '../view/referenced-files.ts';
+import { followReferencedFiles, missingReferencesText, sessionIdsShown } from '../view/referenced-files.ts';
 import { linkAtofFiles, unlinkedText } from '../view/linked-atof.ts';
 import { watchLauncher } from '../launcher-gone.ts';
 
@@ -128,21 +128,13 @@ export async function view(args: ParsedArgs, io: CliIo): Promise<number> {
  * unless an input shows them already; a reference not found is said, since the session's totals then leave it out.
  */
 function followTrajectoryFiles(files: readonly string[], opened: readonly OpenedSessions[], linked: readonly { file: string; roots: ViewNode[] }[], io: CliIo): void {
-  const shown = new Set<string>();
-  const collect = (current: ViewNode): void => {
-    if (current.sessionId !== undefined) shown.add(current.sessionId);
-    current.children.forEach(collect);
-  };
-  for (const source of linked) source.roots.forEach(collect);
+  const shown = sessionIdsShown(linked.flatMap((source) => source.roots));
   opened.forEach((loaded, index) => {
     if (loaded.kind !== 'atif' || loaded.streamed) return;
     const file = files[index]!;
     for (const root of loaded.roots as ViewNode[]) {
       const missing = followReferencedFiles(root, file === STDIN ? undefined : file, shown);
-      if (missing.length === 0) continue;
-      const count = missing.length === 1 ? 'a trajectory' : `${missing.length} trajectories`;
-      const where = file === STDIN ? '(standard input has no folder to look in)' : 'not found beside it';
-      io.err(`nemo-relay-hooks: ${safeForTerminal(loaded.name)}: session ${safeForTerminal(root.sessionId ?? root.title)}'s totals leave out ${count} it references, ${where}: ${missing.map((entry) => safeForTerminal(entry.reference)).join(', ')}\n`);
+      if (missing.length > 0) io.err(`nemo-relay-hooks: ${safeForTerminal(loaded.name)}: ${safeForTerminal(missingReferencesText(root.sessionId ?? root.title, missing, file !== STDIN))}\n`);
     }
   });
 }

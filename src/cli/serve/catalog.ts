@@ -8,7 +8,14 @@
  * as a problem and keeps its last good sessions. An ATOF file's session that
  * continues another file's tool call (an MCP server's, each process writing
  * its own file) is shown under that call, as `view` of the files together
- * shows it, and not listed on its own.
+ * shows it, and not listed on its own. A trajectory that references others
+ * by file from a system step (Harbor's context summarization runs) shows
+ * them under that step, read from beside it as `view` of the file reads them
+ * (`followReferencedFiles`), so its totals are the file's; each is still
+ * listed on its own too, as `view` shows a referenced file given with the
+ * file that references it. What `view` says of a file on stderr (a
+ * `schema_version` it does not know, references not found) is its rows'
+ * `notes`.
  *
  * @module
  */
@@ -22,6 +29,7 @@ import { AtofIndex, summaryOf, type IndexedSession, type SessionSummary } from '
 import { readReferencedTrajectories, referencedTrajectoryFiles } from '../compare/remote-sessions.ts';
 import { linkAtofFiles, type AtofInput } from '../view/linked-atof.ts';
 import { sessionsOf } from '../view/load.ts';
+import { followReferencedFiles, missingReferencesText, referencedFilePaths, sessionIdsShown } from '../view/referenced-files.ts';
 import { sessionIdOf, uniqueSessionIds, type RootList, type ViewNode } from '../view/model.ts';
 import { formatCost, type Figures } from '../view/rollup.ts';
 import { formatDuration } from '../io.ts';
@@ -42,6 +50,8 @@ interface CatalogFile {
   kind: 'atif' | 'atof' | null;
   /** ATIF files: the trajectory's tree. */
   roots: ViewNode[];
+  /** ATIF files: what `view` says of the file (`LoadedSessions.notes`: a schema_version it does not know). */
+  notes?: string[];
   problem?: string;
   /** The index rows of this file's sessions, worked out once per change. */
   entries?: SessionEntry[];
@@ -49,10 +59,15 @@ interface CatalogFile {
   atof?: AtofIndex;
   /** ATOF files: their sessions as `view` of all the folders' ATOF files together shows them (`Catalog.link`). */
   linked?: LinkedAtof;
-  /** ATIF files: the trajectories of the folders its tool calls reference, and whether one of them references it. */
-  references?: { files: string[]; referenced: boolean };
+  /**
+   * ATIF files: the trajectories of the folders it references (from its tool calls, and by file from its steps,
+   * `follows`), and whether one of them references it from a tool call (then it is listed under that call only).
+   */
+  references?: { files: string[]; referenced: boolean; follows: boolean };
   /** ATIF files: the files its tool calls reference (worked out once per change of the file). */
   referenceTargets?: string[];
+  /** ATIF files: where the trajectories it references by file would be, found or not (once per change of the file). */
+  referencePaths?: string[];
 }
 
 /**
@@ -81,6 +96,8 @@ export interface SessionEntry extends Figures {
   modifiedMs: number;
   /** The catalog version this session first appeared at (the index marks sessions new since it opened). */
   since: number;
+  /** What `view` of the file says of the session on stderr, when anything. */
+  notes?: string[];
 }
 
 /**
@@ -121,6 +138,8 @@ export interface FoundSession {
   /** Where its file is (a trajectory's references are read from its folder). */
   path: string;
   kind: 'atif' | 'atof';
+  /** What `view` of the file says of the session on stderr (`SessionEntry.notes`). */
+  notes: string[];
 }
 
 export class Catalog {
@@ -135,7 +154,7 @@ export class Catalog {
   /** Trajectories by where they are, for a reference to one (`trajectoryAt`). */
   private trajectories = new Map<string, CatalogFile>();
   /** The index rows of trajectories that reference others, and the sizes and times of the files they were worked out from. */
-  private readonly referencingSummaries = new WeakMap<CatalogFile, { stamp: string; summary: SessionSummary }>();
+  private readonly referencingSummaries = new WeakMap<CatalogFile, { stamp: string; summary: SessionSummary; notes: string[] }>();
   /** Every session, sorted, and the lower-case text a filter searches in each; worked out again after a change. */
   private sorted: SessionEntry[] | undefined;
   private haystacks: string[] = [];
@@ -231,7 +250,7 @@ export class Catalog {
     const trajectories = [...this.files.values()].filter((file) => file.kind === 'atif' && file.roots.length === 1);
     this.trajectories = new Map(trajectories.map((file) => [file.absolute, file]));
     this.linkedFiles = new Set();
-    for (const file of trajectories) file.references = { files: [], referenced: false };
+    for (const file of trajectories) file.references = { files: [], referenced: false, follows: false };
     for (const file of trajectories) {
       file.referenceTargets ??= referencedTrajectoryFiles(file.roots[0]!, file.absolute);
       for (const target of file.referenceTargets) {
@@ -242,49 +261,88 @@ export class Catalog {
         this.linkedFiles.add(file.name).add(referenced.name);
       }
     }
+    for (const file of trajectories) this.linkReferencedFiles(file);
   }
 
-  /** A trajectory's tree with the trajectories it references read under their calls, and the files read. */
-  private withReferences(file: CatalogFile): { root: ViewNode; files: string[] } {
+  /**
+   * The trajectories a trajectory references by file (`followReferencedFiles`), and those they reference in turn,
+   * that the folders hold. One that references any is linked even when none is there yet: a file appearing beside
+   * it later changes its totals and its note.
+   */
+  private linkReferencedFiles(file: CatalogFile): void {
+    const pathsOf = (each: CatalogFile) => (each.referencePaths ??= referencedFilePaths(each.roots[0]!, each.absolute));
+    if (pathsOf(file).length === 0) return;
+    file.references!.follows = true;
+    this.linkedFiles.add(file.name);
+    const queue = [...pathsOf(file)];
+    const seen = new Set<string>([file.absolute]);
+    for (let at = 0; at < queue.length; at += 1) {
+      const referenced = this.trajectories.get(queue[at]!);
+      if (referenced === undefined || seen.has(referenced.absolute)) continue;
+      seen.add(referenced.absolute);
+      if (!file.references!.files.includes(referenced.name)) file.references!.files.push(referenced.name);
+      this.linkedFiles.add(referenced.name);
+      queue.push(...pathsOf(referenced));
+    }
+  }
+
+  /** Whether a trajectory's page and row show other files' trajectories (`withReferences`). */
+  private showsReferences(file: CatalogFile): boolean {
+    return file.references !== undefined && (file.references.files.length > 0 || file.references.follows);
+  }
+
+  /**
+   * A trajectory's tree with the trajectories it references read under their calls and steps, from the catalog only,
+   * as `view` of the file reads them; the files read, and what `view` says of it (references not found).
+   */
+  private withReferences(file: CatalogFile): { root: ViewNode; files: string[]; notes: string[] } {
     const root = structuredClone(file.roots[0]!);
     const files = [file.name];
-    readReferencedTrajectories(root, file.absolute, (absolute) => {
+    const read = (absolute: string) => {
       const found = this.trajectoryAt(absolute);
       if (found !== undefined) files.push(found.file);
       return found?.root;
-    });
-    return { root, files };
+    };
+    readReferencedTrajectories(root, file.absolute, read);
+    const follows = file.references?.follows === true;
+    const missing = follows ? followReferencedFiles(root, file.absolute, sessionIdsShown([root]), read) : [];
+    // Its page also follows the names a referenced run not written yet would have (beside it, as the walk names files).
+    if (follows) for (const where of file.referencePaths ?? []) files.push(path.join(path.dirname(file.name), path.basename(where)));
+    const notes = [...(file.notes ?? []), ...(missing.length > 0 ? [missingReferencesText(root.sessionId ?? root.title, missing)] : [])];
+    return { root, files: [...new Set(files)], notes };
   }
 
   /** The row of a trajectory referencing others: its tree's with theirs, worked out again when one of the files changed. */
-  private referencingSummary(file: CatalogFile): SessionSummary {
+  private referencingSummary(file: CatalogFile): { summary: SessionSummary; notes: string[] } {
     const stamp = [file, ...(file.references?.files ?? []).map((name) => this.files.get(name))].map((each) => `${each?.name}:${each?.size}:${each?.mtimeMs}`).join(' ');
     const known = this.referencingSummaries.get(file);
-    if (known?.stamp === stamp) return known.summary;
-    const summary = summaryOf(this.withReferences(file).root);
-    this.referencingSummaries.set(file, { stamp, summary });
-    return summary;
+    if (known?.stamp === stamp) return known;
+    const shown = this.withReferences(file);
+    const worked = { stamp, summary: summaryOf(shown.root), notes: shown.notes };
+    this.referencingSummaries.set(file, worked);
+    return worked;
   }
 
   /** The index rows of a file's sessions; `since` keeps when each known one first appeared. */
   private entriesOf(file: CatalogFile, since: ReadonlyMap<string, number>, version: number): SessionEntry[] {
     if (file.kind === null) return [];
-    let rows: [string, SessionSummary][];
+    let rows: [string, SessionSummary, string[]][];
     if (file.atof !== undefined) {
       const index = file.atof;
       const linked = file.linked;
-      rows = index.sessions.filter((indexed) => !linked?.movedOut.has(indexed.session)).map((indexed) => [indexed.session, linked?.holding.has(indexed.session) ? this.heldSummary(linked, index, indexed) : index.summary(indexed)]);
+      rows = index.sessions.filter((indexed) => !linked?.movedOut.has(indexed.session)).map((indexed) => [indexed.session, linked?.holding.has(indexed.session) ? this.heldSummary(linked, index, indexed) : index.summary(indexed), []]);
     } else if (file.references?.referenced === true) {
       rows = [];
-    } else if (file.references !== undefined && file.references.files.length > 0) {
-      rows = [[sessionIdOf(file.roots[0]!), this.referencingSummary(file)]];
+    } else if (this.showsReferences(file)) {
+      const { summary, notes } = this.referencingSummary(file);
+      rows = [[sessionIdOf(file.roots[0]!), summary, notes]];
     } else {
       const ids = uniqueSessionIds(file.roots.map(sessionIdOf));
-      rows = file.roots.map((root, index) => [ids[index]!, summaryOf(root)]);
+      rows = file.roots.map((root, index) => [ids[index]!, summaryOf(root), file.notes ?? []]);
     }
-    return rows.map(([session, summary]) => {
+    return rows.map(([session, summary, notes]) => {
       const key = `${file.name}#${session}`;
-      return entryOf(file, key, session, summary, file.kind!, since.get(key) ?? version);
+      return entryOf(file, key, session, summary, file.kind!, since.get(key) ?? version, notes);
     });
   }
 
@@ -309,7 +367,7 @@ export class Catalog {
   }
 
   private read(name: string, absolute: string, stat: Stats, previous: CatalogFile | undefined): CatalogFile {
-    const entry: CatalogFile = { name, absolute, size: stat.size, mtimeMs: stat.mtimeMs, kind: previous?.kind ?? null, roots: previous?.roots ?? [] };
+    const entry: CatalogFile = { name, absolute, size: stat.size, mtimeMs: stat.mtimeMs, kind: previous?.kind ?? null, roots: previous?.roots ?? [], ...(previous?.notes !== undefined ? { notes: previous.notes } : {}) };
     if (ATOF_FILE.test(absolute)) return readAtof(entry, previous?.atof);
     if (stat.size > MAX_FILE_BYTES) return { ...entry, problem: `larger than ${MAX_FILE_BYTES / 1024 / 1024} MiB; open it with "view" instead` };
     try {
@@ -322,7 +380,7 @@ export class Catalog {
         closeSync(descriptor);
       }
       const loaded = sessionsOf(name, text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
-      return { ...entry, kind: loaded.kind, roots: loaded.roots };
+      return { ...entry, kind: loaded.kind, roots: loaded.roots, notes: loaded.notes };
     } catch (error) {
       return { ...entry, problem: error instanceof Error ? error.message : String(error) };
     }
@@ -370,7 +428,7 @@ export class Catalog {
       if (indexed === undefined || linked?.movedOut.has(session)) return undefined;
       try {
         const root = position === undefined ? file.atof.tree(indexed) : linked!.roots.at(position)!;
-        return { file: file.name, session, root, files: [file.name, ...(linked?.holding.get(session) ?? [])], path: file.absolute, kind: 'atof' };
+        return { file: file.name, session, root, files: [file.name, ...(linked?.holding.get(session) ?? [])], path: file.absolute, kind: 'atof', notes: [] };
       } catch (error) {
         // The file went away or stopped being a regular file since the last look: no such session now.
         if (error instanceof InputError) return undefined;
@@ -379,8 +437,8 @@ export class Catalog {
     }
     const position = file === undefined ? -1 : uniqueSessionIds(file.roots.map(sessionIdOf)).indexOf(session);
     if (file === undefined || position === -1 || file.references?.referenced === true) return undefined;
-    const { root, files } = file.references !== undefined && file.references.files.length > 0 ? this.withReferences(file) : { root: structuredClone(file.roots[position]!), files: [file.name] };
-    return { file: file.name, session, root, files, path: file.absolute, kind: 'atif' };
+    const { root, files, notes } = this.showsReferences(file) ? this.withReferences(file) : { root: structuredClone(file.roots[position]!), files: [file.name], notes: file.notes ?? [] };
+    return { file: file.name, session, root, files, path: file.absolute, kind: 'atif', notes };
   }
 
   /**
@@ -430,7 +488,7 @@ function rowOf(entry: SessionEntry): SessionRow {
   };
 }
 
-function entryOf(file: CatalogFile, key: string, session: string, summary: SessionSummary, kind: 'atif' | 'atof', since: number): SessionEntry {
+function entryOf(file: CatalogFile, key: string, session: string, summary: SessionSummary, kind: 'atif' | 'atof', since: number, notes: readonly string[]): SessionEntry {
   const figures: Figures = summary;
   return {
     key,
@@ -450,6 +508,7 @@ function entryOf(file: CatalogFile, key: string, session: string, summary: Sessi
     costUsd: figures.costUsd,
     modifiedMs: file.mtimeMs,
     since,
+    ...(notes.length > 0 ? { notes: [...notes] } : {}),
   };
 }
 

@@ -76,7 +76,7 @@ function el(tag,cls,text){var e=document.createElement(tag);if(cls)e.className=c
 function render(){tbody.textContent='';
  shown.forEach(function(s,i){var tr=el('tr',(s.errors?'failed':'')+(first!==null&&s.since>first?' new':''));tr.setAttribute('data-key',s.key);
   var td=el('td','sel');var box=el('input');box.type='checkbox';box.checked=picked.indexOf(s.key)!==-1;box.setAttribute('aria-label','select '+s.title);box.addEventListener('change',function(){toggle(s.key);});td.appendChild(box);tr.appendChild(td);
-  var name=el('td');var a=el('a','',s.title);a.href='/session?key='+encodeURIComponent(s.key);name.appendChild(a);if(s.note){name.appendChild(document.createTextNode(' '));name.appendChild(el('small','',s.note));}tr.appendChild(name);
+  var name=el('td');var a=el('a','',s.title);a.href='/session?key='+encodeURIComponent(s.key);name.appendChild(a);if(s.note){name.appendChild(document.createTextNode(' '));name.appendChild(el('small','',s.note));}(s.notes||[]).forEach(function(n){name.appendChild(el('div','muted',n));});tr.appendChild(name);
   tr.appendChild(el('td','',s.text.started));
   tr.appendChild(el('td','num',s.text.duration));tr.appendChild(el('td','num',s.llmCalls+' LLM, '+s.toolCalls+' tool'));
   tr.appendChild(el('td','num',s.text.tokens));

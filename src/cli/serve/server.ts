@@ -81,7 +81,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       case '/session': {
         const found = catalog.find(url.searchParams.get('key') ?? '');
         if (!found) return send(response, 404, 'text/plain; charset=utf-8', 'no such session in the served folders\n');
-        const html = renderHtml([{ file: found.file, roots: [found.root] }], options.generator, { back: '/', served: { script: liveScript(found.files, catalog.version) } });
+        const html = renderHtml([{ file: found.file, roots: [found.root] }], options.generator, { back: '/', served: { script: liveScript(found.files, catalog.version) }, notes: found.notes });
         return send(response, 200, 'text/html; charset=utf-8', html);
       }
       case '/compare': {

@@ -30,11 +30,6 @@ export function treeFromAtif(doc: unknown): ViewNode {
   return trajectoryNode(doc, 'session');
 }
 
-/** A trajectory another one references from its own file (`referenced-files.ts`), as a subagent row. */
-export function subagentFromAtif(doc: unknown): ViewNode {
-  return trajectoryNode(doc, 'subagent');
-}
-
 /** Whether a parsed JSON document is an ATIF trajectory at all (an object with a steps list). */
 export function isTrajectory(doc: unknown): boolean {
   return isRecord(doc) && Array.isArray(doc.steps);

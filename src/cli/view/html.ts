@@ -48,6 +48,8 @@ export interface PageOptions {
   back?: string;
   /** Served by `view --serve`: the page may fetch from its own origin, and runs this script after the page's own. */
   served?: { script: string };
+  /** What `view` says of the sessions on stderr (`view --serve` has no terminal to say it on): shown above them. */
+  notes?: readonly string[];
 }
 
 /** One page with every session of `sources`. */
@@ -74,7 +76,7 @@ ${back}<h1>NeMo Relay timeline</h1>
 <span id="count" class="muted"></span>
 </div>
 </header>
-<main>
+${(options.notes ?? []).map((note) => `<p class="facts note">${escape(note)}</p>\n`).join('')}<main>
 <div id="sessions">
 ${sections.join('\n') || '<p class="empty">No sessions found.</p>'}
 </div>

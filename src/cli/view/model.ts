@@ -106,6 +106,12 @@ export function asRemoteSession(root: ViewNode): void {
   root.title = root.title.replace(/^session /, 'remote session ');
 }
 
+/** A session tree read on its own (`treeFromAtif`) shown as a subagent of the session that references it. */
+export function asSubagent(root: ViewNode): void {
+  root.kind = 'subagent';
+  root.title = root.title.replace(/^session /, 'subagent ');
+}
+
 /** Whether `target` is `tree` or under it. */
 export function containsNode(tree: ViewNode, target: ViewNode): boolean {
   return tree === target || tree.children.some((child) => containsNode(child, target));
