@@ -81,7 +81,7 @@ export class AtifRouter {
     const trajectory = session.build();
     trajectory.notes = `partial: ${missing} event(s) emitted before this export had not been delivered by native yet (written at process exit without draining); the ATOF file has them`;
     this.#partial++;
-    this.#onError('atif export at exit', new Error(`a trajectory was written while ${missing} event(s) were still in flight; marked partial in its notes`));
+    this.#onError('atif export at exit', new Error(`a trajectory was exported while ${missing} event(s) were still in flight: written marked partial in its notes, or not at all when none of its steps had arrived (the ATOF file has every event)`));
     return serializeTrajectory(trajectory, 'exporter');
   }
 

@@ -10,6 +10,7 @@
 // was recorded (before, the memory relay lost its buffered ATOF lines and
 // the session's partial trajectory, where native had its lines on disk),
 // and the process still dies of the signal.
+import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -206,7 +207,19 @@ describe.each(backends)(`nothing lost at exit on ${runtime}: %s backend`, (backe
     it('leaves a SIGTERM the host handles to the host: its own exit code, everything written at its exit', () => {
       const { dir, child, context } = run('SIGTERM the host handles itself');
       expect(child.status, context).toBe(5);
-      expectEverythingWritten(dir, { sessionClosed: false, wholeTrajectory });
+      if (backend === 'memory') {
+        expectEverythingWritten(dir, { sessionClosed: false, wholeTrajectory });
+        return;
+      }
+      // Native hands events to the plugin on its own schedule: a host exiting tens of ms after its last
+      // events can end before native delivered them all, on Node too (docs/known-limits.md). The ATOF file
+      // is whole; the trajectory holds the first results, or is not written when none of its steps had
+      // arrived, and stderr says so either way.
+      expectEveryToolCallInAtof(dir);
+      const file = path.join(dir, 'atif', 'hermes-atif-exit-1.json');
+      if (fs.existsSync(file)) expectTrajectoryWritten(dir, false);
+      const whole = fs.existsSync(file) && readValidAtif(file).steps.flatMap((step) => step.observation?.results ?? []).length === TOOL_CALLS;
+      if (!whole) expect(child.stderr, context).toContain('still in flight');
     });
 
     it('writes every file on SIGTERM when the shutdown runs out of time, then dies of SIGTERM', () => {
