@@ -112,3 +112,30 @@ describe('LangGraph: a run the program aborts ends its model call with the abort
     }
   }
 });
+
+describe('LangGraph: a run whose signal was aborted before it started', () => {
+  for (const [way, run] of Object.entries(ways)) {
+    // LangGraph tells the graph's start and throws the abort without telling its end: the turn still ends, interrupted.
+    it(`agent.${way}: its turn ends interrupted, with no API call`, async () => {
+      const recorded = recordedPlugin('lg-abort-before');
+      const controller = new AbortController();
+      controller.abort(new DOMException('The client went away', 'AbortError'));
+      const model = new ChatOpenAI({ model: 'gpt-4.1', apiKey: 'sk-test', maxRetries: 0, configuration: { fetch: provider('before the response', () => controller.abort(), true) } });
+      const agent = createReactAgent({ llm: model, tools: [] });
+      let caught: unknown;
+      try {
+        await run(agent, { messages: [{ role: 'user', content: 'What does the key K-1 hold?' }] }, { callbacks: [new NemoRelayCallbackHandler(recorded.hooks)], signal: controller.signal });
+      } catch (error) {
+        caught = error;
+      }
+      expect((caught as Error)?.name).toBe('AbortError');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const { counters } = await recorded.finish();
+      expectNothingLost(counters);
+      expect(hooksOf(recorded, 'pre_api_request')).toEqual([]);
+      expect(JSON.stringify(recorded.log)).not.toContain('AbandonedRun');
+      expect(hooksOf(recorded, 'on_session_end')).toMatchObject([{ interrupted: true, failed: false }]);
+      await sameOnNative(recorded);
+    });
+  }
+});
