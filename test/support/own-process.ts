@@ -107,6 +107,7 @@ export const NATIVE_SHARED = [
   'test/adapters/langchain-middleware.test.ts',
   'test/adapters/langchain-fallbacks.test.ts',
   'test/adapters/langchain-cut-stream.test.ts',
+  'test/adapters/langgraph-abort.test.ts',
   'test/adapters/langchain-string-models.test.ts',
   'test/adapters/langgraph-programs.test.ts',
   'test/adapters/langgraph-send.test.ts',

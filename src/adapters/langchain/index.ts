@@ -99,6 +99,8 @@ interface Node {
   delivered?: string;
   /** Stops listening to the signal of a model called on its own (`#endOnAbort`), once its run ended. */
   unlisten?: () => void;
+  /** A model run's AbortSignal: a call its run left open ends with the abort when the program aborted (`abandonedCallError`). */
+  readonly signal?: AbortSignal;
   /** The upstream a router named in a streamed chunk's raw response (`chunkServedBy`): the merged message repeats it. */
   servedBy?: string;
   call?: ApiCall;
@@ -184,9 +186,20 @@ export const MAX_OPEN_RUNS = 1_000;
  */
 const isAbort = (error: unknown): boolean =>
   isRecord(error) && (error.name === 'AbortError' || error.name === 'ModelAbortError' || (error.name === 'Error' && (error.message === 'Abort' || error.message === 'AbortError')));
-/** The error a stopped model call is recorded with: a bare `Error('Abort…')` as the AbortError it stands for, else as thrown. */
-const stoppedCallError = (error: unknown): unknown =>
-  isRecord(error) && error.name === 'Error' && isAbort(error) ? abortErrorOf(undefined, 'This operation was aborted') : error;
+/** The abort of a model run's signal, as the program raised it (its reason), once the signal fired. */
+const programAbortOf = (node: Node): Error | undefined => (node.signal?.aborted === true ? abortErrorOf(node.signal.reason, 'This operation was aborted') : undefined);
+/**
+ * The error a stopped model call is recorded with: a bare `Error('Abort…')` (ChatOpenAI's stand-in for the abort) as
+ * the program's abort, as raised (its signal's reason), else as the AbortError it stands for; any other as thrown.
+ */
+const stoppedCallError = (error: unknown, node: Node): unknown =>
+  isRecord(error) && error.name === 'Error' && isAbort(error) ? (programAbortOf(node) ?? abortErrorOf(undefined, 'This operation was aborted')) : error;
+/**
+ * The error of a model call its run ended without (no LLM end or error will come): the abort, when the program's
+ * signal stopped the run. A graph that races its nodes against the signal fails with it at once, before the model's
+ * request rejects; LangChain tells the model's error (if at all) only after the graph's, when the run is gone.
+ */
+const abandonedCallError = (node: Node): Error => programAbortOf(node) ?? new AbandonedRunError();
 /** What a model run's stream had handed on when it stopped: its text, the answer the program showed (the one rule for a cut stream). */
 const deliveredOf = (node: Node): ResponseParts | undefined => (node.delivered === undefined ? undefined : deliveredAnswer({ text: node.delivered, reasoning: '' }));
 /** A chain run of a compiled LangGraph graph (`CompiledStateGraph`, `Pregel`): an agent when it runs as a node. */
@@ -766,9 +779,10 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     const params = isRecord(extra?.invocation_params) ? extra.invocation_params : {};
     const model = asked ?? nonEmptyString(params.model) ?? nonEmptyString(params.model_name) ?? run.model;
     call.attemptStart(() => ({ messages: chatMessages(messages), tools: offeredTools(params.tools), model, provider }));
-    this.#remember(runId, { kind: 'llm', parent: parentRunId, root: parentNode?.root ?? runId, run, ownsRun, call, bareRequest: bare ? messages : undefined, provider, attemptKey });
+    const signal = isRecord(extra?.options) && isAbortSignal(extra.options.signal) ? extra.options.signal : undefined;
+    this.#remember(runId, { kind: 'llm', parent: parentRunId, root: parentNode?.root ?? runId, run, ownsRun, call, bareRequest: bare ? messages : undefined, provider, attemptKey, signal });
     // A model in a plain runnable (a chain) has the run's signal in its options, as a model called on its own has its own.
-    if (bare || this.#nodes.get(parentNode?.root ?? runId)?.runnable === true) this.#endOnAbort(runId, isRecord(extra?.options) ? extra.options.signal : undefined);
+    if (bare || this.#nodes.get(parentNode?.root ?? runId)?.runnable === true) this.#endOnAbort(runId, signal);
   }
 
   /**
@@ -869,7 +883,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       const node = this.#take(runId);
       node?.unlisten?.();
       if (node?.call === undefined) return;
-      node.call.attemptError(stoppedCallError(error), false, deliveredOf(node));
+      node.call.attemptError(stoppedCallError(error, node), false, deliveredOf(node));
       if (node.run !== undefined) this.#failedCalls.set(node.run, node.call);
       const attempts = this.#attempts.get(node.attemptKey ?? parentRunId ?? runId);
       if (attempts?.call === node.call) attempts.lastFailed = true;
@@ -1109,7 +1123,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
         failed.run.end('failed', undefined, failed.error);
       }
       // A model call the run left waiting (no LLM end will come) ends as failed before its run does.
-      if (node?.kind === 'llm' && node.call?.attemptOpen === true) node.call.attemptError(new AbandonedRunError(), true, deliveredOf(node));
+      if (node?.kind === 'llm' && node.call?.attemptOpen === true) node.call.attemptError(abandonedCallError(node), true, deliveredOf(node));
       if (node?.ownsRun && id !== root) node.run?.end(status, undefined, new AbandonedRunError());
     }
   }
