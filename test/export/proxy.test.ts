@@ -172,6 +172,23 @@ describe('the memory relay behind HTTP_PROXY', () => {
     expect(JSON.stringify(status)).not.toContain('4711');
   });
 
+  // Native (reqwest) sends a target URL's user:password as Basic whatever the route; node:http dropped them through a proxy.
+  it.each(['http_post', 'ndjson'] as const)('%s: a target URL\'s user and password reach the receiver through the proxy as Basic, in place of a configured authorization', async (transport) => {
+    const target = await receiver();
+    const forward = await proxy();
+    withProcessEnv({ ...NO_PROXY_VARS, HTTP_PROXY: forward.url });
+    const sink = createAtofStreamSink(
+      { index: 0, name: undefined, url: `http://us%40r:pw-4711@127.0.0.1:${target.port}/atof/creds`, transport, headers: { Authorization: 'Bearer conf-4711' }, timeoutMillis: 2000, fieldNamePolicy: 'preserve' },
+      { logger: silentLogger, retry: { initialDelayMs: 5, maxDelayMs: 20, maxRetries: 1 } },
+    );
+    sink.accept(JSON.stringify({ atof_version: '0.1', kind: 'mark', name: 'm' }));
+    await sink.close();
+    expect(forward.log.map((entry) => entry.target)).toEqual([`${target.origin}/atof/creds`]);
+    const sent = target.requests.filter((r) => r.path === '/atof/creds');
+    // Compared, never printed: a failure shows only whether each matched.
+    expect(sent.map((r) => r.headers.authorization === `Basic ${Buffer.from('us@r:pw-4711').toString('base64')}`)).toEqual([true]);
+  });
+
   it('counts the events a proxy refusing CONNECT could not carry as failed, its lastError naming the proxy (without credentials) and its answer', async () => {
     const forward = await proxy({ refuseConnect: 403 });
     withProcessEnv({ ...NO_PROXY_VARS, HTTPS_PROXY: `http://user:hunter-4711@127.0.0.1:${forward.port}` });

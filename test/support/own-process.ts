@@ -20,6 +20,7 @@
 //     second such file in the same process would talk to the first file's
 //     fake API.
 export const NATIVE_SHARED = [
+  'test/export/url-credentials.test.ts',
   'test/export/https-trust.test.ts',
   'test/export/otlp-process-exit.test.ts',
   'test/export/grpc-trust.test.ts',

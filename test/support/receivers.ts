@@ -17,6 +17,8 @@ export interface ReceivedRequest {
   method: string;
   path: string;
   headers: http.IncomingHttpHeaders;
+  /** Name, value, name, value…: a header sent twice is here twice (`headers` keeps one `authorization`). */
+  rawHeaders: string[];
   body: string;
   /** Data events the body arrived in (a streamed request has many). */
   chunks: number;
@@ -27,6 +29,7 @@ export interface ReceivedRequest {
 export interface ReceivedSocket {
   path: string;
   headers: http.IncomingHttpHeaders;
+  rawHeaders: string[];
   messages: string[];
   binaryFrames: number;
   closeCode: number | null;
@@ -84,7 +87,7 @@ export async function startReceiver(options: ReceiverOptions = {}): Promise<Rece
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
       const body = Buffer.concat(chunks);
-      const record: ReceivedRequest = { method: request.method ?? '', path, headers: request.headers, body: body.toString('utf8'), chunks: chunks.length };
+      const record: ReceivedRequest = { method: request.method ?? '', path, headers: request.headers, rawHeaders: request.rawHeaders, body: body.toString('utf8'), chunks: chunks.length };
       if (request.method === 'PUT' && options.s3 !== undefined) record.signatureValid = verifySigV4(request, body, options.s3);
       requests.push(record);
       const answer = scripts.get(path)?.shift() ?? { status: 200 };
@@ -95,7 +98,7 @@ export async function startReceiver(options: ReceiverOptions = {}): Promise<Rece
   });
   const wss = new WebSocketServer({ server });
   wss.on('connection', (socket, request) => {
-    const record: ReceivedSocket = { path: request.url ?? '/', headers: request.headers, messages: [], binaryFrames: 0, closeCode: null };
+    const record: ReceivedSocket = { path: request.url ?? '/', headers: request.headers, rawHeaders: request.rawHeaders, messages: [], binaryFrames: 0, closeCode: null };
     sockets.push(record);
     socket.on('message', (data, isBinary) => {
       if (isBinary) record.binaryFrames++;

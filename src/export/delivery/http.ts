@@ -18,6 +18,7 @@ import type { Socket } from 'node:net';
 import { proxyConnectionHint, proxyCredentialsHint, type ProxyServer } from './proxy.ts';
 import { routeTo } from './tunnel.ts';
 import { nextRequest, type RedirectPolicy } from './redirect.ts';
+import { withUrlCredentials } from './credentials.ts';
 import { untrustedCertificateHint } from './trust.ts';
 import { ConnectionFailedError, connectionFailure, DeliveryClosedError, DeliveryTimeoutError, DestinationUnusableError, HttpStatusError } from './errors.ts';
 import { timerDelay, unrefTimer } from '../../shared/timers.ts';
@@ -58,8 +59,8 @@ export interface HttpAttempt {
  * `timeoutMs` bounds the whole exchange, redirects included.
  */
 export async function sendHttp(attempt: HttpAttempt): Promise<void> {
-  let url = parseTarget(attempt.url);
-  let headers = attempt.headers;
+  // The URL's user name and password go as a header (`credentials.ts`), on each hop.
+  let { url, headers } = withUrlCredentials(parseTarget(attempt.url), attempt.headers);
   let path = attempt.path;
   const deadline = Date.now() + attempt.timeoutMs;
   for (let hops = 0; ; hops++) {
@@ -70,7 +71,7 @@ export async function sendHttp(attempt: HttpAttempt): Promise<void> {
     const next = nextRequest({ status: answer.status, location: answer.location, url, headers, what: answer.what, hops, policy: attempt.redirects ?? 'follow' });
     if (next === null) throw new HttpStatusError(answer.status, answer.what, answer.retryAfterMs, answer.hint);
     if (next instanceof Error) throw next;
-    ({ url, headers } = next);
+    ({ url, headers } = withUrlCredentials(next.url, next.headers));
     // The path as written belongs to the first URL only.
     path = undefined;
   }

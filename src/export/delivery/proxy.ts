@@ -25,10 +25,10 @@
  * @module
  */
 
-import { Buffer } from 'node:buffer';
 import net from 'node:net';
 import { type Environment, processEnv, readVariable, refusedReadText } from '../../shared/env.ts';
 import { displayUrl } from '../../shared/secret-text.ts';
+import { basicAuthorization } from './credentials.ts';
 
 /** An `http://` proxy a request goes through. */
 export interface ProxyServer {
@@ -96,19 +96,11 @@ function parseProxy(written: string): ProxyDecision {
   }
   if (url.protocol !== 'http:') return { proxy: null, note: `the proxy ${displayUrl(url.href)} is not an http:// proxy (the memory relay speaks only those); sent direct` };
   const proxy: ProxyServer = { host: url.hostname.replace(/^\[(.*)\]$/, '$1'), port: url.port === '' ? 80 : Number(url.port), display: displayUrl(url.href) };
-  if (url.username !== '' || url.password !== '') {
-    proxy.authorization = `Basic ${Buffer.from(`${safeDecode(url.username)}:${safeDecode(url.password)}`, 'utf8').toString('base64')}`;
-  }
+  const authorization = basicAuthorization(url);
+  if (authorization !== undefined) proxy.authorization = authorization;
   return { proxy };
 }
 
-function safeDecode(text: string): string {
-  try {
-    return decodeURIComponent(text);
-  } catch {
-    return text;
-  }
-}
 
 /** Whether `NO_PROXY`'s `list` sends `target` direct. */
 export function bypasses(list: string, target: URL): boolean {

@@ -25,6 +25,7 @@ import { ConnectionFailedError, connectionFailure, type DeliveryError, DeliveryC
 import { proxyAnswerHint, requestFailureText, retryAfterMs } from '../delivery/http.ts';
 import { nextRequest } from '../delivery/redirect.ts';
 import { routeTo } from '../delivery/tunnel.ts';
+import { withUrlCredentials } from '../delivery/credentials.ts';
 import { timerDelay, unrefTimer } from '../../shared/timers.ts';
 import { displayUrl } from '../../shared/secret-text.ts';
 import type { StreamTransportImpl } from './transport.ts';
@@ -48,7 +49,9 @@ class Stream {
   /** Lines that reached the socket on this request (counted as sent), and their bytes. */
   private taken = { lines: 0, bytes: 0 };
 
-  constructor(url: URL, headers: Record<string, string>, onRefused?: RefusedLines) {
+  constructor(written: URL, configured: Record<string, string>, onRefused?: RefusedLines) {
+    // The URL's user name and password go as a header (`delivery/credentials.ts`).
+    const { url, headers } = withUrlCredentials(written, configured);
     const route = routeTo(url);
     const what = `POST ${displayUrl(url.href)}${route.via}`;
     const note = route.note !== undefined ? ` (${route.note})` : '';

@@ -14,6 +14,7 @@
 import { detectRuntime } from '../../shared/js-runtime.ts';
 import { ConnectionFailedError, connectionFailure, DeliveryClosedError, DeliveryError, DeliveryTimeoutError, DestinationUnusableError } from '../delivery/errors.ts';
 import { trustOptions } from '../delivery/trust.ts';
+import { withoutUserinfo } from '../delivery/credentials.ts';
 import { timerDelay, unrefTimer } from '../../shared/timers.ts';
 import { displayUrl } from '../../shared/secret-text.ts';
 import type { StreamTransportImpl } from './transport.ts';
@@ -71,6 +72,7 @@ function connector(): Promise<Connect> {
 
 export function websocketTransport(url: string, headers: Record<string, string>, timeoutMs: number): StreamTransportImpl {
   const shown = displayUrl(url);
+  const target = withoutWrittenUserinfo(url);
   let current: Promise<Socket> | null = null;
   /** The socket being opened, so that close() can abandon a handshake that hangs. */
   let connecting: Socket | null = null;
@@ -79,7 +81,7 @@ export function websocketTransport(url: string, headers: Record<string, string>,
     const connect = await connector();
     let socket: Socket;
     try {
-      socket = connect(url, headers, timeoutMs);
+      socket = connect(target, headers, timeoutMs);
     } catch (error) {
       throw new DestinationUnusableError(`${shown}: ${error instanceof Error ? error.message : String(error)}`);
     }
@@ -222,4 +224,19 @@ function unrefSocket(socket: unknown): void {
 function describeEvent(event: unknown): string {
   const message = (event as { message?: unknown; error?: { message?: unknown } } | null)?.message ?? (event as { error?: { message?: unknown } })?.error?.message;
   return typeof message === 'string' && message !== '' ? `: ${message}` : '';
+}
+
+/**
+ * The URL without its user name and password: native's WebSocket upgrade
+ * sends no URL credentials (`ws` and the global WebSocket would send them
+ * as `Authorization: Basic`). Left as written when it is not a URL, for the
+ * connect's own error.
+ */
+function withoutWrittenUserinfo(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return parsed.username === '' && parsed.password === '' ? url : withoutUserinfo(parsed).href;
+  } catch {
+    return url;
+  }
 }
