@@ -28,7 +28,14 @@ export interface StreamedAtofResult {
   version: string | undefined;
 }
 
-export async function validateAtofFile(file: string, maxErrors = 1000, options: ValidateAtofOptions = {}, onInvalidUtf8?: (at: InvalidUtf8) => void): Promise<StreamedAtofResult> {
+/** `stretchEvents`: the stretch size (the CLI's; a test reads a file in many stretches without writing a large one). */
+export async function validateAtofFile(
+  file: string,
+  maxErrors = 1000,
+  options: ValidateAtofOptions = {},
+  onInvalidUtf8?: (at: InvalidUtf8) => void,
+  stretchEvents = STRETCH_EVENTS,
+): Promise<StreamedAtofResult> {
   const errors: ValidationError[] = [];
   const warnings: ValidationError[] = [];
   let version: string | undefined;
@@ -69,7 +76,7 @@ export async function validateAtofFile(file: string, maxErrors = 1000, options: 
       if (event.scope_category === 'start') open.add(event.uuid);
       else if (event.scope_category === 'end') open.delete(event.uuid);
     }
-    if (open.size === 0 && batch.length >= STRETCH_EVENTS) flush();
+    if (open.size === 0 && batch.length >= stretchEvents) flush();
   }
   flush();
   return { events, errors, warnings, version };

@@ -187,39 +187,44 @@ describe.each(backends)(`nothing lost at exit on ${runtime}: %s backend`, (backe
       expectEverythingWritten(dir);
     });
 
-    // At an exit without shutdown() native on Bun and Deno may not have handed
-    // the last events to the trajectory's builder yet (docs/known-limits.md);
-    // the ATOF file is whole everywhere.
-    const wholeTrajectory = backend === 'memory' || runtime === 'node';
-    if (!wholeTrajectory) console.warn(`[exit tests] native on ${runtime}: the trajectory at an exit without shutdown() is checked as a prefix (docs/known-limits.md)`);
-    const unhandled = [
-      ['SIGTERM', 'SIGTERM without exit handlers, the host still running'],
-      ['SIGINT', 'SIGINT without exit handlers, the host still running'],
-      ['SIGHUP', 'SIGHUP without exit handlers, the host still running'],
-    ] as const;
-    it.each(unhandled)('writes every event on a %s nobody handles, then dies of it as it would without the plugin', (signal, ending) => {
-      const baseline = signal === 'SIGTERM' ? sigtermBaseline : signalBaseline(signal);
-      const { dir, child, context } = run(ending);
-      expect({ status: child.status, signal: child.signal }, context).toEqual(baseline);
-      expectEverythingWritten(dir, { sessionClosed: false, wholeTrajectory });
-    });
-
-    it('leaves a SIGTERM the host handles to the host: its own exit code, everything written at its exit', () => {
-      const { dir, child, context } = run('SIGTERM the host handles itself');
-      expect(child.status, context).toBe(5);
+    /**
+     * What an exit without `shutdown()` leaves. Memory: everything (the session left open, as at any such exit).
+     * Native hands events to the plugin on its own schedule, on every runtime (docs/known-limits.md; measured: a
+     * SIGTERM right after 1,000 tool calls left 95 to 127 results on Node 22): the ATOF file is whole, the
+     * trajectory holds the first results or is not written when none of its steps had arrived, and stderr says so.
+     */
+    const expectWrittenAtExit = (dir: string, child: { stderr: string }, context: string) => {
       if (backend === 'memory') {
-        expectEverythingWritten(dir, { sessionClosed: false, wholeTrajectory });
+        expectEverythingWritten(dir, { sessionClosed: false });
         return;
       }
-      // Native hands events to the plugin on its own schedule: a host exiting tens of ms after its last
-      // events can end before native delivered them all, on Node too (docs/known-limits.md). The ATOF file
-      // is whole; the trajectory holds the first results, or is not written when none of its steps had
-      // arrived, and stderr says so either way.
       expectEveryToolCallInAtof(dir);
       const file = path.join(dir, 'atif', 'hermes-atif-exit-1.json');
       if (fs.existsSync(file)) expectTrajectoryWritten(dir, false);
       const whole = fs.existsSync(file) && readValidAtif(file).steps.flatMap((step) => step.observation?.results ?? []).length === TOOL_CALLS;
       if (!whole) expect(child.stderr, context).toContain('still in flight');
+    };
+    // The signal listener is the library's, whichever the backend: native runs it for SIGTERM, memory for all three.
+    const unhandled = [
+      ['SIGTERM', 'SIGTERM without exit handlers, the host still running'],
+      ...(backend === 'memory'
+        ? ([
+            ['SIGINT', 'SIGINT without exit handlers, the host still running'],
+            ['SIGHUP', 'SIGHUP without exit handlers, the host still running'],
+          ] as const)
+        : []),
+    ] as const;
+    it.each(unhandled)('writes every event on a %s nobody handles, then dies of it as it would without the plugin', (signal, ending) => {
+      const baseline = signal === 'SIGTERM' ? sigtermBaseline : signalBaseline(signal);
+      const { dir, child, context } = run(ending);
+      expect({ status: child.status, signal: child.signal }, context).toEqual(baseline);
+      expectWrittenAtExit(dir, child, context);
+    });
+
+    it('leaves a SIGTERM the host handles to the host: its own exit code, everything written at its exit', () => {
+      const { dir, child, context } = run('SIGTERM the host handles itself');
+      expect(child.status, context).toBe(5);
+      expectWrittenAtExit(dir, child, context);
     });
 
     it('writes every file on SIGTERM when the shutdown runs out of time, then dies of SIGTERM', () => {
