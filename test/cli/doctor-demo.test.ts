@@ -176,6 +176,7 @@ describe('nemo-relay-hooks demo', () => {
     expect(outputFiles(path.join(cwd, 'out', 'replayed')).length).toBeGreaterThan(0);
   });
 
+  if (runtime !== 'node') console.info(`skipping the "npx nemo-relay-hooks" case on ${runtime}: npx is Node's; Bun and Deno run the CLI as their own pages show (bunx, deno run npm:)`);
   it.skipIf(runtime !== 'node')('is reachable as "npx nemo-relay-hooks" in a checkout, as the next steps print it', () => {
     // npx links the checkout's own package into its cache the first time, running
     // `prepare` (a full rebuild of dist/) unless scripts are off: that rebuild would
