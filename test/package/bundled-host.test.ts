@@ -2,7 +2,7 @@
 // bundle from another folder, with no node_modules next to it: the built dist/ is bundled here with rolldown (in
 // the dev dependencies) or `bun build`, the bundle runs in a child process, and its OTLP spans reach a loopback
 // receiver in this process.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -15,6 +15,12 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const bun = path.join(root, 'node_modules', '.bin', 'bun');
 // The bundles are Node programs (a Lambda's, a container's): Node runs them whichever runtime runs the suite.
 const node = process.versions.bun !== undefined || process.versions.deno !== undefined ? 'node' : process.execPath;
+/** Whether `node` is Node: under `bun --bun` (npm run test:bun) the `node` on PATH is Bun itself. */
+const nodeIsNode = (() => {
+  const probe = spawnSync(node, ['-e', "process.stdout.write(String(process.versions.bun === undefined && process.versions.deno === undefined))"], { encoding: 'utf8' });
+  return probe.status === 0 && probe.stdout === 'true';
+})();
+if (!nodeIsNode) console.info('skipping the bundled-host tests: the "node" on PATH here is not Node (bun --bun puts Bun there); the suite on Node runs them');
 
 /** The host: one session with a model call, OTLP traces to `url`, files in ./out (in an async function for CommonJS, which has no top-level await). */
 function hostSource(from: string, options: { topLevelAwait?: boolean } = {}): string {
@@ -71,7 +77,7 @@ afterEach(async () => {
   receiver = undefined;
 });
 
-describe('an agent bundled with this package, run from another folder', () => {
+describe.skipIf(!nodeIsNode)('an agent bundled with this package, run from another folder', () => {
   it('sends its spans through the exporter bundled in, without claiming the exporter is not installed', async () => {
     receiver = await startHttpReceiver();
     const out = await esmBundle();
