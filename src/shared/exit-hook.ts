@@ -151,7 +151,10 @@ function install(): void {
   if (!proc) return;
   installed = true;
   proc.on('exit', runTasks);
-  for (const signal of FATAL_SIGNALS) {
+  // Not on Deno: its signal listener opens a descriptor, and where none is left (EMFILE) Deno panics and
+  // the host dies, a crash telemetry must never cause; a Deno host's signal there ends as it did before.
+  const onDeno = (globalThis as { Deno?: unknown }).Deno !== undefined;
+  for (const signal of onDeno ? [] : FATAL_SIGNALS) {
     try {
       proc.on(signal, onFatalSignal);
     } catch {

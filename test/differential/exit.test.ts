@@ -214,7 +214,9 @@ describe.each(backends)(`nothing lost at exit on ${runtime}: %s backend`, (backe
           ] as const)
         : []),
     ] as const;
-    it.each(unhandled)('writes every event on a %s nobody handles, then dies of it as it would without the plugin', (signal, ending) => {
+    // Deno: the library listens for no signal there (its listener needs a descriptor, and Deno panics where none is left).
+    if (runtime === 'deno') console.info(`[exit tests] ${backend}: the signals nobody handles are not tested on deno: the library does not listen for them there`);
+    it.skipIf(runtime === 'deno').each(unhandled)('writes every event on a %s nobody handles, then dies of it as it would without the plugin', (signal, ending) => {
       const baseline = signal === 'SIGTERM' ? sigtermBaseline : signalBaseline(signal);
       const { dir, child, context } = run(ending);
       expect({ status: child.status, signal: child.signal }, context).toEqual(baseline);
