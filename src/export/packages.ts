@@ -65,7 +65,7 @@ export function packagesNeeded(observability: ObservabilitySettings, runtime: st
 /**
  * The packages of `needed` that cannot be resolved from this package's location (where its `import()` looks).
  * None when `resolve` is null: bundled into a host's file, the bundle's folder says nothing about what the
- * bundle holds (see `packagesCheckable`).
+ * bundle holds (see `runsFromOwnPackage`).
  */
 export function missingPackages(needed: readonly NeededPackage[], resolve: ((name: string) => unknown) | null = defaultResolve()): NeededPackage[] {
   if (resolve === null) return [];
@@ -84,19 +84,10 @@ export function installCommand(packages: readonly NeededPackage[]): string {
   return `npm install ${packages.map((pkg) => `${pkg.name}@${pkg.range}`).join(' ')}`;
 }
 
-/**
- * Whether resolving from here tells what the host can import: from the package's own files, yes. Bundled into
- * the host's file, no: an exporter the bundle holds was named missing (resolved from the bundle's folder, which
- * has no node_modules in a Lambda or a container), and esbuild's CommonJS output has no `import.meta.url`
- * (`createRequire` threw, and the environment's OTLP was dropped). A send that cannot import its exporter then
- * says so itself (export/otlp/pipeline.ts).
- */
-export function packagesCheckable(): boolean {
-  return runsFromOwnPackage();
-}
-
 function defaultResolve(): ((name: string) => unknown) | null {
-  if (!packagesCheckable()) return null;
+  // Bundled into a host's file, the bundle's folder says nothing about what it holds (and esbuild's CommonJS output
+  // has no import.meta.url): a send that cannot import its exporter says so itself (export/otlp/pipeline.ts).
+  if (!runsFromOwnPackage()) return null;
   const require = createRequire(import.meta.url);
   return (name) => require.resolve(name);
 }

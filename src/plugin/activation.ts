@@ -129,8 +129,6 @@ export function redactionRequested(settings: NemoRelaySettings): boolean {
   return Array.isArray(components) && components.some((component) => isJsonObject(component) && component.kind === 'pii_redaction' && component.enabled !== false);
 }
 
-export { WITHHELD };
-
 /**
  * What the plugin records into when the document cannot be used: the
  * environment's exporters, unless the document asks for redaction

@@ -120,7 +120,7 @@ export function signalHandledElsewhere(signal: string): boolean {
 
 function onFatalSignal(signal: FatalSignal): void {
   if (signalHandledElsewhere(signal)) return;
-  runTasks();
+  runExitTasks();
   raiseSignalAgain(signal);
 }
 
@@ -140,7 +140,7 @@ export function raiseSignalAgain(signal: string): void {
   } catch {
     // Deno refuses kill() without --allow-run: end with the code the signal
     // would have given (whatever had to be written is written by now).
-    proc.off?.('exit', runTasks);
+    proc.off?.('exit', runExitTasks);
     proc.exit?.(128 + (SIGNAL_NUMBERS[signal as FatalSignal] ?? 15));
   }
 }
@@ -150,7 +150,7 @@ function install(): void {
   const proc = processObject();
   if (!proc) return;
   installed = true;
-  proc.on('exit', runTasks);
+  proc.on('exit', runExitTasks);
   // Not on Deno: its signal listener opens a descriptor, and where none is left (EMFILE) Deno panics and
   // the host dies, a crash telemetry must never cause; a Deno host's signal there ends as it did before.
   const onDeno = (globalThis as { Deno?: unknown }).Deno !== undefined;
@@ -167,8 +167,8 @@ function install(): void {
   const deno = (globalThis as { Deno?: unknown }).Deno;
   const target = globalThis as { addEventListener?: (type: string, listener: () => void) => void };
   if (deno !== undefined && typeof target.addEventListener === 'function') {
-    target.addEventListener('error', runTasks);
-    target.addEventListener('unhandledrejection', runTasks);
+    target.addEventListener('error', runExitTasks);
+    target.addEventListener('unhandledrejection', runExitTasks);
   }
 }
 
@@ -179,10 +179,6 @@ function install(): void {
  * pool) would be lost with it.
  */
 export function runExitTasks(): void {
-  runTasks();
-}
-
-function runTasks(): void {
   // Per call: a Deno host that keeps running after its 'error' event (it
   // prevented the default) gets every task again at its real exit.
   const ran = new Set<() => void>();

@@ -23,7 +23,7 @@ import { safeLog, type Logger } from '../../shared/logger.ts';
 import { mayRetry, retryDelay, type RetryPolicy } from '../../shared/retry.ts';
 import { after, sleep } from '../../shared/timers.ts';
 import { createWireExporter, ExporterPackageError, type WireExporter, type WireOptions } from './exporters.ts';
-import { packagesCheckable } from '../packages.ts';
+import { runsFromOwnPackage } from '../../shared/package-module.ts';
 import { DestinationUnusableError, RequestTooLargeError } from '../delivery/errors.ts';
 import { errorMessage } from '../../shared/error-text.ts';
 import { displayUrl } from '../../shared/secret-text.ts';
@@ -281,7 +281,7 @@ export class OtlpPipeline {
       if (tracked.abandoned) return;
       // A missing exporter package was reported once, at activation (export/packages.ts): counted here, not logged
       // again. Bundled into a host's file, activation could not tell: the warning below says it, once per outage.
-      if (error instanceof ExporterPackageError && packagesCheckable()) {
+      if (error instanceof ExporterPackageError && runsFromOwnPackage()) {
         this.failed += batch.length;
         this.errors++;
         this.lastError = errorMessage(error);
