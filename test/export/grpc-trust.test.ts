@@ -39,6 +39,7 @@ afterEach(async () => {
 });
 
 interface Output {
+  errors?: number;
   kind: string;
   sent?: number;
   failed?: number;
@@ -109,7 +110,7 @@ describe('OTLP over gRPC trusts the certificate authorities the https outputs tr
     expectDelivered(await runChat(setup.toml), setup.receiver);
   });
 
-  it('a CA nobody names: nothing is delivered, and each lastError says which variables fix it', async () => {
+  it('a CA nobody names: nothing is delivered, not retried (counted as failed, not dropped), and each lastError says which variables fix it', async () => {
     const setup = await setUp('grpc-trust-none');
     if (setup === undefined) return;
     withProcessEnv({ ...NO_TRUST_VARS });
@@ -118,6 +119,12 @@ describe('OTLP over gRPC trusts the certificate authorities the https outputs tr
     for (const output of outputs) {
       expect(output.sent ?? 0).toBe(0);
       expect(output.lastError, JSON.stringify(output)).toMatch(TRUST_HINT);
+      // The same handshake fails until the host's trust changes: failed at once, no retry held the shutdown.
+      expect(output.failed, JSON.stringify(output)).toBeGreaterThan(0);
+      expect(output.dropped ?? 0, JSON.stringify(output)).toBe(0);
+      expect(output.lastError).not.toMatch(/retry/);
+      // The session's items go in one batch: one attempt (its retries were three more).
+      expect(output.errors, JSON.stringify(output)).toBe(1);
       // Named once, not again by each layer the failure passes through.
       expect(output.lastError?.match(/not signed by a trusted CA/g), output.lastError).toHaveLength(1);
     }

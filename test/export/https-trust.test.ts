@@ -159,7 +159,7 @@ describe('the memory relay trusts the certificate authorities native trusts', ()
     expectDelivered(await runSession(setup.toml), setup.receiver.received);
   });
 
-  it('a CA nobody names: nothing is delivered, and each lastError says which variables fix it', async () => {
+  it('a CA nobody names: nothing is delivered, not retried (counted as failed, not dropped), and each lastError says which variables fix it', async () => {
     const setup = await setUp('trust-none');
     if (setup === undefined) return;
     withProcessEnv({ ...NO_PROXY_VARS, ...NO_TRUST_VARS });
@@ -168,6 +168,10 @@ describe('the memory relay trusts the certificate authorities native trusts', ()
     for (const output of outputs) {
       expect(output.sent ?? 0).toBe(0);
       expect(output.lastError, JSON.stringify(output)).toMatch(/certificate is not signed by a trusted CA: add its CA to the system store, or name it in SSL_CERT_FILE or SSL_CERT_DIR \(read by both backends\) or NODE_EXTRA_CA_CERTS \(memory only\)/);
+      // The same handshake fails until the host's trust changes: failed at once, no retry held the shutdown.
+      expect(output.failed, JSON.stringify(output)).toBeGreaterThan(0);
+      expect(output.dropped ?? 0, JSON.stringify(output)).toBe(0);
+      expect(output.lastError).not.toMatch(/retry/);
       // Named once, not again by each layer the failure passes through.
       expect(output.lastError?.match(/not signed by a trusted CA/g), output.lastError).toHaveLength(1);
     }

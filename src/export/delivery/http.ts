@@ -20,7 +20,7 @@ import { routeTo } from './tunnel.ts';
 import { nextRequest, type RedirectPolicy } from './redirect.ts';
 import { withUrlCredentials } from './credentials.ts';
 import { untrustedCertificateHint } from './trust.ts';
-import { ConnectionFailedError, connectionFailure, DeliveryClosedError, DeliveryTimeoutError, DestinationUnusableError, HttpStatusError } from './errors.ts';
+import { ConnectionFailedError, connectionFailure, DeliveryClosedError, type DeliveryError, DeliveryTimeoutError, DestinationUnusableError, HttpStatusError } from './errors.ts';
 import { timerDelay, unrefTimer } from '../../shared/timers.ts';
 import { displayUrl } from '../../shared/secret-text.ts';
 
@@ -153,7 +153,7 @@ function requestOnce(url: URL, attempt: HttpAttempt, remainingMs: number): Promi
           send(true);
           return;
         }
-        finish(connectionFailure(requestFailureText(what, error, note, route.proxy), error));
+        finish(requestFailure(what, error, note, route.proxy));
       });
       current.on('response', (response) => {
         answered = true;
@@ -177,12 +177,18 @@ function requestOnce(url: URL, attempt: HttpAttempt, remainingMs: number): Promi
 }
 
 /**
- * `POST https://… failed: CODE (why)`: a failed connection's text, with how
- * to fix a certificate the senders do not trust or a proxy not reached.
+ * A failed connection as the error the queues read, `POST https://… failed:
+ * CODE (why)`, with how to fix a certificate the senders do not trust or a
+ * proxy not reached. An untrusted certificate is not retried: the same
+ * handshake fails until someone changes what the host trusts, and retrying it
+ * held a host's shutdown for its whole budget, then counted the items as
+ * dropped rather than failed.
  */
-export function requestFailureText(what: string, error: Error & { code?: string }, note = '', proxy: ProxyServer | null = null): string {
-  const hint = untrustedCertificateHint(error) || proxyConnectionHint(proxy, error);
-  return `${what} failed: ${error.code ?? error.message}${note}${hint === '' ? '' : ` (${hint})`}`;
+export function requestFailure(what: string, error: Error & { code?: string }, note = '', proxy: ProxyServer | null = null): DeliveryError {
+  const untrusted = untrustedCertificateHint(error);
+  const hint = untrusted || proxyConnectionHint(proxy, error);
+  const text = `${what} failed: ${error.code ?? error.message}${note}${hint === '' ? '' : ` (${hint})`}`;
+  return untrusted === '' ? connectionFailure(text, error) : new DestinationUnusableError(text);
 }
 
 /** Errors of a request written to a kept-alive socket the other side had already closed. */

@@ -9,7 +9,7 @@
  */
 
 import type { OtlpTransport } from '../../formats/plugins-toml/opentelemetry.ts';
-import { DeliveryError, HttpStatusError, RequestTooLargeError } from '../delivery/errors.ts';
+import { DeliveryError, DestinationUnusableError, HttpStatusError, RequestTooLargeError } from '../delivery/errors.ts';
 import { sendHttp } from '../delivery/http.ts';
 import { httpsTrust, trustOptions, untrustedCertificateHint } from '../delivery/trust.ts';
 import { processEnv, readVariable } from '../../shared/env.ts';
@@ -211,16 +211,16 @@ function single(exporter: WireExporter, options: WireOptions): WireExporter {
 }
 
 /**
- * A failure over an untrusted certificate with the fix named, as the HTTP
- * senders name it (`delivery/http.ts`): grpc-js reports it as UNAVAILABLE
- * with OpenSSL's text inside ("unable to verify the first certificate").
+ * A failure over an untrusted certificate with the fix named, and not
+ * retried, as the HTTP senders do (`requestFailure` in `delivery/http.ts`):
+ * grpc-js reports it as UNAVAILABLE with OpenSSL's text inside ("unable to
+ * verify the first certificate").
  */
 function withTrustHint(error: Error | undefined): Error | undefined {
   const hint = untrustedCertificateHint(error);
   if (error === undefined || hint === '') return error;
   // grpc-js ends the text with an empty "Resolution note:" when it has none, which would precede the hint.
-  const hinted = new Error(`${error.message.replace(/[\s.]*Resolution note:\s*$/, '')} (${hint})`);
-  hinted.name = error.name;
+  const hinted = new DestinationUnusableError(`${error.message.replace(/[\s.]*Resolution note:\s*$/, '')} (${hint})`);
   return Object.assign(hinted, { code: (error as { code?: unknown }).code });
 }
 
@@ -234,7 +234,8 @@ function withoutHeaderValues(error: Error | undefined, headers: Record<string, s
   if (error === undefined) return error;
   const message = withoutValues(error.message, Object.values(headers));
   if (message === error.message) return error;
-  const masked = new Error(message);
+  // The same kind of error (one not to retry stays one), without the values.
+  const masked = error instanceof DestinationUnusableError ? new DestinationUnusableError(message) : new Error(message);
   masked.name = error.name;
   return Object.assign(masked, { code: (error as { code?: unknown }).code });
 }

@@ -21,8 +21,8 @@
 import { Buffer } from 'node:buffer';
 import type http from 'node:http';
 import type { Socket } from 'node:net';
-import { ConnectionFailedError, connectionFailure, type DeliveryError, DeliveryClosedError, DeliveryTimeoutError, DestinationUnusableError, HttpStatusError } from '../delivery/errors.ts';
-import { proxyAnswerHint, requestFailureText, retryAfterMs } from '../delivery/http.ts';
+import { ConnectionFailedError, type DeliveryError, DeliveryClosedError, DeliveryTimeoutError, DestinationUnusableError, HttpStatusError } from '../delivery/errors.ts';
+import { proxyAnswerHint, requestFailure, retryAfterMs } from '../delivery/http.ts';
 import { nextRequest } from '../delivery/redirect.ts';
 import { routeTo } from '../delivery/tunnel.ts';
 import { withUrlCredentials } from '../delivery/credentials.ts';
@@ -84,7 +84,7 @@ class Stream {
         response.on('error', () => resolve());
       });
       this.request.on('error', (error) => {
-        this.fail(connectionFailure(requestFailureText(what, error, note, route.proxy), error));
+        this.fail(requestFailure(what, error, note, route.proxy));
         resolve();
       });
       this.request.on('close', () => {
