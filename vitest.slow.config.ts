@@ -7,7 +7,8 @@ import { detectRuntime } from './src/shared/js-runtime.ts';
 // adapter on the SDK's own CLI, the adapters' bounds over 20,000 runs,
 // hostile payloads into native, validate streaming a 30,000-event file,
 // remote outputs and delivery against receivers that hang, dribble and
-// drop: those wait out real timeouts by design).
+// drop: those wait out real timeouts by design; hosts bundled with rolldown
+// and bun build).
 // .ci/run runs both; the slow suite on Node, Bun and Deno.
 //
 // Some of npm test's files run here again (test/support/slow-suite.ts): the

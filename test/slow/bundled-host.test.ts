@@ -2,6 +2,7 @@
 // bundle from another folder, with no node_modules next to it: the built dist/ is bundled here with rolldown (in
 // the dev dependencies) or `bun build`, the bundle runs in a child process, and its OTLP spans reach a loopback
 // receiver in this process.
+// In the slow suite (Node): bundling takes seconds of CPU that npm test, run on every change, needs more.
 import { spawn, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,7 +21,7 @@ const nodeIsNode = (() => {
   const probe = spawnSync(node, ['-e', "process.stdout.write(String(process.versions.bun === undefined && process.versions.deno === undefined))"], { encoding: 'utf8' });
   return probe.status === 0 && probe.stdout === 'true';
 })();
-if (!nodeIsNode) console.info('skipping the bundled-host tests: the "node" on PATH here is not Node (bun --bun puts Bun there); the suite on Node runs them');
+if (!nodeIsNode) console.info('skipping the bundled-host tests: the "node" on PATH here is not Node (bun --bun puts Bun there); the slow suite on Node runs them');
 
 /** The host: one session with a model call, OTLP traces to `url`, files in ./out (in an async function for CommonJS, which has no top-level await). */
 function hostSource(from: string, options: { topLevelAwait?: boolean } = {}): string {
