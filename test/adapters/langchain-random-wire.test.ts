@@ -13,7 +13,9 @@ const onNative = backends().includes('native');
 
 describe('LangChain on random provider replies', () => {
   for (const wire of LANGCHAIN_WIRES) {
-    for (const seed of [1, 3, 4, 5, 10, 13, 22, 38]) {
+    // Each seed here adds what the others here do not (seeds 3, 4 and 10 ran here too: a plain run, and features
+    // seeds 1 and 13 have); the slow file runs seeds 5-28 on each wire.
+    for (const seed of [1, 5, 13, 22, 38]) {
       const features = seedFeatures(seed, wire);
       it(`${wire}, seed ${seed}${features === '' ? '' : ` (${features})`}`, () => runLangChainSeed(seed, wire, onNative), 30_000);
     }

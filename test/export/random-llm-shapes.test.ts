@@ -8,10 +8,10 @@ import { nativeAvailable, nativeLoadError } from '../contract/backends.ts';
 import { startHttpReceiver, type Receiver } from '../support/otlp-receiver.ts';
 import { compareLlmShapeSeed } from '../support/random-llm-shapes.ts';
 
-const SEEDS = Array.from({ length: 8 }, (_, i) => i + 1);
+const SEEDS = Array.from({ length: 4 }, (_, i) => i + 1);
 
 /** With Gemini's shapes among the others (`llmShapeLines`' `gemini`). */
-const GEMINI_SEEDS = Array.from({ length: Number(process.env.RANDOM_GEMINI_SEEDS ?? 6) }, (_, i) => i + 1);
+const GEMINI_SEEDS = Array.from({ length: Number(process.env.RANDOM_GEMINI_SEEDS ?? 3) }, (_, i) => i + 1);
 
 let receiver: Receiver;
 beforeAll(async () => {
