@@ -63,6 +63,23 @@ const ways = {
 
 const hooksOf = (recorded: Recorded, hook: string) => recorded.log.filter((entry) => entry.hook === hook).map((entry) => entry.payload as Record<string, any>);
 
+/**
+ * Runs `agent` `way` with the handler and `signal`, which the program aborts: the run throws the abort, and the plugin
+ * loses nothing. LangChain tells the model's own error after the graph's, when the run has ended: it is waited for.
+ */
+async function runAborted(way: (typeof ways)[keyof typeof ways], agent: unknown, recorded: Recorded, signal: AbortSignal): Promise<void> {
+  let caught: unknown;
+  try {
+    await way(agent, { messages: [{ role: 'user', content: 'What does the key K-1 hold?' }] }, { callbacks: [new NemoRelayCallbackHandler(recorded.hooks)], signal });
+  } catch (error) {
+    caught = error;
+  }
+  expect((caught as Error)?.name).toBe('AbortError');
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  const { counters } = await recorded.finish();
+  expectNothingLost(counters);
+}
+
 describe('LangGraph: a run the program aborts ends its model call with the abort', () => {
   for (const moment of ['before the response', 'in the middle of the body', 'while the tool runs'] as const) {
     for (const streaming of [false, true]) {
@@ -87,17 +104,7 @@ describe('LangGraph: a run the program aborts ends its model call with the abort
           );
           const model = new ChatOpenAI({ model: 'gpt-4.1', apiKey: 'sk-test', maxRetries: 0, streaming, configuration: { fetch: provider(moment, abort, streaming) } });
           const agent = createReactAgent({ llm: model, tools: [lookup] });
-          let caught: unknown;
-          try {
-            await run(agent, { messages: [{ role: 'user', content: 'What does the key K-1 hold?' }] }, { callbacks: [new NemoRelayCallbackHandler(recorded.hooks)], signal: controller.signal });
-          } catch (error) {
-            caught = error;
-          }
-          expect((caught as Error)?.name).toBe('AbortError');
-          // LangChain tells the model's own error after the graph's: the run has ended before it comes.
-          await new Promise((resolve) => setTimeout(resolve, 50));
-          const { counters } = await recorded.finish();
-          expectNothingLost(counters);
+          await runAborted(run, agent, recorded, controller.signal);
           const errors = hooksOf(recorded, 'api_request_error').map((payload) => [payload.error?.type, payload.error?.message]);
           const answered = hooksOf(recorded, 'post_api_request').length;
           if (moment === 'while the tool runs') {
@@ -124,16 +131,7 @@ describe('LangGraph: a run whose signal was aborted before it started', () => {
       controller.abort(new DOMException('The client went away', 'AbortError'));
       const model = new ChatOpenAI({ model: 'gpt-4.1', apiKey: 'sk-test', maxRetries: 0, configuration: { fetch: provider('before the response', () => controller.abort(), true) } });
       const agent = createReactAgent({ llm: model, tools: [] });
-      let caught: unknown;
-      try {
-        await run(agent, { messages: [{ role: 'user', content: 'What does the key K-1 hold?' }] }, { callbacks: [new NemoRelayCallbackHandler(recorded.hooks)], signal: controller.signal });
-      } catch (error) {
-        caught = error;
-      }
-      expect((caught as Error)?.name).toBe('AbortError');
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      const { counters } = await recorded.finish();
-      expectNothingLost(counters);
+      await runAborted(run, agent, recorded, controller.signal);
       expect(hooksOf(recorded, 'pre_api_request')).toEqual([]);
       expect(JSON.stringify(recorded.log)).not.toContain('AbandonedRun');
       expect(hooksOf(recorded, 'on_session_end')).toMatchObject([{ interrupted: true, failed: false }]);

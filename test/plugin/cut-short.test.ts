@@ -15,7 +15,7 @@ import { validateAtif } from '../../src/formats/atif/validate.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
 import { backends, expectNothingLost, recordedPlugin, viewLines, type AtifDoc, type Recorded } from '../adapters/support.ts';
 import { sameOnNative } from '../adapters/same-on-native.ts';
-import { compared, differencesOf } from '../cli/compare-json.ts';
+import { compared, differencesOf, expectRunFilesAgree } from '../cli/compare-json.ts';
 import { filesOf } from '../cli/view-json.ts';
 import { cliInProcess, tempDir } from '../cli/support.ts';
 import { runScript } from '../native/support.ts';
@@ -57,15 +57,7 @@ async function readersSayIt(recorded: Recorded, doc: AtifDoc, cut: RegExp, reaso
     expect(lines.filter((line) => /─ turn /.test(line)), of).toEqual([expect.stringContaining(`cut short: ${reason}`)]);
     expect(lines.filter((line) => cut.test(line)), of).toEqual([expect.stringContaining(`ERROR cut short: ${reason}`)]);
   }
-  const files = filesOf(recorded.dir);
-  const report = await compared(files.atif, files.atof);
-  expect(differencesOf(report)).toEqual([]);
-  expect(report.onlyRecorded).toEqual([]);
-  const converted = path.join(recorded.dir, 'converted');
-  expect((await cliInProcess(['convert', files.atof, '--out', converted, '--agent-version', doc.agent.version])).code).toBe(0);
-  const written = readdirSync(converted);
-  expect(written).toHaveLength(1);
-  expect(readFileSync(path.join(converted, written[0]!), 'utf8')).toBe(readFileSync(files.atif, 'utf8'));
+  await expectRunFilesAgree(recorded.dir, doc.agent.version);
 }
 
 describe('a call its session\'s close cut short, in the plugin\'s trajectory and the CLI', () => {

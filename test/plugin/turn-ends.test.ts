@@ -12,9 +12,9 @@ import { createNemoRelayPlugin } from '../../src/index.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
 import { expectNothingLost, expectTurnEndInAtif, finishedRun, recordedPlugin, viewLines, type AtifDoc, type TurnEnding } from '../adapters/support.ts';
 import { sameOnNative } from '../adapters/same-on-native.ts';
-import { compared, differencesOf } from '../cli/compare-json.ts';
+import { compared, differencesOf, expectRunFilesAgree } from '../cli/compare-json.ts';
 import { filesOf } from '../cli/view-json.ts';
-import { cliInProcess, tempDir } from '../cli/support.ts';
+import { tempDir } from '../cli/support.ts';
 import { writeObservabilityToml } from '../support/plugins-toml.ts';
 
 const FAILURE = { name: 'AnswerFormatError', message: 'the answer is not the JSON the task asked for' };
@@ -52,18 +52,8 @@ describe('a host turn that did not complete after its model call answered, in th
       await expectTurnEndInAtif(recorded, doc, ending);
       const label = ending.status === 'failed' ? `failed: ${FAILURE.name}` : 'interrupted';
       expect((await viewLines(recorded, 'atof')).filter((line) => /─ turn /.test(line))).toEqual([expect.stringContaining(label)]);
-      // One run's two files compare equivalent: the trajectory's end is the ATOF file's.
-      const files = filesOf(recorded.dir);
-      const report = await compared(files.atif, files.atof);
-      expect(differencesOf(report)).toEqual([]);
-      expect(report.onlyRecorded).toEqual([]);
-      // `convert` of the plugin's ATOF file writes the plugin's trajectory, byte for byte, the turn's end with it (the
-      // agent's version is the plugin's setting, which the ATOF file does not hold).
-      const converted = path.join(recorded.dir, 'converted');
-      expect((await cliInProcess(['convert', files.atof, '--out', converted, '--agent-version', doc.agent.version])).code).toBe(0);
-      const written = readdirSync(converted);
-      expect(written).toHaveLength(1);
-      expect(readFileSync(path.join(converted, written[0]!), 'utf8')).toBe(readFileSync(files.atif, 'utf8'));
+      // One run's two files agree: the trajectory's end is the ATOF file's, and convert writes it with the turn's end.
+      await expectRunFilesAgree(recorded.dir, doc.agent.version);
       await sameOnNative(recorded);
     });
   }

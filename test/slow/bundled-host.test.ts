@@ -57,6 +57,20 @@ function deployFolder(): string {
   return mkdtempSync(path.join(tmpdir(), 'nrh-bundle-'));
 }
 
+/**
+ * `source` bundled as esbuild's `--format=cjs` bundles it (one CommonJS file, `import.meta` emptied: rolldown would
+ * translate it, so it is emptied the same way here); the bundle's path.
+ */
+async function cjsBundle(source: string): Promise<string> {
+  const entry = path.join(deployFolder(), 'agent.mjs');
+  writeFileSync(entry, source);
+  const out = deployFolder();
+  const bundle = await rolldown({ input: entry, platform: 'node', logLevel: 'silent', transform: { define: { 'import.meta.url': 'undefined' } } });
+  await bundle.write({ dir: out, format: 'cjs', entryFileNames: 'agent.cjs', codeSplitting: false });
+  await bundle.close();
+  return path.join(out, 'agent.cjs');
+}
+
 /** The host bundled as one ES module with rolldown (built once: two tests run it). */
 let esmBundleFolder: Promise<string> | undefined;
 function esmBundle(): Promise<string> {
@@ -95,15 +109,7 @@ describe.skipIf(!nodeIsNode)('an agent bundled with this package, run from anoth
 
   it("sends its spans from CommonJS output that has no import.meta.url (esbuild's --format=cjs)", async () => {
     receiver = await startHttpReceiver();
-    const entry = path.join(deployFolder(), 'agent.mjs');
-    writeFileSync(entry, hostSource(distIndex, { topLevelAwait: false }));
-    const out = deployFolder();
-    // esbuild empties import.meta in CommonJS output; rolldown would translate it, so it is emptied the same way here.
-    const bundle = await rolldown({ input: entry, platform: 'node', logLevel: 'silent', transform: { define: { 'import.meta.url': 'undefined' } } });
-    await bundle.write({ dir: out, format: 'cjs', entryFileNames: 'agent.cjs', codeSplitting: false });
-    await bundle.close();
-
-    const run = await runBundle(path.join(out, 'agent.cjs'), receiver);
+    const run = await runBundle(await cjsBundle(hostSource(distIndex, { topLevelAwait: false })), receiver);
     expect(run.status, run.stderr).toBe(0);
     // Before: `NeMo Relay rejected plugins.toml; falling back to the environment's exporters: The argument 'filename'
     // must be ...`, and no OTLP output at all (createRequire(undefined) threw while the environment's OTLP activated).
@@ -113,8 +119,7 @@ describe.skipIf(!nodeIsNode)('an agent bundled with this package, run from anoth
 
   it('says why native cannot load from CommonJS output without import.meta.url, and records with memory', async () => {
     receiver = await startHttpReceiver();
-    const entry = path.join(deployFolder(), 'agent.mjs');
-    writeFileSync(entry, `import { createNemoRelayPlugin, HookRegistry } from ${JSON.stringify(distIndex)};
+    const bundled = await cjsBundle(`import { createNemoRelayPlugin, HookRegistry } from ${JSON.stringify(distIndex)};
 (async () => {
   const plugin = createNemoRelayPlugin({ backend: 'auto', settings: { outputs: false } });
   await plugin.ready;
@@ -122,12 +127,7 @@ describe.skipIf(!nodeIsNode)('an agent bundled with this package, run from anoth
   await plugin.shutdown();
 })();
 `);
-    const out = deployFolder();
-    const bundle = await rolldown({ input: entry, platform: 'node', logLevel: 'silent', transform: { define: { 'import.meta.url': 'undefined' } } });
-    await bundle.write({ dir: out, format: 'cjs', entryFileNames: 'agent.cjs', codeSplitting: false });
-    await bundle.close();
-
-    const run = await runBundle(path.join(out, 'agent.cjs'), receiver);
+    const run = await runBundle(bundled, receiver);
     expect(run.status, run.stderr).toBe(0);
     // Before: `native relay unavailable (The argument 'filename' must be a file URL object, ... Received undefined)`.
     expect(run.stdout).toContain('nemo-relay-node cannot be located from a CommonJS bundle without import.meta.url');
