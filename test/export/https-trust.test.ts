@@ -11,6 +11,7 @@ import os from 'node:os';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { WebSocketServer } from 'ws';
 import { createMemoryRelay } from '../../src/backends/memory/index.ts';
 import { buildTrust, resetHttpsTrust } from '../../src/export/delivery/trust.ts';
 import { HookRegistry } from '../../src/hooks/registry.ts';
@@ -187,6 +188,79 @@ describe('the memory relay trusts the certificate authorities native trusts', ()
     expect(buildTrust({ SSL_CERT_DIR: `${dir}:/no/such/dir` }, 'linux').sources).toEqual([dir]);
     expect(buildTrust({ SSL_CERT_FILE: path.join(dir, 'absent.pem') }, 'linux')).toEqual({ secureContext: undefined, sources: [] });
     expect(buildTrust({ NODE_EXTRA_CA_CERTS: pem, SSL_CERT_FILE: pem }, 'linux').sources).toEqual([pem, pem]);
+  });
+});
+
+/** A wss:// receiver (the `ws` package on an https server) whose certificate `authority` signed; the lines it got. */
+async function wssReceiver(authority: LoopbackAuthority): Promise<{ url: string; lines: string[] }> {
+  const lines: string[] = [];
+  const server = https.createServer({ key: authority.key, cert: authority.cert });
+  server.on('tlsClientError', () => {});
+  const sockets = new WebSocketServer({ server });
+  sockets.on('connection', (socket) => socket.on('message', (data) => lines.push(String(data))));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  closers.push(async () => {
+    for (const client of sockets.clients) client.terminate();
+    sockets.close();
+    await new Promise((resolve) => server.close(() => resolve(undefined)));
+  });
+  return { url: `wss://127.0.0.1:${(server.address() as AddressInfo).port}/atof/ws`, lines };
+}
+
+/** A document whose only output is an ATOF `websocket` stream to `url`. */
+function websocketDocument(dir: string, url: string): string {
+  const file = path.join(dir, 'plugins.toml');
+  fs.writeFileSync(
+    file,
+    `version = 1
+[[components]]
+kind = "observability"
+enabled = true
+[components.config]
+version = 4
+[components.config.atof]
+enabled = true
+[[components.config.atof.sinks]]
+type = "stream"
+url = "${url}"
+transport = "websocket"
+timeout_millis = 3000
+`,
+  );
+  return file;
+}
+
+if (runtime !== 'node') console.info(`[https-trust] the wss:// cases run on Node, where the websocket stream uses the ws package (on ${runtime} it is the runtime's own WebSocket, whose trust is the runtime's)`);
+
+describe.runIf(runtime === 'node')('a websocket stream to wss:// trusts what the https outputs trust', () => {
+  async function setUpWss(name: string) {
+    const dir = tempDir(name);
+    const authority = loopbackAuthority(dir, `https-trust ${name}`);
+    if (authority === undefined) return undefined;
+    const receiver = await wssReceiver(authority);
+    return { authority, receiver, toml: websocketDocument(dir, receiver.url) };
+  }
+
+  it('delivers with the CA named by SSL_CERT_FILE', async () => {
+    const setup = await setUpWss('trust-wss-file');
+    if (setup === undefined) return;
+    withProcessEnv({ ...NO_PROXY_VARS, ...NO_TRUST_VARS, SSL_CERT_FILE: setup.authority.caFile });
+    const [output] = (await runSession(setup.toml)).filter((o) => o.kind === 'atof-stream');
+    expect(output, JSON.stringify(output)).toMatchObject({ failed: 0 });
+    expect(output!.sent).toBeGreaterThan(0);
+    expect(setup.receiver.lines).toHaveLength(output!.sent!);
+  });
+
+  it('a CA nobody names: not retried (failed, not dropped), and lastError says which variables fix it', async () => {
+    const setup = await setUpWss('trust-wss-none');
+    if (setup === undefined) return;
+    withProcessEnv({ ...NO_PROXY_VARS, ...NO_TRUST_VARS });
+    const [output] = (await runSession(setup.toml)).filter((o) => o.kind === 'atof-stream');
+    expect(output!.sent ?? 0).toBe(0);
+    expect(output!.failed, JSON.stringify(output)).toBeGreaterThan(0);
+    expect(output!.dropped ?? 0, JSON.stringify(output)).toBe(0);
+    expect(output!.lastError, JSON.stringify(output)).toMatch(/WebSocket connection failed.*not signed by a trusted CA: add its CA to the system store, or name it in SSL_CERT_FILE/);
+    expect(setup.receiver.lines).toEqual([]);
   });
 });
 

@@ -78,14 +78,30 @@ export class DeliveryClosedError extends DeliveryError {
 }
 
 /**
- * A connection the runtime itself refused to open: Deno without `--allow-net`
- * (`NotCapable`; `PermissionDenied` before Deno 2). The same request is refused
- * again, so it is not retried: retrying held a host's shutdown for its whole
- * budget and counted the events as dropped instead of failed.
+ * OpenSSL's codes and texts (and Deno's, Bun's) for a certificate the client
+ * does not trust; the texts are what grpc-js reports, inside its UNAVAILABLE.
+ */
+const UNTRUSTED = /UNABLE[_ ]TO[_ ]VERIFY|SELF[-_ ]SIGNED|UNABLE[_ ]TO[_ ]GET[_ ](?:LOCAL[_ ])?ISSUER|CERT_UNTRUSTED|UnknownIssuer|unknown ?issuer|invalid peer certificate/i;
+
+/** Whether `error` is a destination's certificate the client does not trust. */
+export function isUntrustedCertificate(error: unknown): boolean {
+  const code = String((error as { code?: unknown } | null | undefined)?.code ?? '');
+  const message = error instanceof Error ? error.message : '';
+  return UNTRUSTED.test(code) || UNTRUSTED.test(message);
+}
+
+/**
+ * A failed connection, as the error the queues read. Not retried: one the
+ * runtime itself refused to open (Deno without `--allow-net`: `NotCapable`,
+ * `PermissionDenied` before Deno 2), and one whose certificate the host does
+ * not trust. Either fails the same way until someone changes the host, and
+ * retrying held a host's shutdown for its whole budget, then counted the
+ * items as dropped instead of failed.
  */
 export function connectionFailure(message: string, error: unknown): DeliveryError {
   const name = (error as { name?: unknown } | null | undefined)?.name;
-  return name === 'NotCapable' || name === 'PermissionDenied' ? new DestinationUnusableError(message) : new ConnectionFailedError(message);
+  const lasting = name === 'NotCapable' || name === 'PermissionDenied' || isUntrustedCertificate(error);
+  return lasting ? new DestinationUnusableError(message) : new ConnectionFailedError(message);
 }
 
 /** Text for `lastError` from anything thrown. */

@@ -177,18 +177,13 @@ function requestOnce(url: URL, attempt: HttpAttempt, remainingMs: number): Promi
 }
 
 /**
- * A failed connection as the error the queues read, `POST https://… failed:
- * CODE (why)`, with how to fix a certificate the senders do not trust or a
- * proxy not reached. An untrusted certificate is not retried: the same
- * handshake fails until someone changes what the host trusts, and retrying it
- * held a host's shutdown for its whole budget, then counted the items as
- * dropped rather than failed.
+ * A failed connection as the error the queues read (`connectionFailure`
+ * decides whether it is retried): `POST https://… failed: CODE (why)`, with
+ * how to fix a certificate the senders do not trust or a proxy not reached.
  */
 export function requestFailure(what: string, error: Error & { code?: string }, note = '', proxy: ProxyServer | null = null): DeliveryError {
-  const untrusted = untrustedCertificateHint(error);
-  const hint = untrusted || proxyConnectionHint(proxy, error);
-  const text = `${what} failed: ${error.code ?? error.message}${note}${hint === '' ? '' : ` (${hint})`}`;
-  return untrusted === '' ? connectionFailure(text, error) : new DestinationUnusableError(text);
+  const hint = untrustedCertificateHint(error) || proxyConnectionHint(proxy, error);
+  return connectionFailure(`${what} failed: ${error.code ?? error.message}${note}${hint === '' ? '' : ` (${hint})`}`, error);
 }
 
 /** Errors of a request written to a kept-alive socket the other side had already closed. */

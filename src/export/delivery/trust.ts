@@ -33,6 +33,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import tls from 'node:tls';
 import { type Environment, processEnv, readVariable } from '../../shared/env.ts';
+import { isUntrustedCertificate } from './errors.ts';
 
 /** The bundle files a Linux or BSD system keeps its roots in; the first that exists is read. */
 const SYSTEM_BUNDLES = [
@@ -234,12 +235,6 @@ function secureContextOf(ca: string[]): tls.SecureContext | undefined {
   }
 }
 
-/**
- * OpenSSL's codes and texts (and Deno's, Bun's) for a certificate the client
- * does not trust; the texts are what grpc-js reports, inside its UNAVAILABLE.
- */
-const UNTRUSTED = /UNABLE[_ ]TO[_ ]VERIFY|SELF[-_ ]SIGNED|UNABLE[_ ]TO[_ ]GET[_ ](?:LOCAL[_ ])?ISSUER|CERT_UNTRUSTED|UnknownIssuer|unknown ?issuer|invalid peer certificate/i;
-
 /** How the hint below begins, so that doctor can tell a reason that already says what to do. */
 export const UNTRUSTED_CERTIFICATE_FIX = "the destination's certificate is not signed by a trusted CA";
 
@@ -248,8 +243,6 @@ export const UNTRUSTED_CERTIFICATE_FIX = "the destination's certificate is not s
  * when `error` is not about trust.
  */
 export function untrustedCertificateHint(error: unknown): string {
-  const code = String((error as { code?: unknown } | null | undefined)?.code ?? '');
-  const message = error instanceof Error ? error.message : '';
-  if (!UNTRUSTED.test(code) && !UNTRUSTED.test(message)) return '';
+  if (!isUntrustedCertificate(error)) return '';
   return `${UNTRUSTED_CERTIFICATE_FIX}: add its CA to the system store, or name it in SSL_CERT_FILE or SSL_CERT_DIR (read by both backends) or NODE_EXTRA_CA_CERTS (memory only)`;
 }

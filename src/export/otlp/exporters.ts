@@ -9,7 +9,7 @@
  */
 
 import type { OtlpTransport } from '../../formats/plugins-toml/opentelemetry.ts';
-import { DeliveryError, DestinationUnusableError, HttpStatusError, RequestTooLargeError } from '../delivery/errors.ts';
+import { connectionFailure, DeliveryError, DestinationUnusableError, HttpStatusError, RequestTooLargeError } from '../delivery/errors.ts';
 import { sendHttp } from '../delivery/http.ts';
 import { httpsTrust, trustOptions, untrustedCertificateHint } from '../delivery/trust.ts';
 import { processEnv, readVariable } from '../../shared/env.ts';
@@ -212,7 +212,7 @@ function single(exporter: WireExporter, options: WireOptions): WireExporter {
 
 /**
  * A failure over an untrusted certificate with the fix named, and not
- * retried, as the HTTP senders do (`requestFailure` in `delivery/http.ts`):
+ * retried (`connectionFailure`), as the HTTP senders do:
  * grpc-js reports it as UNAVAILABLE with OpenSSL's text inside ("unable to
  * verify the first certificate").
  */
@@ -220,7 +220,7 @@ function withTrustHint(error: Error | undefined): Error | undefined {
   const hint = untrustedCertificateHint(error);
   if (error === undefined || hint === '') return error;
   // grpc-js ends the text with an empty "Resolution note:" when it has none, which would precede the hint.
-  const hinted = new DestinationUnusableError(`${error.message.replace(/[\s.]*Resolution note:\s*$/, '')} (${hint})`);
+  const hinted = connectionFailure(`${error.message.replace(/[\s.]*Resolution note:\s*$/, '')} (${hint})`, error);
   return Object.assign(hinted, { code: (error as { code?: unknown }).code });
 }
 

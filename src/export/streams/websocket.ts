@@ -13,7 +13,7 @@
 
 import { detectRuntime } from '../../shared/js-runtime.ts';
 import { ConnectionFailedError, connectionFailure, DeliveryClosedError, DeliveryError, DeliveryTimeoutError, DestinationUnusableError } from '../delivery/errors.ts';
-import { trustOptions } from '../delivery/trust.ts';
+import { trustOptions, untrustedCertificateHint } from '../delivery/trust.ts';
 import { withoutUserinfo } from '../delivery/credentials.ts';
 import { timerDelay, unrefTimer } from '../../shared/timers.ts';
 import { displayUrl } from '../../shared/secret-text.ts';
@@ -106,7 +106,9 @@ export function websocketTransport(url: string, headers: Record<string, string>,
       socket.addEventListener('error', (event) => {
         if (connecting === socket) connecting = null;
         clearTimeout(timer);
-        reject(connectionFailure(`${shown}: WebSocket connection failed${describeEvent(event)}`, (event as { error?: unknown }).error));
+        const cause = (event as { error?: unknown }).error;
+        const hint = untrustedCertificateHint(cause);
+        reject(connectionFailure(`${shown}: WebSocket connection failed${describeEvent(event)}${hint === '' ? '' : ` (${hint})`}`, cause));
       });
     });
     socket.addEventListener('close', () => {
