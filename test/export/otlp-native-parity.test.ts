@@ -156,11 +156,16 @@ describe.skipIf(!nativeAvailable)('OTLP spans equal native', () => {
       const response = (backend: 'native' | 'memory') => spans[backend].filter((span) => span.attributes['gen_ai.operation.name'] === 'chat').map((span) => keys.map((key) => span.attributes[key]));
       expect(response('native'), provider).toEqual([[undefined, undefined, undefined, undefined], [undefined, undefined, undefined, undefined]]);
       expect(response('memory'), provider).toEqual([['msg_01Write', 'claude-sonnet-4-5-20250929', 3270, 40], ['msg_02Read', 'claude-sonnet-4-5-20250929', 1410, 12]]);
+      // Neither sends the answer as output messages (docs/operators/otlp.md: Langfuse's gen_ai generations show no output).
+      for (const backend of ['native', 'memory'] as const) expect(spans[backend].some((span) => span.attributes['gen_ai.output.messages'] !== undefined), `${backend} ${provider}`).toBe(false);
       const inference = await spansOnBoth(lines, 'openinference');
       const output = (backend: 'native' | 'memory') =>
         inference[backend].filter((span) => span.attributes['openinference.span.kind'] === 'LLM').map((span) => [span.attributes['output.mime_type'], span.attributes['llm.finish_reason']]);
       expect(output('native'), provider).toEqual([['application/json', undefined], ['application/json', undefined]]);
       expect(output('memory'), provider).toEqual([['text/plain', 'tool_use'], ['text/plain', 'complete']]);
+      for (const backend of ['native', 'memory'] as const) {
+        expect(inference[backend].some((span) => Object.keys(span.attributes).some((key) => key.startsWith('llm.output_messages.'))), `${backend} ${provider}`).toBe(false);
+      }
     }
   });
 
