@@ -148,7 +148,7 @@ describe('compare of trajectories that reference others by file', () => {
     }
   });
 
-  it('the served compare page (view --serve) shows the rows and totals compare --html writes', async () => {
+  it('the served compare page (view --serve) shows the rows and totals compare --html writes, and the same note', async () => {
     const root = tempDir('nrh-compare-refs-serve-');
     const pages = tempDir('nrh-compare-refs-pages-');
     try {
@@ -165,6 +165,7 @@ describe('compare of trajectories that reference others by file', () => {
       try {
         const html = (await get(`${server.url}compare?a=${encodeURIComponent(`${a}#${SESSION}`)}&b=${encodeURIComponent(`${b}#${SESSION}`)}`)).body;
         expect(pageRows(html)).toEqual(expected);
+        expect(html.split(`<p class="facts note">${b}: ${note.replaceAll("'", '&#39;')}</p>`)).toHaveLength(2);
       } finally {
         expect((await server.stop()).code).toBe(0);
       }

@@ -96,7 +96,9 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
           return referenced?.root;
         });
         const compared = compareRuns({ ref: { file: a.file, session: a.session }, root: a.root }, { ref: { file: b.file, session: b.session }, root: b.root }, onlyRecorded);
-        return send(response, 200, 'text/html; charset=utf-8', renderComparePage(compared, options.generator, { back: '/', served: { script: liveScript([...new Set(files)], catalog.version) } }));
+        // What `compare` of the two files says on stderr (each run's `view` notes, its references not found among them).
+        const notes = [...new Set([a, b].flatMap((run) => run.notes.map((note) => `${run.file}: ${note}`)))];
+        return send(response, 200, 'text/html; charset=utf-8', renderComparePage(compared, options.generator, { back: '/', served: { script: liveScript([...new Set(files)], catalog.version) }, notes }));
       }
       default:
         return send(response, 404, 'text/plain; charset=utf-8', 'not found\n');
