@@ -106,6 +106,10 @@ describe('compare: a run with an MCP server in its process, its trajectory again
     const alone = path.join(tempDir('nrh-compare-mcp-alone-'), path.basename(files.agent));
     copyFileSync(files.agent, alone);
     const { code, report, text } = await compared(alone, files.atof);
+    // On stderr, what `view` of the file says (its totals leave the server's run out).
+    const said = await cliInProcess(['compare', alone, files.atof]);
+    expect(said.stderr).toBe((await cliInProcess(['view', alone])).stderr);
+    expect(said.stderr).toBe(`nemo-relay-hooks: ${alone}: session user-42's totals leave out a trajectory it references, not found beside it: ${path.basename(files.server)}\n`);
     expect(code, text).toBe(0);
     expect(report.pairs.map((pair) => pair.title)).toEqual(['turn 1', 'LLM gpt-4o-2024-08-06 (asked gpt-4o) → forecast', 'LLM gpt-4o-2024-08-06 (asked gpt-4o)']);
     expect(report.onlyRecorded).toEqual([{ fact: 'remote', run: 'b', values: [serverId] }]);

@@ -81,7 +81,11 @@ export async function compare(args: ParsedArgs, io: CliIo): Promise<number> {
     if (error instanceof InputError) throw new CompareInputError(error.message);
     throw error;
   }
-  const compared = compareRuns({ ref: { file: a.file, session: a.session }, root: a.root }, { ref: { file: b.file, session: b.session }, root: b.root }, sameRemoteSessions(a, b));
+  const { onlyRecorded, missing } = sameRemoteSessions(a, b);
+  // What `view` of each file says of its references not found (the run's totals leave them out); a file given twice, once.
+  const said = (run: Run, texts: readonly string[]) => texts.map((text) => `nemo-relay-hooks: ${safeForTerminal(run.file)}: ${safeForTerminal(text)}\n`);
+  for (const line of new Set([...said(a, missing.a), ...said(b, missing.b)])) io.err(line);
+  const compared = compareRuns({ ref: { file: a.file, session: a.session }, root: a.root }, { ref: { file: b.file, session: b.session }, root: b.root }, onlyRecorded);
   if (html !== undefined) writePage(html, compared, io);
   if (booleanFlag(args, 'json')) io.out(`${JSON.stringify(compared.report, null, 2)}\n`);
   else io.out(renderComparison(compared.report, io.style));

@@ -52,7 +52,7 @@ ${back}<h1>Compare two runs</h1>
 </div>
 </header>
 <p class="facts"><b>a</b> ${escape(report.a.file)} · session ${escape(report.a.session)}<br><b>b</b> ${escape(report.b.file)} · session ${escape(report.b.session)}</p>
-<p class="verdict" id="verdict">${verdict}</p>${report.onlyRecorded.length > 0 ? `\n<p class="muted" id="only-recorded">${report.onlyRecorded.map((note) => escape(onlyRecordedText(note))).join('<br>')}</p>` : ''}
+${(options.notes ?? []).map((note) => `<p class="facts note">${escape(note)}</p>\n`).join('')}<p class="verdict" id="verdict">${verdict}</p>${report.onlyRecorded.length > 0 ? `\n<p class="muted" id="only-recorded">${report.onlyRecorded.map((note) => escape(onlyRecordedText(note))).join('<br>')}</p>` : ''}
 <main>
 <div id="pairs">
 <div class="pair head"><span class="m"></span><span class="side">a</span><span class="side">b</span><span class="delta">delta</span></div>

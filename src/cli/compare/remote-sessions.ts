@@ -19,6 +19,7 @@ import { nonEmptyString } from '../../shared/text.ts';
 import { isTrajectory, treeFromAtif } from '../view/from-atif.ts';
 import { linkRemoteTrajectories } from '../view/linked.ts';
 import type { ViewNode } from '../view/model.ts';
+import { followReferencedFiles, missingReferencesText, sessionIdsShown } from '../view/referenced-files.ts';
 import type { OnlyRecorded } from './compare-runs.ts';
 
 /** A trajectory read whole: one larger than this is not read as a reference (`view --serve` skips such files too). */
@@ -43,18 +44,41 @@ export interface RemoteRun {
  */
 export type TrajectoryReader = (file: string) => ViewNode | undefined;
 
+/** What `sameRemoteSessions` found: what one run alone holds, and what `view` says of each run's references not found. */
+export interface SameRemoteSessions {
+  onlyRecorded: OnlyRecorded[];
+  /** Per run, what `view` says of its references not found (`missingReferencesText`); empty when all were found. */
+  missing: { a: string[]; b: string[] };
+}
+
 /**
- * Makes another process's sessions read the same from either run (the rules above). Returns what one run alone holds,
- * for the comparison to say.
+ * Makes another process's sessions read the same from either run (the rules above), after reading the trajectories
+ * each run references by file. Returns what one run alone holds, for the comparison to say, and the references not
+ * found.
  */
-export function sameRemoteSessions(a: RemoteRun, b: RemoteRun, read?: TrajectoryReader): OnlyRecorded[] {
-  for (const run of [a, b]) if (run.kind === 'atif' && run.path !== undefined) readReferencedTrajectories(run.root, run.path, read);
-  const notes: OnlyRecorded[] = [];
+export function sameRemoteSessions(a: RemoteRun, b: RemoteRun, read?: TrajectoryReader): SameRemoteSessions {
+  const missing = { a: readReferences(a, read), b: readReferences(b, read) };
+  const onlyRecorded: OnlyRecorded[] = [];
   for (const [run, mine, other] of [['b', a, b], ['a', b, a]] as const) {
     const left = leaveOutRemoteSessions(other.root, unreadRemoteSessions(mine.root));
-    if (left.length > 0) notes.push({ fact: 'remote', run, values: left });
+    if (left.length > 0) onlyRecorded.push({ fact: 'remote', run, values: left });
   }
-  return notes;
+  return { onlyRecorded, missing };
+}
+
+/**
+ * Reads what an ATIF run references by file: its tool calls' trajectories from its folder
+ * (`readReferencedTrajectories`), then, as `view` does, the others from beside it (`followReferencedFiles`: a system
+ * step's). Before any remote session is left out: one read either way is one the run holds. Returns what `view` says
+ * of the references not found (a run from standard input has no folder to read any from).
+ */
+function readReferences(run: RemoteRun, read: TrajectoryReader | undefined): string[] {
+  if (run.kind !== 'atif') return [];
+  if (run.path !== undefined) readReferencedTrajectories(run.root, run.path, read);
+  // From the disk by the rule above (nothing through a link out of the folder), as the tool calls' are read.
+  const readAt = read ?? (run.path === undefined ? undefined : fromFolderOf(run.path));
+  const missing = followReferencedFiles(run.root, run.path, sessionIdsShown([run.root]), readAt);
+  return missing.length === 0 ? [] : [missingReferencesText(run.root.sessionId ?? run.root.title, missing, run.path !== undefined)];
 }
 
 /**
@@ -63,8 +87,7 @@ export function sameRemoteSessions(a: RemoteRun, b: RemoteRun, read?: Trajectory
  * from the disk when not given.
  */
 export function readReferencedTrajectories(root: ViewNode, file: string, read?: TrajectoryReader): void {
-  const folder = path.dirname(path.resolve(file));
-  const readAt = read ?? ((target: string) => readTrajectory(target, folder));
+  const readAt = read ?? fromFolderOf(file);
   const tried = new Set<string>();
   for (;;) {
     const found: { file: string; roots: ViewNode[] }[] = [];
@@ -77,6 +100,12 @@ export function readReferencedTrajectories(root: ViewNode, file: string, read?: 
     if (found.length === 0) return;
     linkRemoteTrajectories([{ file, roots: [root] }, ...found]);
   }
+}
+
+/** Reads a trajectory from the disk only from `file`'s folder (`readTrajectory`). */
+function fromFolderOf(file: string): TrajectoryReader {
+  const folder = path.dirname(path.resolve(file));
+  return (target) => readTrajectory(target, folder);
 }
 
 /** The files of the trajectories the run of `file` references and does not show, under the file's folder only. */

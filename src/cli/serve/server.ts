@@ -90,13 +90,15 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
         if (!a || !b) return send(response, 404, 'text/plain; charset=utf-8', 'compare needs two sessions of the served folders (?a=<key>&b=<key>)\n');
         // The rule `compare` applies to another process's sessions, a referenced trajectory read from the catalog only.
         const files = [...a.files, ...b.files];
-        const notes = sameRemoteSessions(a, b, (absolute) => {
+        const { onlyRecorded } = sameRemoteSessions(a, b, (absolute) => {
           const referenced = catalog.trajectoryAt(absolute);
           if (referenced !== undefined) files.push(referenced.file);
           return referenced?.root;
         });
-        const compared = compareRuns({ ref: { file: a.file, session: a.session }, root: a.root }, { ref: { file: b.file, session: b.session }, root: b.root }, notes);
-        return send(response, 200, 'text/html; charset=utf-8', renderComparePage(compared, options.generator, { back: '/', served: { script: liveScript([...new Set(files)], catalog.version) } }));
+        const compared = compareRuns({ ref: { file: a.file, session: a.session }, root: a.root }, { ref: { file: b.file, session: b.session }, root: b.root }, onlyRecorded);
+        // What `compare` of the two files says on stderr (each run's `view` notes, its references not found among them).
+        const notes = [...new Set([a, b].flatMap((run) => run.notes.map((note) => `${run.file}: ${note}`)))];
+        return send(response, 200, 'text/html; charset=utf-8', renderComparePage(compared, options.generator, { back: '/', served: { script: liveScript([...new Set(files)], catalog.version) }, notes }));
       }
       default:
         return send(response, 404, 'text/plain; charset=utf-8', 'not found\n');
