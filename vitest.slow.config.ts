@@ -15,8 +15,8 @@ import { detectRuntime } from './src/shared/js-runtime.ts';
 // generated-input checks at their full counts, and the MCP files whose agent
 // and servers are processes of their own on native. Native runs in the
 // suite's own process on Node only (backends()), and in the children of every
-// runtime in the two files that name their backends.
-const NATIVE_IN_CHILDREN = ['test/adapters/mcp/docs.test.ts', 'test/adapters/mcp/sampling.test.ts'];
+// runtime in the files that name their backends (mcp/docs, mcp-sampling).
+const NATIVE_IN_CHILDREN = ['test/adapters/mcp/docs.test.ts'];
 const GENERATED_IN_FULL = ['test/backends/memory/credential-headers.test.ts', 'test/formats/atif/trajectory-bytes.test.ts'];
 
 // What Bun and Deno run: the slow files that ran on every runtime before they
@@ -35,12 +35,17 @@ const EVERY_RUNTIME = [
   'test/slow/native-atif-uploads.test.ts',
   'test/slow/proxy-native.test.ts',
   'test/slow/random-wire-*.test.ts',
+  // The MCP files whose agent and servers are processes of their own, out of npm test for its time: on memory
+  // (and native where it loads) here.
+  'test/slow/mcp-frameworks.test.ts',
+  'test/slow/mcp-asks-back.test.ts',
+  'test/slow/mcp-agents-is-error.test.ts',
+  'test/slow/mcp-sampling.test.ts',
+  'test/slow/mcp-ai-sdk-http.test.ts',
   ...NATIVE_IN_CHILDREN,
   ...GENERATED_IN_FULL,
 ];
 const NODE_ONLY_AGAIN = [
-  'test/adapters/mcp/agents-is-error.test.ts',
-  'test/adapters/mcp/asks-back.test.ts',
   'test/adapters/mcp/asks-back-langchain.test.ts',
   'test/adapters/mcp/random-cross-process.test.ts',
   'test/adapters/mcp/rerun-same-folder.test.ts',

@@ -242,7 +242,9 @@ describe.each(backends)(`nothing lost at exit on ${runtime}: %s backend`, (backe
       // depends on how far the shutdown got in its budget (on Deno it can still be waiting for the
       // pool before it closes sessions); an exit closes no scope, as at any exit without shutdown().
       expectEveryToolCallInAtof(dir);
-      expectTrajectoryWritten(dir);
+      // Native's trajectory holds what native had handed back when the budget ran out: on a slow machine a prefix
+      // (250 of 1,000 results under strace), as at any exit its work had not caught up with (docs/known-limits.md).
+      expectTrajectoryWritten(dir, backend === 'memory');
     });
 
     // Deno hands a signal to JS listeners asynchronously: when the host sends

@@ -383,7 +383,7 @@ describe('instrumentMcpClient and instrumentMcpServer with calls at once', () =>
 
 // A client that is not the SDK's `Client` (the AI SDK's createMCPClient) is
 // instrumented through its transport; the two-process programs are
-// test/adapters/mcp/frameworks.test.ts. Here the SDK's own Client over an
+// test/slow/mcp-frameworks.test.ts. Here the SDK's own Client over an
 // InMemoryTransport stands in for any client writing JSON-RPC to it.
 describe('instrumentMcpTransport', () => {
   function answering(hooks: HookRegistry): void {

@@ -15,17 +15,19 @@
 // the one it keeps. So the runs without options share one server, connected
 // once for the file, as a program serving several runs does; a run with
 // options needs a server made with its own recorder's hooks.
+// In the slow suite (Node, Bun, Deno; both backends where native loads): its agent and servers are processes
+// of their own, seconds of CPU that npm test, at its limit on 2 cores, needs more.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Agent, MCPServerStdio, OpenAIResponsesModel, Runner } from '@openai/agents';
-import { openAIAgentsMcpOptions } from '../../../src/adapters/mcp/index.ts';
-import { instrumentOpenAIAgents } from '../../../src/adapters/openai-agents/index.ts';
-import { runtime } from '../../support/child.ts';
-import { repoRoot } from '../../support/doc-snippets.ts';
-import { expectNothingLost, processBackends, recordedPlugin } from '../support.ts';
-import { hooks, observation, onlyTrajectory, TRACING, useTracing } from '../openai-agents/support.ts';
-import { FakeOpenAI } from '../openai-agents/wire.ts';
+import { openAIAgentsMcpOptions } from '../../src/adapters/mcp/index.ts';
+import { instrumentOpenAIAgents } from '../../src/adapters/openai-agents/index.ts';
+import { runtime } from '../support/child.ts';
+import { repoRoot } from '../support/doc-snippets.ts';
+import { backends, expectNothingLost, recordedPlugin } from '../adapters/support.ts';
+import { hooks, observation, onlyTrajectory, TRACING, useTracing } from '../adapters/openai-agents/support.ts';
+import { FakeOpenAI } from '../adapters/openai-agents/wire.ts';
 
 /** A weather server as the MCP SDK's docs write one, without nemo-relay-hooks: its alerts service is down. */
 const SERVER = String.raw`
@@ -101,7 +103,7 @@ function toldModel(): Record<string, unknown> {
 describe('an OpenAI Agents SDK agent whose MCP server (not instrumented) answers with isError', () => {
   for (const tracing of TRACING) {
     for (const stream of [false, true]) {
-      for (const backend of processBackends()) {
+      for (const backend of backends()) {
         for (const withOptions of [false, true]) {
           it(`that call failed with the result's text, the calls beside it not (${tracing}, ${stream ? 'streamed' : 'not streamed'}, ${backend}, ${withOptions ? 'with' : 'without'} openAIAgentsMcpOptions)`, async () => {
             useTracing(tracing);

@@ -12,6 +12,8 @@
 // is sent what it is sent without linking; an uninstrumented server answers
 // as it always does and nothing is referenced. Tokens are the SDK's totalUsage;
 // memory and native write the same files.
+// In the slow suite (Node, Bun, Deno; both backends where native loads): its agent and servers are processes
+// of their own, seconds of CPU that npm test, at its limit on 2 cores, needs more.
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -19,19 +21,19 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createMCPClient } from '@ai-sdk/mcp';
 import { createOpenAI } from '@ai-sdk/openai';
 import { generateText, stepCountIs, type ToolSet } from 'ai';
-import { instrumentAiSdk } from '../../../src/adapters/ai-sdk/index.ts';
+import { instrumentAiSdk } from '../../src/adapters/ai-sdk/index.ts';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import * as z from 'zod';
-import { instrumentMcpServer, instrumentMcpTransport } from '../../../src/adapters/mcp/index.ts';
-import { validateAtif } from '../../../src/formats/atif/validate.ts';
-import { runtime } from '../../support/child.ts';
-import { repoRoot } from '../../support/doc-snippets.ts';
-import { sameOnNative } from '../same-on-native.ts';
-import { expectNothingLost, recordedPlugin, type AtifDoc } from '../support.ts';
-import { FakeProvider } from '../ai-sdk/wire.ts';
-import { SERVER_SOURCE } from './agents-programs.ts';
-import { serveHttp } from './agents-check.ts';
+import { instrumentMcpServer, instrumentMcpTransport } from '../../src/adapters/mcp/index.ts';
+import { validateAtif } from '../../src/formats/atif/validate.ts';
+import { runtime } from '../support/child.ts';
+import { repoRoot } from '../support/doc-snippets.ts';
+import { sameOnNative } from '../adapters/same-on-native.ts';
+import { expectNothingLost, recordedPlugin, type AtifDoc } from '../adapters/support.ts';
+import { FakeProvider } from '../adapters/ai-sdk/wire.ts';
+import { SERVER_SOURCE } from '../adapters/mcp/agents-programs.ts';
+import { serveHttp } from '../adapters/mcp/agents-check.ts';
 
 (globalThis as { AI_SDK_LOG_WARNINGS?: boolean }).AI_SDK_LOG_WARNINGS = false;
 

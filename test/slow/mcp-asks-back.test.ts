@@ -22,6 +22,8 @@
 // client answered is an ordinary call; a tool of the program's own that hands
 // on only the result's `content` is `ok` (the limit the page states). Memory
 // and native write the same files.
+// In the slow suite (Node, Bun, Deno; both backends where native loads): its agent and servers are processes
+// of their own, seconds of CPU that npm test, at its limit on 2 cores, needs more.
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -33,18 +35,18 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { generateText, stepCountIs, tool, type ToolSet } from 'ai';
 import * as z from 'zod';
-import { instrumentAiSdk } from '../../../src/adapters/ai-sdk/index.ts';
-import { instrumentMcpClient, instrumentMcpTransport, openAIAgentsMcpOptions } from '../../../src/adapters/mcp/index.ts';
-import { instrumentOpenAIAgents } from '../../../src/adapters/openai-agents/index.ts';
-import { validateAtif } from '../../../src/formats/atif/validate.ts';
-import { runtime } from '../../support/child.ts';
-import { repoRoot } from '../../support/doc-snippets.ts';
-import { sameOnNative } from '../same-on-native.ts';
-import { expectNothingLost, processBackends, recordedPlugin, type AtifDoc, type Recorded } from '../support.ts';
-import { hooks, observation, useTracing } from '../openai-agents/support.ts';
-import { FakeOpenAI } from '../openai-agents/wire.ts';
-import { serveHttp } from './agents-check.ts';
-import { TRIP_SERVER } from './trip-server-source.ts';
+import { instrumentAiSdk } from '../../src/adapters/ai-sdk/index.ts';
+import { instrumentMcpClient, instrumentMcpTransport, openAIAgentsMcpOptions } from '../../src/adapters/mcp/index.ts';
+import { instrumentOpenAIAgents } from '../../src/adapters/openai-agents/index.ts';
+import { validateAtif } from '../../src/formats/atif/validate.ts';
+import { runtime } from '../support/child.ts';
+import { repoRoot } from '../support/doc-snippets.ts';
+import { sameOnNative } from '../adapters/same-on-native.ts';
+import { backends, expectNothingLost, recordedPlugin, type AtifDoc, type Recorded } from '../adapters/support.ts';
+import { hooks, observation, useTracing } from '../adapters/openai-agents/support.ts';
+import { FakeOpenAI } from '../adapters/openai-agents/wire.ts';
+import { serveHttp } from '../adapters/mcp/agents-check.ts';
+import { TRIP_SERVER } from '../adapters/mcp/trip-server-source.ts';
 
 (globalThis as { AI_SDK_LOG_WARNINGS?: boolean }).AI_SDK_LOG_WARNINGS = false;
 
@@ -103,7 +105,7 @@ afterEach(() => {
 
 const api = new FakeOpenAI();
 /** Each backend, with the server a child over stdio or on its own over Streamable HTTP. */
-const CASES = processBackends().flatMap((backend) => (['stdio', 'http'] as const).map((transport) => [backend, transport] as const));
+const CASES = backends().flatMap((backend) => (['stdio', 'http'] as const).map((transport) => [backend, transport] as const));
 const runtimeArgs = runtime === 'deno' ? ['run', '-A'] : [];
 const serverArgs = (out: string): string[] => [...runtimeArgs, script, out];
 const serverEnv = (backend: string): Record<string, string> => ({ ...(process.env as Record<string, string>), NEMO_RELAY_HOOKS_BACKEND: backend });
@@ -229,7 +231,7 @@ describe('an MCP server that asks back, reached through the OpenAI Agents SDK (i
 type Elicitation = 'undeclared' | 'no handler' | 'handler';
 
 /** The AI SDK's cases: each of CASES linked, and one over stdio without `instrumentMcpTransport`. */
-const AI_SDK_CASES = [...CASES.map(([backend, transport]) => [backend, transport, true] as const), ...processBackends().map((backend) => [backend, 'stdio', false] as const)];
+const AI_SDK_CASES = [...CASES.map(([backend, transport]) => [backend, transport, true] as const), ...backends().map((backend) => [backend, 'stdio', false] as const)];
 
 describe("an MCP server that asks back, reached through the AI SDK's MCP client (it cannot sample)", () => {
   for (const [backend, transport, linked] of AI_SDK_CASES) {
@@ -291,7 +293,7 @@ describe("an MCP server that asks back, reached through the AI SDK's MCP client 
  * trajectory saying the call failed (a limit the page states).
  */
 describe("an MCP server that asks back, reached through an AI SDK tool of the program's own calling the MCP SDK's Client", () => {
-  for (const backend of processBackends()) {
+  for (const backend of backends()) {
     for (const returns of ['result', 'content'] as const) {
       it(`the tool returns the call's ${returns}: the agent's call is ${returns === 'result' ? 'failed' : 'ok'}, linked both ways (${backend})`, async () => {
         api.load(SCRIPT);
