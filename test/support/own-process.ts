@@ -177,7 +177,6 @@ export const NATIVE_SHARED = [
   'test/export/otlp-config-values.test.ts',
   'test/export/otlp-delivery.test.ts',
   'test/export/otlp-env.test.ts',
-  'test/export/otlp-gemini-parity.test.ts',
   'test/export/otlp-native-leftovers.test.ts',
   'test/export/otlp-native-parity.test.ts',
   'test/export/otlp-served-by-parity.test.ts',

@@ -27,7 +27,6 @@ export const STARTED_FIRST = [
   'test/adapters/replay-timing.test.ts',
   'test/adapters/examples.test.ts',
   'test/adapters/openai-agents/docs.test.ts',
-  'test/package/publishing.test.ts',
 ];
 
 export class WaitingFirstSequencer extends BaseSequencer {

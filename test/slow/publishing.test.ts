@@ -1,6 +1,7 @@
 // What npm and JSR would publish: the library, its license, declaration maps
 // back to the shipped sources, the examples the README's commands use, and
 // nothing of the tests, benchmarks or CI.
+// In the slow suite (Node): seconds of CPU that npm test, at its limit on 2 cores, needs more.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';

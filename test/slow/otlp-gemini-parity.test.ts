@@ -6,6 +6,7 @@
 // case here differed (no output message, id, model, finish reason or counts;
 // no input messages, tools or parameters). The answers' plugins.toml `atif`
 // trajectories are compared too (model and counts).
+// In the slow suite (Node): seconds of CPU that npm test, at its limit on 2 cores, needs more.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nativeAvailable, nativeLoadError } from '../contract/backends.ts';
 import { startHttpReceiver, type Receiver } from '../support/otlp-receiver.ts';
