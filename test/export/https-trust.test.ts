@@ -56,29 +56,25 @@ async function httpsReceiver(authority: LoopbackAuthority): Promise<{ origin: st
   return { origin: `https://127.0.0.1:${(server.address() as AddressInfo).port}`, received };
 }
 
-function document(dir: string, origin: string): string {
+/** An ATOF stream sink of `transport` to `url`, as plugins.toml writes one. */
+const streamSink = (url: string, transport: string) => `[[components.config.atof.sinks]]
+type = "stream"
+url = "${url}"
+transport = "${transport}"
+timeout_millis = 3000
+`;
+
+/** `dir`/plugins.toml: the observability component with ATOF on, its sinks and the rest `more` says. */
+function writeDocument(dir: string, more: string): string {
   const file = path.join(dir, 'plugins.toml');
-  fs.writeFileSync(
-    file,
-    `version = 1
-[[components]]
-kind = "observability"
-enabled = true
-[components.config]
-version = 4
-[components.config.atof]
-enabled = true
-[[components.config.atof.sinks]]
-type = "stream"
-url = "${origin}/atof/post"
-transport = "http_post"
-timeout_millis = 3000
-[[components.config.atof.sinks]]
-type = "stream"
-url = "${origin}/atof/ndjson"
-transport = "ndjson"
-timeout_millis = 3000
-[components.config.atif]
+  fs.writeFileSync(file, `version = 1\n[[components]]\nkind = "observability"\nenabled = true\n[components.config]\nversion = 4\n[components.config.atof]\nenabled = true\n${more}`);
+  return file;
+}
+
+function document(dir: string, origin: string): string {
+  return writeDocument(
+    dir,
+    `${streamSink(`${origin}/atof/post`, 'http_post')}${streamSink(`${origin}/atof/ndjson`, 'ndjson')}[components.config.atif]
 enabled = true
 output_directory = ${JSON.stringify(path.join(dir, 'atif'))}
 [[components.config.atif.storage]]
@@ -94,7 +90,6 @@ transport = "http_binary"
 scheduled_delay_millis = 10
 `,
   );
-  return file;
 }
 
 interface Output {
@@ -207,28 +202,6 @@ async function wssReceiver(authority: LoopbackAuthority): Promise<{ url: string;
   return { url: `wss://127.0.0.1:${(server.address() as AddressInfo).port}/atof/ws`, lines };
 }
 
-/** A document whose only output is an ATOF `websocket` stream to `url`. */
-function websocketDocument(dir: string, url: string): string {
-  const file = path.join(dir, 'plugins.toml');
-  fs.writeFileSync(
-    file,
-    `version = 1
-[[components]]
-kind = "observability"
-enabled = true
-[components.config]
-version = 4
-[components.config.atof]
-enabled = true
-[[components.config.atof.sinks]]
-type = "stream"
-url = "${url}"
-transport = "websocket"
-timeout_millis = 3000
-`,
-  );
-  return file;
-}
 
 if (runtime !== 'node') console.info(`[https-trust] the wss:// cases run on Node, where the websocket stream uses the ws package (on ${runtime} it is the runtime's own WebSocket, whose trust is the runtime's)`);
 
@@ -238,7 +211,7 @@ describe.runIf(runtime === 'node')('a websocket stream to wss:// trusts what the
     const authority = loopbackAuthority(dir, `https-trust ${name}`);
     if (authority === undefined) return undefined;
     const receiver = await wssReceiver(authority);
-    return { authority, receiver, toml: websocketDocument(dir, receiver.url) };
+    return { authority, receiver, toml: writeDocument(dir, streamSink(receiver.url, 'websocket')) };
   }
 
   it('delivers with the CA named by SSL_CERT_FILE', async () => {
