@@ -24,6 +24,7 @@
  *
  * @module
  */
+import { detectRuntime } from './js-runtime.ts';
 
 /**
  * When an exit task runs among the others: `record` (hooks still queued are
@@ -153,7 +154,7 @@ function install(): void {
   proc.on('exit', runExitTasks);
   // Not on Deno: its signal listener opens a descriptor, and where none is left (EMFILE) Deno panics and
   // the host dies, a crash telemetry must never cause; a Deno host's signal there ends as it did before.
-  const onDeno = (globalThis as { Deno?: unknown }).Deno !== undefined;
+  const onDeno = detectRuntime() === 'deno';
   for (const signal of onDeno ? [] : FATAL_SIGNALS) {
     try {
       proc.on(signal, onFatalSignal);
