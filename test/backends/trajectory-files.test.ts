@@ -281,10 +281,15 @@ describe('TrajectoryFiles', () => {
     files.retryNow();
     await settle(files);
     expect(reported).toHaveLength(1);
-    expect(reported[0]).toMatch(/^writing ATIF trajectory .*a\.json: .*\(until a trajectory is written again, later failures are counted in status\(\)\.outputs, not said\)$/);
+    // The three writes run at once on the thread pool: whichever fails first is the one said, and
+    // the retry pass starts from it (a loaded machine finished c's first in CI).
+    const said = /^writing ATIF trajectory .*([abc])\.json: .*\(until a trajectory is written again, later failures are counted in status\(\)\.outputs, not said\)$/.exec(reported[0]!);
+    expect(said, reported[0]).not.toBeNull();
     expect(reported[0]).toContain('(a file stands where a folder of the path should be: remove it or point the output folder elsewhere)');
     expect(files.summary(dir)).toMatchObject({ errors: 4, dropped: 3 });
-    expect(files.files().map((h) => h.errors)).toEqual([2, 1, 1]);
+    expect(files.files().map((h) => [path.basename(h.path), h.errors]).sort()).toEqual(
+      ['a', 'b', 'c'].map((key) => [`${key}.json`, key === said![1] ? 2 : 1]),
+    );
     unblock();
     files.retryNow();
     await settle(files);
