@@ -16,9 +16,13 @@
 //     load (a missing optional package, the clock's origin). Run after other
 //     native files in one process, they failed;
 //   - SETS_SDK_DEFAULTS: the OpenAI Agents SDK's global `run()` keeps the
-//     first `setDefaultOpenAIClient` client in its default runner, so a
-//     second such file in the same process would talk to the first file's
-//     fake API.
+//     first `setDefaultOpenAIClient` client, and the API `setOpenAIAPI`
+//     chose, in its default runner, so a second such file in the same
+//     process would talk to the first file's API. The files that only set a
+//     fake as the default client share processes through
+//     `useAsDefaultClient` (test/adapters/openai-agents/wire.ts); those
+//     here also choose Chat Completions, or point the SDK at a real
+//     loopback server (timing).
 export const NATIVE_SHARED = [
   'test/export/url-credentials.test.ts',
   'test/export/https-trust.test.ts',
@@ -42,6 +46,9 @@ export const NATIVE_SHARED = [
   'test/adapters/ai-sdk/aborts.test.ts',
   'test/adapters/ai-sdk/stream-errors.test.ts',
   'test/adapters/openai-agents/programmatic.test.ts',
+  'test/adapters/openai-agents/finish-reason.test.ts',
+  'test/adapters/openai-agents/tool-errors.test.ts',
+  'test/adapters/openai-agents/tool-guardrails.test.ts',
   'test/adapters/mcp/sampling-in-process.test.ts',
   'test/adapters/mcp/sampling-langchain.test.ts',
   'test/adapters/ai-sdk/anthropic-cache-pricing.test.ts',
@@ -224,17 +231,9 @@ export const NATIVE_FRESH = [
 ];
 
 export const SETS_SDK_DEFAULTS = [
-  'test/adapters/openai-agents/approvals.test.ts',
-  'test/adapters/openai-agents/failures.test.ts',
-  'test/adapters/openai-agents/finish-reason.test.ts',
-  'test/adapters/openai-agents/openai-models.test.ts',
   'test/adapters/openai-agents/openrouter.test.ts',
   'test/adapters/openai-agents/azure.test.ts',
-  'test/adapters/openai-agents/openinference.test.ts',
-  'test/adapters/openai-agents/programs.test.ts',
   'test/adapters/openai-agents/timing.test.ts',
-  'test/adapters/openai-agents/tool-errors.test.ts',
-  'test/adapters/openai-agents/tool-guardrails.test.ts',
   'test/adapters/openai-agents/reasoning-content.test.ts',
 ];
 

@@ -5,15 +5,15 @@
 // requests, the decisions, the approved call's result and the rejected
 // call's outcome, by call id.
 import { afterEach, describe, expect, it } from 'vitest';
-import { Agent, RunState, run, setDefaultOpenAIClient, tool, type RunResult, type StreamedRunResult } from '@openai/agents';
+import { Agent, RunState, run, tool, type RunResult, type StreamedRunResult } from '@openai/agents';
 import * as z from 'zod';
 import { instrumentOpenAIAgents } from '../../../src/adapters/openai-agents/index.ts';
 import { expectNothingLost, recordedPlugin } from '../support.ts';
 import { agentSteps, hooks, observation, onlyTrajectory, sdkTotals, stepsOf, toolCallIds, tokenTotals, TRACING, useTracing } from './support.ts';
-import { FakeOpenAI } from './wire.ts';
+import { FakeOpenAI, useAsDefaultClient } from './wire.ts';
 
 const api = new FakeOpenAI();
-setDefaultOpenAIClient(api.client());
+useAsDefaultClient(api);
 
 let uninstall: (() => void) | undefined;
 afterEach(() => {

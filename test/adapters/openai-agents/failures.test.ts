@@ -11,7 +11,6 @@ import {
   MaxTurnsExceededError,
   OutputGuardrailTripwireTriggered,
   run,
-  setDefaultOpenAIClient,
   tool,
   type InputGuardrail,
   type OutputGuardrail,
@@ -21,10 +20,10 @@ import { instrumentOpenAIAgents } from '../../../src/adapters/openai-agents/inde
 import { sleep } from '../../../src/shared/timers.ts';
 import { checkRetry, expectNothingLost, recordedPlugin, type Recorded } from '../support.ts';
 import { agentSteps, hooks, observation, onlyTrajectory, sdkTotals, stepsOf, toolCallIds, tokenTotals, TRACING, useTracing } from './support.ts';
-import { FakeOpenAI } from './wire.ts';
+import { FakeOpenAI, useAsDefaultClient } from './wire.ts';
 
 const api = new FakeOpenAI();
-setDefaultOpenAIClient(api.client());
+useAsDefaultClient(api);
 
 let uninstall: (() => void) | undefined;
 afterEach(() => {

@@ -6,14 +6,14 @@
 // every request's input, the reported model, tool calls by id, reasoning,
 // and tokens equal to the SDK's own `result.state.usage`.
 import { describe, expect, it } from 'vitest';
-import { Agent, OpenAIChatCompletionsModel, Runner, run, setDefaultOpenAIClient } from '@openai/agents';
+import { Agent, OpenAIChatCompletionsModel, Runner, run } from '@openai/agents';
 import { expectNothingLost, recordedPlugin } from '../support.ts';
 import { agentSteps, expectRunsClosed, hooks, observation, onlyTrajectory, sdkTotals, stepsOf, toolCallIds, tokenTotals, instrumentEachTest, TRACING, useTracing, weatherTool } from './support.ts';
-import { dated, FakeOpenAI } from './wire.ts';
+import { dated, FakeOpenAI, useAsDefaultClient } from './wire.ts';
 
 // The default provider keeps the first default client it is given: one fake for the file.
 const defaultApi = new FakeOpenAI();
-setDefaultOpenAIClient(defaultApi.client());
+useAsDefaultClient(defaultApi);
 
 const instrument = instrumentEachTest();
 

@@ -5,16 +5,16 @@
 // client and a fake fetch, with a tool loop and an agent used as a tool.
 import { afterEach, describe, expect, it } from 'vitest';
 import { OpenInferenceTracingProcessor } from '@arizeai/openinference-instrumentation-openai-agents';
-import { Agent, run, setDefaultOpenAIClient, setTraceProcessors, setTracingDisabled, tool } from '@openai/agents';
+import { Agent, run, setTraceProcessors, setTracingDisabled, tool } from '@openai/agents';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import * as z from 'zod';
 import { instrumentOpenAIAgents } from '../../../src/adapters/openai-agents/index.ts';
 import { expectNothingLost, recordedPlugin } from '../support.ts';
 import { agentSteps, hooks, onlyTrajectory, sdkTotals, tokenTotals, trajectoriesOf } from './support.ts';
-import { FakeOpenAI } from './wire.ts';
+import { FakeOpenAI, useAsDefaultClient } from './wire.ts';
 
 const api = new FakeOpenAI();
-setDefaultOpenAIClient(api.client());
+useAsDefaultClient(api);
 
 let uninstall: (() => void) | undefined;
 afterEach(() => {

@@ -3,14 +3,14 @@
 // client and a fake fetch, with tracing on and off. Each trajectory is
 // checked against what the program did.
 import { describe, expect, it } from 'vitest';
-import { Agent, run, setDefaultOpenAIClient } from '@openai/agents';
+import { Agent, run } from '@openai/agents';
 import * as z from 'zod';
 import { expectNothingLost, recordedPlugin } from '../support.ts';
 import { agentSteps, expectRunsClosed, hooks, observation, onlyTrajectory, sdkTotals, stepsOf, toolCallIds, tokenTotals, instrumentEachTest, TRACING, useTracing, weatherTool } from './support.ts';
-import { dated, FakeOpenAI } from './wire.ts';
+import { dated, FakeOpenAI, useAsDefaultClient } from './wire.ts';
 
 const api = new FakeOpenAI();
-setDefaultOpenAIClient(api.client());
+useAsDefaultClient(api);
 
 const instrument = instrumentEachTest();
 

@@ -12,18 +12,18 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
-import { Agent, InputGuardrailTripwireTriggered, MemorySession, OpenAIChatCompletionsModel, OpenAIResponsesModel, RunState, Runner, ToolTimeoutError, run, setDefaultOpenAIClient, tool, type InputGuardrail, type Model, type RunStreamEvent } from '@openai/agents';
+import { Agent, InputGuardrailTripwireTriggered, MemorySession, OpenAIChatCompletionsModel, OpenAIResponsesModel, RunState, Runner, ToolTimeoutError, run, tool, type InputGuardrail, type Model, type RunStreamEvent } from '@openai/agents';
 import { aisdk } from '@openai/agents-extensions/ai-sdk';
 import { createOpenAI } from '@ai-sdk/openai';
 import * as z from 'zod';
 import { instrumentOpenAIAgents } from '../../../src/adapters/openai-agents/index.ts';
 import { backends, expectNothingLost, expectTurnEndInAtif, recordedPlugin, type AtifDoc } from '../support.ts';
 import { agentSteps, expectRunsClosed, hooks, observation, onlyTrajectory, sdkTotals, stepsOf, toolCallIds, tokenTotals, TRACING, useTracing, weatherTool } from './support.ts';
-import { FakeOpenAI, type Reply } from './wire.ts';
+import { FakeOpenAI, type Reply, useAsDefaultClient } from './wire.ts';
 import { FakeProvider, type Turn, type Wire } from '../ai-sdk/wire.ts';
 
 const api = new FakeOpenAI();
-setDefaultOpenAIClient(api.client());
+useAsDefaultClient(api);
 
 let uninstall: (() => void) | undefined;
 afterEach(() => {

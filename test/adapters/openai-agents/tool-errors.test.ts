@@ -9,15 +9,15 @@
 // A runner whose own config disables tracing makes no span per call: there
 // only the SDK's default text says a call failed (pinned last).
 import { afterEach, describe, expect, it } from 'vitest';
-import { Agent, Runner, run, setDefaultOpenAIClient, tool } from '@openai/agents';
+import { Agent, Runner, run, tool } from '@openai/agents';
 import * as z from 'zod';
 import { instrumentOpenAIAgents } from '../../../src/adapters/openai-agents/index.ts';
 import { backends, expectNothingLost, recordedPlugin } from '../support.ts';
 import { hooks, observation, onlyTrajectory, TRACING, useTracing } from './support.ts';
-import { FakeOpenAI } from './wire.ts';
+import { FakeOpenAI, useAsDefaultClient } from './wire.ts';
 
 const api = new FakeOpenAI();
-setDefaultOpenAIClient(api.client());
+useAsDefaultClient(api);
 
 let uninstall: (() => void) | undefined;
 afterEach(() => {

@@ -7,15 +7,15 @@
 // the model got); a call whose output an output guardrail replaced ran, and the
 // model got the guardrail's text instead of the tool's.
 import { afterEach, describe, expect, it } from 'vitest';
-import { Agent, defineToolInputGuardrail, defineToolOutputGuardrail, run, Runner, setDefaultOpenAIClient, tool, ToolGuardrailFunctionOutputFactory } from '@openai/agents';
+import { Agent, defineToolInputGuardrail, defineToolOutputGuardrail, run, Runner, tool, ToolGuardrailFunctionOutputFactory } from '@openai/agents';
 import * as z from 'zod';
 import { instrumentOpenAIAgents } from '../../../src/adapters/openai-agents/index.ts';
 import { backends, expectNothingLost, recordedPlugin, viewLines } from '../support.ts';
 import { hooks, observation, onlyTrajectory, TRACING, useTracing } from './support.ts';
-import { FakeOpenAI } from './wire.ts';
+import { FakeOpenAI, useAsDefaultClient } from './wire.ts';
 
 const api = new FakeOpenAI();
-setDefaultOpenAIClient(api.client());
+useAsDefaultClient(api);
 
 let uninstall: (() => void) | undefined;
 afterEach(() => {

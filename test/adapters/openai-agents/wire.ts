@@ -5,6 +5,7 @@
 // client, and answered in the Responses or Chat Completions JSON or SSE
 // shape (test/support/provider-wire.ts) the request asks for; every request
 // body is kept for the checks.
+import { setDefaultOpenAIClient } from '@openai/agents';
 import OpenAI from 'openai';
 import { chatCompletion, chatCompletionStream, openAiError, openAiResponse, openAiResponseStream, wireResponse, type ChatToolCall, type ChatUsage, type WebSearch } from '../../support/provider-wire.ts';
 
@@ -87,4 +88,21 @@ export class FakeOpenAI {
     const options = { id: `chatcmpl-${this.#n}`, model, content: step.text ?? null, toolCalls, usage };
     return wireResponse(body.stream === true ? chatCompletionStream(options) : chatCompletion(options), requestId);
   };
+}
+
+let defaultFake: FakeOpenAI | undefined;
+
+/**
+ * `api` behind the SDK's default client, as a program's
+ * `setDefaultOpenAIClient(new OpenAI(...))` sets it. The SDK's default runner
+ * keeps the first default client it is given for the life of the process, so
+ * the files sharing a process share one real `openai` client whose fetch goes
+ * to the fake the running file made the default (files in a process run one
+ * after the other).
+ */
+export function useAsDefaultClient(api: FakeOpenAI): void {
+  if (defaultFake === undefined) {
+    setDefaultOpenAIClient(new OpenAI({ apiKey: 'sk-test-not-a-key', baseURL: 'https://fake-openai.test/v1', fetch: (url, init) => defaultFake!.fetch(url, init), maxRetries: 0 }));
+  }
+  defaultFake = api;
 }
