@@ -64,7 +64,7 @@ export class FakeOpenAI {
 
   /** An `openai` client on this fake; its own retries are off, so every attempt reaches the runner. */
   client(): OpenAI {
-    return new OpenAI({ apiKey: 'sk-test-not-a-key', baseURL: 'https://fake-openai.test/v1', fetch: this.fetch, maxRetries: 0 });
+    return clientOn(this.fetch);
   }
 
   readonly fetch = async (url: string | URL | Request, init?: RequestInit): Promise<Response> => {
@@ -90,6 +90,8 @@ export class FakeOpenAI {
   };
 }
 
+const clientOn = (fetch: FakeOpenAI['fetch']): OpenAI => new OpenAI({ apiKey: 'sk-test-not-a-key', baseURL: 'https://fake-openai.test/v1', fetch, maxRetries: 0 });
+
 let defaultFake: FakeOpenAI | undefined;
 
 /**
@@ -102,7 +104,7 @@ let defaultFake: FakeOpenAI | undefined;
  */
 export function useAsDefaultClient(api: FakeOpenAI): void {
   if (defaultFake === undefined) {
-    setDefaultOpenAIClient(new OpenAI({ apiKey: 'sk-test-not-a-key', baseURL: 'https://fake-openai.test/v1', fetch: (url, init) => defaultFake!.fetch(url, init), maxRetries: 0 }));
+    setDefaultOpenAIClient(clientOn((url, init) => defaultFake!.fetch(url, init)));
   }
   defaultFake = api;
 }
