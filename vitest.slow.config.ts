@@ -15,8 +15,9 @@ import { detectRuntime } from './src/shared/js-runtime.ts';
 // generated-input checks at their full counts, and the MCP files whose agent
 // and servers are processes of their own on native. Native runs in the
 // suite's own process on Node only (backends()), and in the children of every
-// runtime in the files that name their backends (mcp/docs, mcp-sampling).
-const NATIVE_IN_CHILDREN = ['test/adapters/mcp/docs.test.ts'];
+// runtime in the files that name their backends (mcp/docs, mcp-sampling,
+// the exit test).
+const NATIVE_IN_CHILDREN = ['test/adapters/mcp/docs.test.ts', 'test/differential/exit.test.ts'];
 const GENERATED_IN_FULL = ['test/backends/memory/credential-headers.test.ts', 'test/formats/atif/trajectory-bytes.test.ts'];
 
 // What Bun and Deno run: the slow files that ran on every runtime before they

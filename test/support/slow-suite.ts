@@ -2,7 +2,8 @@
 // lists them and sets NRH_TEST_SUITE=slow. There they check what npm test
 // leaves to CI to keep inside its time: the native backend of the MCP files
 // whose agent and servers are processes of their own (processBackends in
-// test/adapters/support.ts), and the generated-input equivalence checks at
+// test/adapters/support.ts) and of the exit test (its children), and the
+// generated-input equivalence checks at
 // their full counts. npm test is CPU-bound on 2 cores; these were its largest
 // shares that repeat a check rather than add one.
 
