@@ -11,7 +11,7 @@ import type { NemoRelaySettingsOverrides } from '../../src/plugin/config/setting
 import { silentLogger } from '../../src/shared/logger.ts';
 import { validateAtif } from '../../src/formats/atif/validate.ts';
 import { cliInProcess } from '../cli/support.ts';
-import { inSlowSuite } from '../support/slow-suite.ts';
+import { processBackend } from '../support/slow-suite.ts';
 
 /**
  * The backends of the tests whose agent and MCP servers run as processes of their own (a few seconds of CPU each,
@@ -20,8 +20,7 @@ import { inSlowSuite } from '../support/slow-suite.ts';
  * checks (`backends()` unless it names its own).
  */
 export function processBackends<B extends 'memory' | 'native'>(each: readonly B[] = backends() as B[]): B[] {
-  const half = inSlowSuite ? 'native' : 'memory';
-  return each.filter((backend) => backend === half);
+  return each.filter((backend) => backend === processBackend);
 }
 
 export interface Recorded {

@@ -18,7 +18,7 @@ import { detectRuntime } from '../../src/shared/js-runtime.ts';
 import { nativeAvailable, nativeLoadError, tempDir } from '../contract/backends.ts';
 import { pairsByUuid, readValidAtof, readValidAtif } from '../contract/files.ts';
 import { runScript } from '../native/support.ts';
-import { inSlowSuite } from '../support/slow-suite.ts';
+import { inSlowSuite, processBackend } from '../support/slow-suite.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 /** The built package entry (dist/ is built by the suite's global setup; Node 20 cannot run .ts). */
@@ -162,17 +162,17 @@ function expectEverythingWritten(dir: string, { sessionClosed = true, wholeTraje
 }
 
 /**
- * npm test runs the memory half; `npm run test:slow` runs this file again for
- * the native half, on every runtime (vitest.slow.config.ts), as it does the
- * MCP files whose agents are processes (test/support/slow-suite.ts): its 24
- * children cost about 10 s of npm test's CPU (bench/RESULTS.md, "npm test's
- * time on the machines of 2026-12-07"). Each half names why it is skipped.
+ * npm test runs the memory half and `npm run test:slow` the native half, on
+ * every runtime (vitest.slow.config.ts), as for the MCP files whose agents
+ * are processes (`processBackend`): the native children were the larger
+ * share of this file's CPU (bench/RESULTS.md, "npm test's time on the
+ * machines of 2026-12-07"). Each half says why it is skipped.
  */
-const NATIVE_SKIPPED = !nativeAvailable ? `native backend cannot load here (${nativeLoadError})` : inSlowSuite ? null : 'npm run test:slow runs the native half';
-const backends: ['memory' | 'native', string | null][] = [
-  ['memory', inSlowSuite ? 'npm test runs the memory half' : null],
-  ['native', NATIVE_SKIPPED],
-];
+const otherSuite = inSlowSuite ? 'npm test' : 'npm run test:slow';
+const backends: ['memory' | 'native', string | null][] = (['memory', 'native'] as const).map((backend) => [
+  backend,
+  backend === 'native' && !nativeAvailable ? `native backend cannot load here (${nativeLoadError})` : backend === processBackend ? null : `${otherSuite} runs the ${backend} half`,
+]);
 for (const [backend, skipped] of backends) if (skipped !== null) console.info(`[exit] ${backend} backend skipped: ${skipped}`);
 
 describe.each(backends)(`nothing lost at exit on ${runtime}: %s backend`, (backend, skipped) => {
