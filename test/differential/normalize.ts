@@ -33,7 +33,8 @@ export class UuidLabels {
 
   /** Replaces every uuid inside `text`. */
   text(text: string): string {
-    return text.replace(UUID, (uuid) => this.label(uuid));
+    // Most strings (keys, names, short values) are shorter than a uuid: no scan for them.
+    return text.length < 36 ? text : text.replace(UUID, (uuid) => this.label(uuid));
   }
 
   get size(): number {

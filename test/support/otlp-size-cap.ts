@@ -17,7 +17,7 @@ import { Agent, openAiMessage, openAiResponse, openAiTool, openAiUsage, StreamRe
 const GPT = 'gpt-4o-2024-08-06';
 const TOOLS = [openAiTool('read_file', 'Read a file', { path: { type: 'string' } })];
 /** LLM calls of the session: enough that its one batch is many times its largest span. */
-export const CALLS = 40;
+export const CALLS = 24;
 
 /** A source file of about `bytes` characters, different for each `index`. */
 function sourceFile(index: number, bytes: number): string {
