@@ -68,8 +68,8 @@ function bytesOf(value: unknown): Buffer {
 
 /**
  * The image as the host gave it: the same type, and the same text or bytes. Compared as bytes: `toEqual` walks a
- * 100 KB array element by element, which was most of this file's time (bench/RESULTS.md, "npm test's time on the
- * machines of 2026-12-07").
+ * 100 KB array element by element, which was most of this file's time (bench/RESULTS.md, "npm test's time: checks
+ * that cost more than what they check").
  */
 function expectSameImage(actual: unknown, expected: unknown): void {
   if (typeof expected === 'string') return void expect(actual).toBe(expected);
