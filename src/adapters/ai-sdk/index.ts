@@ -51,7 +51,7 @@ function installedWith(hooks: HookRegistry): boolean {
  */
 export function instrumentAiSdk(hooks: HookRegistry, options: AiSdkAdapterOptions = {}): () => void {
   if (installedWith(hooks)) {
-    safeLog(options.logger ?? consoleLogger, 'warn', 'nemo-relay-hooks ai-sdk: instrumentAiSdk was called again with the same hooks while the first is installed; this call does nothing, as every run would be recorded twice (call the function the first returned to uninstall it first)');
+    safeLog(options.logger ?? consoleLogger, 'warn', 'ai-sdk adapter: instrumentAiSdk was called again with the same hooks while the first is installed; this call does nothing, as every run would be recorded twice (call the function the first returned to uninstall it first)');
     return () => {};
   }
   const integration = new AiSdkTelemetry(new AdapterCore(hooks, options, 'ai-sdk'));

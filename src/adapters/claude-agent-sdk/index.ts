@@ -56,7 +56,7 @@ export function wrapClaudeAgentSdk<S extends ClaudeAgentSdkLike>(sdk: S, hooks: 
   const provisionalUsage = (): void => {
     if (warnedProvisional) return;
     warnedProvisional = true;
-    safeLog(options.logger ?? consoleLogger, 'warn', 'nemo-relay-hooks claude-agent-sdk: a sub-agent has no transcript (persistSession: false?); its steps carry the usage the stream reported, whose output tokens are provisional');
+    safeLog(options.logger ?? consoleLogger, 'warn', 'claude-agent-sdk adapter: a sub-agent has no transcript (persistSession: false?); its steps carry the usage the stream reported, whose output tokens are provisional');
   };
   const query = (params: { prompt: unknown; options?: unknown }): unknown => {
     if (!core.listening() || !isRecord(params)) return original(params);

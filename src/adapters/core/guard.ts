@@ -26,7 +26,7 @@ export class Guard {
       this.failures += 1;
       if (!this.#reported.has(label)) {
         this.#reported.add(label);
-        safeLog(this.#logger, 'warn', `nemo-relay-hooks adapter: ${label} failed (reported once; the agent was not affected)`, error);
+        safeLog(this.#logger, 'warn', `the adapter's ${label} failed (reported once; the agent was not affected)`, error);
       }
       return undefined;
     }

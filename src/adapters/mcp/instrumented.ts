@@ -18,7 +18,7 @@ import { consoleLogger, safeLog, type Logger } from '../../shared/logger.ts';
 export function instrumentedBefore(target: object, mark: symbol, hooks: HookRegistry, logger: Logger | undefined, what: string, into: string): boolean {
   const first = (target as { [key: symbol]: unknown })[mark];
   if (first === undefined) return false;
-  if (first !== hooks) safeLog(logger ?? consoleLogger, 'warn', `nemo-relay-hooks mcp: ${what} was called again with other hooks; ${into} (register every plugin on that one HookRegistry)`);
+  if (first !== hooks) safeLog(logger ?? consoleLogger, 'warn', `mcp adapter: ${what} was called again with other hooks; ${into} (register every plugin on that one HookRegistry)`);
   return true;
 }
 

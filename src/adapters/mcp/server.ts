@@ -117,7 +117,7 @@ export function instrumentMcpServer<S extends object>(server: S, hooks: HookRegi
   const logger = options.logger ?? consoleLogger;
   const low = lowLevelOf(server);
   if (low === undefined) {
-    safeLog(logger, 'warn', 'nemo-relay-hooks mcp: instrumentMcpServer was given no @modelcontextprotocol/sdk Server or McpServer (no request handler map); its tool calls are not recorded');
+    safeLog(logger, 'warn', 'mcp adapter: instrumentMcpServer was given no @modelcontextprotocol/sdk Server or McpServer (no request handler map); its tool calls are not recorded');
     return server;
   }
   if (instrumentedBefore(low, INSTRUMENTED, hooks, logger, 'instrumentMcpServer', "this server's tool calls are recorded only into the hooks it was first instrumented with")) return server;

@@ -184,8 +184,10 @@ function prepareRunner(runner: Runner): void {
   const wrapped = async function getModel_(this: unknown, name?: string): Promise<unknown> {
     const found = await getModel.call(provider, name);
     if (typeof found === 'object' && found !== null) {
-      if (name !== undefined && !modelNames.has(found)) modelNames.set(found, name);
-      wrapModel(found, name);
+      // An agent without a model asks for '': the provider answers with its default model, whose object names it.
+      const asked = name === '' ? undefined : name;
+      if (asked !== undefined && !modelNames.has(found)) modelNames.set(found, asked);
+      wrapModel(found, asked);
     }
     return found;
   };

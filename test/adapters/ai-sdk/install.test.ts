@@ -41,6 +41,8 @@ describe('instrumentAiSdk installed twice', () => {
     expect(recorded.log.filter((entry) => entry.hook === 'pre_api_request')).toHaveLength(1);
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatch(/instrumentAiSdk was called again with the same hooks/);
+    // The console logger already names the library: the message does not again.
+    expect(warnings[0]).not.toMatch(/nemo-relay-hooks/);
     // The second install's uninstall leaves the first in place.
     second();
     await oneCall();

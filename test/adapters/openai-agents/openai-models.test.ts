@@ -6,7 +6,7 @@
 // every request's input, the reported model, tool calls by id, reasoning,
 // and tokens equal to the SDK's own `result.state.usage`.
 import { describe, expect, it } from 'vitest';
-import { Agent, OpenAIChatCompletionsModel, Runner, run } from '@openai/agents';
+import { Agent, OpenAIChatCompletionsModel, Runner, getDefaultModel, run } from '@openai/agents';
 import { expectNothingLost, recordedPlugin } from '../support.ts';
 import { agentSteps, expectRunsClosed, hooks, observation, onlyTrajectory, sdkTotals, stepsOf, toolCallIds, tokenTotals, instrumentEachTest, TRACING, useTracing, weatherTool } from './support.ts';
 import { dated, FakeOpenAI, useAsDefaultClient } from './wire.ts';
@@ -83,6 +83,26 @@ describe('OpenAI Agents SDK on OpenAI models', () => {
         { prompt_tokens: 210, completion_tokens: 18, cached_tokens: 128 },
       ]);
       expect(tokenTotals(doc)).toEqual(sdkTotals(result.state.usage));
+    }, 30_000);
+
+    it(`an agent without a model (the SDK's quickstart): its requests name the default model that went over the wire (${tracing})`, async () => {
+      useTracing(tracing);
+      // The SDK asks its provider for the model '' and sends its default.
+      const sent = getDefaultModel();
+      const api = defaultApi.load({ [sent]: [{ text: 'Hello.', usage: { input: 12, output: 3 } }] });
+      const recorded = recordedPlugin('agents-default-model');
+      instrument(recorded.hooks);
+
+      const result = await run(new Agent({ name: 'Assistant', instructions: 'You are a helpful assistant.' }), 'Say hello.');
+      expect(result.finalOutput).toBe('Hello.');
+      expect(api.requests.map((request) => request.body.model)).toEqual([sent]);
+      expect(hooks(recorded, 'pre_api_request').map((payload) => payload.model)).toEqual([sent]);
+
+      const { atif, counters } = await recorded.finish();
+      expectNothingLost(counters);
+      const doc = onlyTrajectory(atif);
+      expect(stepsOf(doc)[0]!.extra?.llm_request?.model).toBe(sent);
+      expect(agentSteps(doc).map((step) => step.model_name)).toEqual([dated(sent)]);
     }, 30_000);
 
     for (const stream of [false, true]) {
