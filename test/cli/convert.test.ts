@@ -37,6 +37,23 @@ describe('nemo-relay-hooks convert', () => {
     }
   });
 
+  it.each([
+    ['plugin-session', 'prog-session-atif-prog-sid.json', ['tu1']],
+    ['claude-code-session', 'claude-code-atif-sess-abc.json', ['toolu_01', 'toolu_03', 'toolu_02']],
+  ])('--profile nat writes a tool result no LLM response asked for on a system step without its call, which validate rejects, as docs/cli/convert.md says (%s); the default profile\'s file is valid', async (name, file, calls) => {
+    const nat = tempDir();
+    expect((await cliInProcess(['convert', path.join(NATIVE, `${name}.atof.jsonl`), '--out', nat, '--profile', 'nat', '-q'])).code).toBe(0);
+    const errors = fileErrors(path.join(nat, file));
+    expect(errors.map((error) => error.split(': ')[1])).toEqual(calls.map(() => 'atif.source_call_id'));
+    const steps = JSON.parse(readFileSync(path.join(nat, file), 'utf8')).steps as Array<Record<string, any>>;
+    const answered = steps.filter((step) => step.observation !== undefined);
+    expect(answered.flatMap((step) => step.observation.results.map((result: Record<string, any>) => result.source_call_id))).toEqual(calls);
+    expect(answered.map((step) => [step.source, step.tool_calls])).toEqual(answered.map(() => ['system', undefined]));
+    const native = tempDir();
+    expect((await cliInProcess(['convert', path.join(NATIVE, `${name}.atof.jsonl`), '--out', native, '-q'])).code).toBe(0);
+    expect(fileErrors(path.join(native, file))).toEqual([]);
+  });
+
   it('takes --quiet, as replay does and docs/cli/README.md says of both: no summary (and no progress line); the files are written', async () => {
     const out = tempDir();
     const result = await cliInProcess(['convert', path.join(NATIVE, 'claude-code-session.atof.jsonl'), '--out', out, '--quiet']);
