@@ -8,6 +8,7 @@ import { AdapterCore } from '../../src/adapters/core/run.ts';
 import { PausedSubagents } from '../../src/adapters/core/holds.ts';
 import { MAX_HOST_SESSIONS } from '../../src/adapters/core/host-sessions.ts';
 import { sessionIdFor } from '../../src/adapters/core/options.ts';
+import { Guard } from '../../src/adapters/core/guard.ts';
 import { chatFinishReason } from '../../src/adapters/core/finish.ts';
 import { recordedValue } from '../../src/adapters/core/shapes.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
@@ -21,10 +22,24 @@ function recorder() {
 
 describe('session ids', () => {
   it('prefers options.sessionId, then the conversation id, then the run id', () => {
-    expect(sessionIdFor({ sessionId: 's' }, { runId: 'r', conversationId: 'c' })).toBe('s');
-    expect(sessionIdFor({ sessionId: (run) => `fn-${run.agentName}` }, { runId: 'r', agentName: 'a' })).toBe('fn-a');
-    expect(sessionIdFor({ sessionId: () => undefined }, { runId: 'r', conversationId: 'c' })).toBe('c');
-    expect(sessionIdFor({}, { runId: 'r' })).toBe('r');
+    const guard = new Guard(silentLogger);
+    expect(sessionIdFor({ sessionId: 's' }, { runId: 'r', conversationId: 'c' }, guard)).toBe('s');
+    expect(sessionIdFor({ sessionId: (run) => `fn-${run.agentName}` }, { runId: 'r', agentName: 'a' }, guard)).toBe('fn-a');
+    expect(sessionIdFor({ sessionId: () => undefined }, { runId: 'r', conversationId: 'c' }, guard)).toBe('c');
+    expect(sessionIdFor({}, { runId: 'r' }, guard)).toBe('r');
+    expect(guard.failures).toBe(0);
+  });
+
+  it('gives a run whose sessionId function throws the default id, and says so once', () => {
+    const warnings: string[] = [];
+    const guard = new Guard({ ...silentLogger, warn: (message: string) => void warnings.push(message) });
+    const throws = () => {
+      throw new Error('no chat in this store');
+    };
+    expect(sessionIdFor({ sessionId: throws }, { runId: 'r', conversationId: 'c' }, guard)).toBe('c');
+    expect(sessionIdFor({ sessionId: throws }, { runId: 'r2' }, guard)).toBe('r2');
+    expect(guard.failures).toBe(2);
+    expect(warnings).toEqual([expect.stringContaining('sessionId function, whose run took the default session id, failed (reported once')]);
   });
 });
 

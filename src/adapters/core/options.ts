@@ -5,6 +5,7 @@
  */
 
 import type { Logger } from '../../shared/logger.ts';
+import type { Guard } from './guard.ts';
 
 /** What an adapter knows about a top-level run when it picks the session id. */
 export interface RunInfo {
@@ -29,7 +30,7 @@ export type SessionScope = 'run' | 'host';
 
 /** What every framework adapter accepts: how sessions are named and scoped, the platform label and where failures are logged. */
 export interface AdapterOptions {
-  /** The session id: a fixed string, or a function of the top-level run (return `undefined` for the default). */
+  /** The session id: a fixed string, or a function of the top-level run (return `undefined` for the default; a throw is reported once and the run takes the default too). */
   sessionId?: string | ((run: RunInfo) => string | undefined);
   /** Default `'run'`. */
   sessionScope?: SessionScope;
@@ -39,12 +40,15 @@ export interface AdapterOptions {
   logger?: Logger;
 }
 
-/** The session id of a top-level run: `options.sessionId`, else the conversation id, else the run id. */
-export function sessionIdFor(options: AdapterOptions, run: RunInfo): string {
+/**
+ * The session id of a top-level run: `options.sessionId`, else the conversation id, else the run id. A function that
+ * throws (`() => store.getStore().chatId` outside the store) gets the default: the run is recorded, not lost with it.
+ */
+export function sessionIdFor(options: AdapterOptions, run: RunInfo, guard: Guard): string {
   const chosen = options.sessionId;
   if (typeof chosen === 'string' && chosen !== '') return chosen;
   if (typeof chosen === 'function') {
-    const id = chosen(run);
+    const id = guard.run('call of your sessionId function, whose run took the default session id,', () => chosen(run));
     if (typeof id === 'string' && id !== '') return id;
   }
   if (run.conversationId !== undefined && run.conversationId !== '') return run.conversationId;

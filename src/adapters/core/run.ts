@@ -170,7 +170,7 @@ export class AdapterCore {
     if (!this.listening()) return undefined;
     const sessionId =
       start.parent === undefined
-        ? sessionIdFor(this.options, { runId: start.runId, conversationId: start.conversationId, agentName: start.agentName })
+        ? sessionIdFor(this.options, { runId: start.runId, conversationId: start.conversationId, agentName: start.agentName }, this.guard)
         : `${start.parent.run.sessionId}:sub:${start.parent.toolCallId}`;
     const run = new AgentRun(this, sessionId, start);
     run.begin();

@@ -150,7 +150,7 @@ export class Adapter implements RunSource, RunHost {
     let held = this.#held.get(state);
     if (held === undefined) {
       const names = runNames(runner, state, options);
-      const sessionId = names.runId === undefined && names.conversationId === undefined ? undefined : sessionIdFor(this.core.options, { runId: names.runId ?? '', conversationId: names.conversationId });
+      const sessionId = names.runId === undefined && names.conversationId === undefined ? undefined : sessionIdFor(this.core.options, { runId: names.runId ?? '', conversationId: names.conversationId }, this.core.guard);
       held = sessionId === undefined ? undefined : this.#heldBySession.get(sessionId);
     }
     if (held === undefined || held.taken) return undefined;

@@ -312,7 +312,11 @@ describe('instrumentAiSdk', () => {
     });
     const ok = scripted('m', [{ content: [{ type: 'text', text: 'fine' }], finishReason: { unified: 'stop', raw: 'stop' }, usage: usage(1, 1) }]);
     expect((await generateText({ model: ok, prompt: 'hi' })).text).toBe('fine');
-    await recorded.finish();
+    // The run is recorded under the default session id (the call's), not lost with the function.
+    const { atif, counters } = await recorded.finish();
+    expectNothingLost(counters);
+    expect(atif).toHaveLength(1);
+    expect((atif[0]!.steps as Array<Record<string, any>>).map((step) => [step.source, step.message])).toEqual([['user', 'hi'], ['agent', 'fine']]);
   });
 
   it('stops recording new runs once uninstalled', async () => {
