@@ -15,6 +15,7 @@
 import { createRequire } from 'node:module';
 import type { ObservabilitySettings } from '../formats/plugins-toml/observability-settings.ts';
 import { runsFromOwnPackage } from '../shared/package-module.ts';
+import { displayUrl } from '../shared/secret-text.ts';
 
 /** A package a configured destination needs. */
 export interface NeededPackage {
@@ -22,7 +23,10 @@ export interface NeededPackage {
   name: string;
   /** The version range to install (the one this package is tested with). */
   range: string;
-  /** The destination that needs it, e.g. `OTLP traces to http://localhost:4318/v1/traces`. */
+  /**
+   * The destination that needs it, e.g. `OTLP traces to http://localhost:4318/v1/traces`, its address as
+   * `displayUrl` shows it: doctor and the activation warning print this text, and people paste both into issues.
+   */
   neededBy: string;
 }
 
@@ -51,13 +55,13 @@ export function packagesNeeded(observability: ObservabilitySettings, runtime: st
   for (const [signal, destinations] of [['trace', opentelemetry.traces], ['logs', opentelemetry.logs]] as const) {
     for (const destination of destinations) {
       const wire = destination.transport === 'grpc' ? 'grpc' : 'proto';
-      const what = `OTLP ${signal === 'trace' ? 'traces' : 'logs'} to ${destination.url}`;
+      const what = `OTLP ${signal === 'trace' ? 'traces' : 'logs'} to ${displayUrl(destination.url)}`;
       need(`@opentelemetry/exporter-${signal}-otlp-${wire}`, what);
       if (wire === 'grpc' && Object.keys(destination.headers).length > 0) need('@grpc/grpc-js', what);
     }
   }
   // Bun has its own WebSocket; Node and Deno use `ws`.
-  for (const sink of observability.streamSinks) if (sink.transport === 'websocket' && runtime !== 'bun') need('ws', `the ATOF websocket stream to ${sink.url}`);
+  for (const sink of observability.streamSinks) if (sink.transport === 'websocket' && runtime !== 'bun') need('ws', `the ATOF websocket stream to ${displayUrl(sink.url)}`);
   for (const store of observability.storage) if (store.type === 's3') need('aws4', `the ATIF upload to s3://${store.bucket}`);
   return [...needed.values()];
 }

@@ -86,6 +86,106 @@ console.log(JSON.stringify(plugin.status().outputs.find((o) => o.kind === 'otlp-
   });
 });
 
+// A destination address can carry a password or a token; the package.missing message names the
+// destination, so it must show the address as the destinations rows do, wherever it is printed.
+const SECRET_TOML = `version = 1
+
+[[components]]
+kind = "observability"
+
+[components.config]
+version = 4
+
+[components.config.opentelemetry]
+enabled = true
+
+[[components.config.opentelemetry.endpoints]]
+type = "gen_ai"
+endpoint = "https://alice:S3CRETPASS@127.0.0.1:9/v1/traces?api_key=QSECRETKEY&x=1"
+headers = { authorization = "Bearer HDRSECRET" }
+
+[components.config.atof]
+enabled = true
+
+[[components.config.atof.sinks]]
+type = "stream"
+transport = "websocket"
+url = "wss://bob:WSPASS@127.0.0.1:9/stream?token=WSTOKEN"
+headers = { authorization = "Bearer WSHDR" }
+`;
+const SECRETS = ['alice', 'S3CRETPASS', 'QSECRETKEY', 'bob', 'WSPASS', 'WSTOKEN', 'HDRSECRET', 'WSHDR'];
+const OTLP_MISSING = 'OTLP traces to https://127.0.0.1:9/v1/traces?api_key=***&x=1 needs @opentelemetry/exporter-trace-otlp-proto';
+// Bun has its own WebSocket and needs no ws.
+const WS_MISSING = 'the ATOF websocket stream to wss://***@127.0.0.1:9/stream?token=*** needs ws';
+
+function expectNoSecret(text: string, secrets: readonly string[] = SECRETS): void {
+  for (const secret of secrets) expect(text, `${secret} printed`).not.toContain(secret);
+}
+
+describe.skipIf(skip)('a missing package whose destination address carries credentials', () => {
+  function withSecretToml(): { dir: string; main: string; toml: string } {
+    const dir = installWithoutOptionalPackages();
+    const toml = path.join(dir, 'secret.plugins.toml');
+    writeFileSync(toml, SECRET_TOML);
+    return { dir, main: path.join(dir, 'node_modules', 'nemo-relay-hooks', 'dist', 'src', 'cli', 'main.js'), toml };
+  }
+
+  it('doctor names the destination without its user, password or secret query values', () => {
+    const { dir, main, toml } = withSecretToml();
+    const result = spawnSync(process.execPath, [main, 'doctor', '--plugins-toml', toml, '--offline'], { cwd: dir, env: cleanEnv({}), encoding: 'utf8' });
+    expect(result.status, result.stdout + result.stderr).toBe(1);
+    expect(result.stdout).toContain(`error package.missing (@opentelemetry/exporter-trace-otlp-proto): ${OTLP_MISSING}`);
+    if (runtime !== 'bun') expect(result.stdout).toContain(`error package.missing (ws): ${WS_MISSING}`);
+    expectNoSecret(result.stdout + result.stderr);
+  });
+
+  it('doctor --json: problems[].message is redacted the same way', () => {
+    const { dir, main, toml } = withSecretToml();
+    const result = spawnSync(process.execPath, [main, 'doctor', '--json', '--plugins-toml', toml, '--offline'], { cwd: dir, env: cleanEnv({}), encoding: 'utf8' });
+    const report = JSON.parse(result.stdout) as { problems: { code: string; message: string }[] };
+    const missing = report.problems.filter((p) => p.code === 'package.missing').map((p) => p.message);
+    expect(missing.some((m) => m.startsWith(OTLP_MISSING)), missing.join('\n')).toBe(true);
+    if (runtime !== 'bun') expect(missing.some((m) => m.startsWith(WS_MISSING)), missing.join('\n')).toBe(true);
+    expectNoSecret(result.stdout + result.stderr);
+  });
+
+  it('doctor with the endpoint only in the environment redacts it too', () => {
+    const { dir, main } = withSecretToml();
+    const env = cleanEnv({ NEMO_RELAY_HOOKS_OTLP_ENABLED: '1', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://example.invalid:4318/v1/traces?sig=QSIGSECRET' });
+    const result = spawnSync(process.execPath, [main, 'doctor', '--offline'], { cwd: dir, env, encoding: 'utf8' });
+    expect(result.status, result.stdout + result.stderr).toBe(1);
+    expect(result.stdout).toContain('OTLP traces to https://example.invalid:4318/v1/traces?sig=*** needs @opentelemetry/exporter-trace-otlp-proto');
+    expectNoSecret(result.stdout + result.stderr, ['QSIGSECRET']);
+  });
+
+  it("the plugin's activation warning and status() show the redacted address", () => {
+    const { dir, toml } = withSecretToml();
+    writeFileSync(
+      path.join(dir, 'host.mjs'),
+      `import { createNemoRelayPlugin, HookRegistry } from 'nemo-relay-hooks';
+const hooks = new HookRegistry();
+const plugin = createNemoRelayPlugin();
+plugin.register(hooks);
+hooks.emit('on_session_start', { session_id: 's1', model: 'gpt-4o' });
+hooks.emit('on_session_finalize', { session_id: 's1' });
+await plugin.shutdown({ timeoutMs: 2000 });
+console.log(JSON.stringify(plugin.status()));
+`,
+    );
+    const result = spawnSync(process.execPath, ['host.mjs'], { cwd: dir, env: cleanEnv({ NEMO_RELAY_HOOKS_PLUGINS_TOML: toml }), encoding: 'utf8' });
+    expect(result.status, result.stderr).toBe(0);
+    const otlpWarning = 'OTLP traces to https://127.0.0.1:9/v1/traces?api_key=***&x=1 sends nothing: @opentelemetry/exporter-trace-otlp-proto is not installed';
+    const wsWarning = 'the ATOF websocket stream to wss://***@127.0.0.1:9/stream?token=*** sends nothing: ws is not installed';
+    expect(result.stderr).toContain(`observability.package_missing: ${otlpWarning}`);
+    if (runtime !== 'bun') expect(result.stderr).toContain(`observability.package_missing: ${wsWarning}`);
+    const status = JSON.parse(result.stdout) as { pluginConfig: { diagnostics: { code: string; message: string }[] } };
+    const missing = status.pluginConfig.diagnostics.filter((d) => d.code === 'observability.package_missing').map((d) => d.message);
+    expect(missing.some((m) => m.startsWith(otlpWarning)), missing.join('\n')).toBe(true);
+    if (runtime !== 'bun') expect(missing.some((m) => m.startsWith(wsWarning)), missing.join('\n')).toBe(true);
+    expectNoSecret(result.stdout + result.stderr);
+  });
+});
+
 describe('with the packages installed (this repository)', () => {
   it('doctor finds the OTLP exporter and reports no missing package', () => {
     const main = path.join(ROOT, 'dist', 'src', 'cli', 'main.js');
