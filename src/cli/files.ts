@@ -9,6 +9,7 @@
 
 import { createReadStream, readFileSync, readSync, statSync, accessSync, constants, lstatSync, openSync, fstatSync, closeSync } from 'node:fs';
 import { makeDirectory } from '../shared/directory.ts';
+import { assertRealFolderInside, UnsafePathError } from '../shared/safe-path.ts';
 import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { describeFsError, InputError } from './errors.ts';
@@ -276,6 +277,40 @@ export function ensureOutputDir(dir: string): string {
     throw new InputError(describeFsError(error, 'cannot write to', dir));
   }
   return resolved;
+}
+
+/**
+ * Creates the folders `names` inside the output folder `outDir` (as
+ * `ensureOutputDir`) once each is checked by the rule of every output
+ * (`assertRealFolderInside`, src/shared/safe-path.ts): the plugin writing
+ * into `<out>/atif/` takes that folder as its own, links above it included,
+ * so a name planted as a link out of `outDir` is refused here, in one line,
+ * before anything is written through it. All are checked before any is
+ * made, so a refusal leaves no new folder. `out` is `outDir` as the user
+ * named it, for the message. Returns the folders' paths, in order.
+ */
+export function ensureOutputSubfolders(outDir: string, out: string, names: readonly string[]): string[] {
+  const folders = names.map((name) => path.join(outDir, name));
+  names.forEach((name, index) => {
+    try {
+      assertRealFolderInside(outDir, folders[index]!);
+    } catch (error) {
+      if (!(error instanceof UnsafePathError)) throw error;
+      throw new InputError(linkedOutMessage(path.join(out, name), out, error));
+    }
+  });
+  return folders.map(ensureOutputDir);
+}
+
+/**
+ * The CLI's one line for an output refused by the rule of every output:
+ * `target` (a folder that is the link itself, or a file with one on its
+ * folder part) leads out of `out` through a link.
+ */
+export function linkedOutMessage(target: string, out: string, error: UnsafePathError, kind: 'folder' | 'file' = 'folder'): string {
+  const where = error.leadsTo === undefined ? '' : `, to ${error.leadsTo}`;
+  const what = kind === 'folder' ? 'it is' : 'a folder on its path is';
+  return `cannot write to ${target}: ${what} a symbolic link out of ${out}${where} (nothing is written through a link out of the output folder)`;
 }
 
 /**

@@ -44,9 +44,13 @@ export function safeSessionFragment(sessionId: string): string {
 export class UnsafeAtifPathError extends Error {
   /** The class name, kept after serialization (logs, `status()`). */
   override readonly name = 'UnsafeAtifPathError';
-  /** Builds the error for `template` under `outputDirectory`; `reason` says which check refused it. */
-  constructor(readonly template: string, readonly outputDirectory: string, reason?: string) {
-    super(`ATIF filename template ${JSON.stringify(template)} resolves outside the output folder ${outputDirectory}${reason === undefined ? '' : ` (${reason})`}`);
+  /**
+   * Builds the error for `template` under `outputDirectory`; `linked` is the
+   * real-path check's refusal when a link on the folder part is why (a caller
+   * tells a link planted in the folder from a template that climbs out as text).
+   */
+  constructor(readonly template: string, readonly outputDirectory: string, readonly linked?: UnsafePathError) {
+    super(`ATIF filename template ${JSON.stringify(template)} resolves outside the output folder ${outputDirectory}${linked === undefined ? '' : ` (${linked.message})`}`);
   }
 }
 
@@ -84,7 +88,7 @@ export function atifFilePath(outputDirectory: string, template: string, sessionI
   try {
     assertRealParentInside(root, target);
   } catch (error) {
-    if (error instanceof UnsafePathError) throw new UnsafeAtifPathError(template, root, error.message);
+    if (error instanceof UnsafePathError) throw new UnsafeAtifPathError(template, root, error);
     throw error;
   }
   return target;

@@ -11,7 +11,8 @@
  * 2. Symlinked folders: containment is checked on real paths
  *    (`resolveContained`): the real path of the file's parent folder must be
  *    inside the real path of the output folder, so `sub/` planted as a link to
- *    `/etc` is refused although `root/sub/x` looks contained as text.
+ *    `/etc` is refused although `root/sub/x` looks contained as text
+ *    (`assertRealFolderInside` checks a folder before its files are named).
  * 3. A symlink planted at the file itself: files are opened without following
  *    links (`openNoFollow`): `O_NOFOLLOW` where the runtime has it (Node, Bun
  *    and Deno on POSIX), an `lstat` check otherwise. Appending to a planted
@@ -31,6 +32,13 @@ import path from 'node:path';
 export class UnsafePathError extends Error {
   override readonly name = 'UnsafePathError';
   readonly code = 'EUNSAFEPATH';
+  /** Where a link on the path leads, outside the output folder, when that is why (a caller names it in its own words). */
+  readonly leadsTo: string | undefined;
+
+  constructor(message: string, leadsTo?: string) {
+    super(message);
+    this.leadsTo = leadsTo;
+  }
 }
 
 /** A non-empty file name without a folder part (no `/`, `\`, NUL, and not `.` or `..`). */
@@ -75,10 +83,22 @@ export function resolveContained(root: string, relative: string): string {
 export function assertRealParentInside(root: string, target: string): void {
   // A file directly in `root` has no folder part that could be a link (the hot, common case: no syscalls).
   if (path.dirname(path.resolve(target)) === path.resolve(root)) return;
+  assertRealFolderInside(root, path.dirname(path.resolve(target)), target);
+}
+
+/**
+ * Throws `UnsafePathError` unless the real path of `folder` is `root`'s real
+ * path or inside it: the same check for a folder the files will go to
+ * before any is named (the CLI's `<out>/atif/`, made before its files are
+ * known). `shown` is the path the message names (the file, when there is
+ * one). Missing folders are resolved through their nearest existing
+ * ancestor.
+ */
+export function assertRealFolderInside(root: string, folder: string, shown: string = folder): void {
   const realRoot = realPath(path.resolve(root));
-  const realParent = realPath(path.dirname(path.resolve(target)));
-  if (realParent !== realRoot && !isInside(realRoot, realParent)) {
-    throw new UnsafePathError(`${target} is outside ${realRoot}: a folder on its path leads to ${realParent}`);
+  const realFolder = realPath(path.resolve(folder));
+  if (realFolder !== realRoot && !isInside(realRoot, realFolder)) {
+    throw new UnsafePathError(`${shown} is outside ${realRoot}: a folder on its path leads to ${realFolder}`, realFolder);
   }
 }
 

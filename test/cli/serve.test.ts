@@ -224,6 +224,28 @@ describe('nemo-relay-hooks view --serve', () => {
     }
   });
 
+  it('serves a folder named through a link as its real path, and still skips links inside it that lead out', async () => {
+    const recorded = tempDir();
+    expect((await cliInProcess(['replay', path.join(EXAMPLES, 'tool-loop.hooks.jsonl'), '--out', recorded, '--quiet'])).code).toBe(0);
+    const outside = tempDir('nrh-serve-outside-');
+    copyFileSync(path.join(recorded, 'atif', 'tool-loop-atif-loop-session-4e19.json'), path.join(outside, 'outside-session.json'));
+    symlinkSync(outside, path.join(recorded, 'linked-folder'));
+    symlinkSync(path.join(outside, 'outside-session.json'), path.join(recorded, 'linked.json'));
+    // The folder the user names is a link (`rplink -> rp`): theirs, so it is followed.
+    const link = path.join(tempDir('nrh-serve-link-'), 'rplink');
+    symlinkSync(recorded, link);
+    const server = await serve([link, '--port', '0']);
+    try {
+      const listed = await sessions(server.url);
+      expect(listed.map((entry) => entry.file).sort()).toEqual([path.join(link, 'atif', 'tool-loop-atif-loop-session-4e19.json'), path.join(link, 'atof', 'tool-loop-atof.jsonl')]);
+      const page = await get(`${server.url}session?key=${encodeURIComponent(listed[0]!.key)}`);
+      expect(page.status).toBe(200);
+      expect(page.body).toContain('loop-session-4e19');
+    } finally {
+      expect((await server.stop()).code).toBe(0);
+    }
+  });
+
   it('gives one line and an exit code for a missing folder, a bad port, a port in use, --serve with --json', async () => {
     const missing = cli(['view', '--serve', '/nonexistent/folder']);
     expect(missing.code).toBe(1);

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { isConfinedRelativePath, isPlainFileName, openNoFollow, resolveContained, UnsafePathError } from '../../src/shared/safe-path.ts';
+import { assertRealFolderInside, isConfinedRelativePath, isPlainFileName, openNoFollow, resolveContained, UnsafePathError } from '../../src/shared/safe-path.ts';
 
 const dirs: string[] = [];
 function tempDir(): string {
@@ -45,6 +45,25 @@ describe('containment on real paths', () => {
     fs.symlinkSync(path.join(root, 'real'), path.join(root, 'inner'));
     expect(resolveContained(root, 'new/deeper/s.json')).toBe(path.join(root, 'new/deeper/s.json'));
     expect(resolveContained(root, 'inner/s.json')).toBe(path.join(root, 'inner/s.json'));
+  });
+
+  it('checks a folder before its files are named (the CLI\'s <out>/atif/) by the same rule, and says where the link leads', () => {
+    const root = tempDir();
+    const outside = tempDir();
+    fs.symlinkSync(outside, path.join(root, 'atif'));
+    fs.mkdirSync(path.join(root, 'real'));
+    fs.symlinkSync(path.join(root, 'real'), path.join(root, 'atof'));
+    let refusal: unknown;
+    try {
+      assertRealFolderInside(root, path.join(root, 'atif'));
+    } catch (error) {
+      refusal = error;
+    }
+    expect(refusal).toBeInstanceOf(UnsafePathError);
+    expect((refusal as UnsafePathError).leadsTo).toBe(outside);
+    expect(() => assertRealFolderInside(root, path.join(root, 'atof'))).not.toThrow();
+    expect(() => assertRealFolderInside(root, path.join(root, 'new'))).not.toThrow();
+    expect(() => assertRealFolderInside(root, root)).not.toThrow();
   });
 });
 

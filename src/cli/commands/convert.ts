@@ -32,7 +32,7 @@
  */
 
 import path from 'node:path';
-import { atifFileClaim, atifFilePath } from '../../plugin/atif-file.ts';
+import { atifFileClaim, atifFilePath, UnsafeAtifPathError } from '../../plugin/atif-file.ts';
 import { fileStem } from '../../plugin/config/host-identity.ts';
 import { parseSessionScopeName } from '../../plugin/session-scope.ts';
 import { writeFileAtomic } from '../../shared/atomic-file.ts';
@@ -44,7 +44,7 @@ import { atofMajor } from '../../formats/atof/rules/envelope.ts';
 import type { AtofEvent } from '../../formats/atof/types.ts';
 import { booleanFlag, HELP_FLAG, JSON_FLAG, stringFlag, type CommandSpec, type ParsedArgs } from '../args.ts';
 import { describeFsError, InputError, UsageError } from '../errors.ts';
-import { checkInputFile, ensureOutputDir, inputName, invalidUtf8Warning, readLines, sizeOf, STDIN, type InvalidUtf8 } from '../files.ts';
+import { checkInputFile, ensureOutputDir, inputName, invalidUtf8Warning, linkedOutMessage, readLines, sizeOf, STDIN, type InvalidUtf8 } from '../files.ts';
 import { noAtofEventAmong, refuseOtherKind } from '../detect.ts';
 import { Progress } from '../progress.ts';
 import { safeForTerminal } from '../terminal-text.ts';
@@ -151,8 +151,18 @@ export async function convert(args: ParsedArgs, io: CliIo): Promise<number> {
       stepless += 1;
       return;
     }
-    const claim = atifFileClaim(outDir, session.template, session.sessionId, instance, (landed) => instances.set(session.sessionId, landed));
-    const target = atifFilePath(outDir, session.template, session.sessionId, claim.instance);
+    let claim: ReturnType<typeof atifFileClaim>;
+    let target: string;
+    try {
+      claim = atifFileClaim(outDir, session.template, session.sessionId, instance, (landed) => instances.set(session.sessionId, landed));
+      target = atifFilePath(outDir, session.template, session.sessionId, claim.instance);
+    } catch (error) {
+      // A folder of the template planted as a link out of --out: the plugin's rule refused it; said as the CLI's one line.
+      if (error instanceof UnsafeAtifPathError && error.linked !== undefined) {
+        throw new InputError(linkedOutMessage(path.join(out, session.template), out, error.linked, 'file'));
+      }
+      throw error;
+    }
     addTrajectory(totals, trajectory);
     try {
       writeFileAtomic(target, text, {

@@ -24,7 +24,7 @@ import { parseAtofJsonl, validateAtofEvents } from '../../formats/atof/validate.
 import type { BackendName } from '../../backends/select.ts';
 import { booleanFlag, HELP_FLAG, stringFlag, type CommandSpec, type ParsedArgs } from '../args.ts';
 import { describeFsError, InputError } from '../errors.ts';
-import { ensureOutputDir, refuseLinkedOutputs } from '../files.ts';
+import { ensureOutputDir, ensureOutputSubfolders, refuseLinkedOutputs } from '../files.ts';
 import type { CliIo } from '../io.ts';
 import { treeFromAtif } from '../view/from-atif.ts';
 import { renderText } from '../view/text.ts';
@@ -82,8 +82,7 @@ export async function demo(args: ParsedArgs, io: CliIo): Promise<number> {
   } else {
     outDir = ensureOutputDir(out);
   }
-  const atofDir = ensureOutputDir(path.join(outDir, 'atof'));
-  const atifDir = ensureOutputDir(path.join(outDir, 'atif'));
+  const [atofDir, atifDir] = ensureOutputSubfolders(outDir, out ?? outDir, ['atof', 'atif']) as [string, string];
   refuseLinkedOutputs(outDir, ['hooks.jsonl']);
   refuseLinkedOutputs(atofDir, [ATOF_FILENAME]);
   const backend = stringFlag(args, 'backend', 'auto') as BackendName;

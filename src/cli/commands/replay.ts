@@ -36,7 +36,7 @@ import { createNemoRelayPlugin } from '../../plugin/plugin.ts';
 import type { BackendName } from '../../backends/select.ts';
 import { booleanFlag, HELP_FLAG, JSON_FLAG, stringFlag, type CommandSpec, type ParsedArgs } from '../args.ts';
 import { UsageError } from '../errors.ts';
-import { checkInputFile, ensureOutputDir, inputName, invalidUtf8Warning, readLines, refuseLinkedOutputs, sizeOf, STDIN, type InvalidUtf8 } from '../files.ts';
+import { checkInputFile, ensureOutputDir, ensureOutputSubfolders, inputName, invalidUtf8Warning, readLines, refuseLinkedOutputs, sizeOf, STDIN, type InvalidUtf8 } from '../files.ts';
 import { refuseOtherKind } from '../detect.ts';
 import { Progress } from '../progress.ts';
 import { safeForTerminal } from '../terminal-text.ts';
@@ -127,8 +127,7 @@ export async function replay(args: ParsedArgs, io: CliIo): Promise<number> {
   const totalBytes = checkInputFile(input);
   refuseOtherKind(input, 'hooks');
   const outDir = ensureOutputDir(out);
-  const atofDir = ensureOutputDir(path.join(outDir, 'atof'));
-  const atifDir = ensureOutputDir(path.join(outDir, 'atif'));
+  const [atofDir, atifDir] = ensureOutputSubfolders(outDir, out, ['atof', 'atif']) as [string, string];
   const recorded = recordingName(input);
   const atofFilename = `${recorded}-atof.jsonl`;
   refuseLinkedOutputs(atofDir, [atofFilename]);

@@ -20,7 +20,7 @@
  * @module
  */
 
-import { closeSync, lstatSync, readdirSync, readFileSync, statSync, type Stats } from 'node:fs';
+import { closeSync, lstatSync, readdirSync, readFileSync, realpathSync, statSync, type Stats } from 'node:fs';
 import { InputError } from '../errors.ts';
 import { openRegularFile } from '../files.ts';
 import path from 'node:path';
@@ -158,18 +158,27 @@ export class Catalog {
   /** Every session, sorted, and the lower-case text a filter searches in each; worked out again after a change. */
   private sorted: SessionEntry[] | undefined;
   private haystacks: string[] = [];
+  /**
+   * Where each folder is walked from: its real path, resolved once, here.
+   * The folder the user named is theirs, link or not (`rplink -> rp`); the
+   * walk then skips the links inside it, as it always has.
+   */
+  private readonly walkedFrom: readonly string[];
 
   constructor(folders: readonly string[]) {
     this.folders = folders;
+    this.walkedFrom = folders.map(realFolder);
   }
 
   /** Looks at the folders again; returns the names of the files that appeared, changed or went away. */
   refresh(): string[] {
     const seen = new Set<string>();
     const changed: string[] = [];
-    this.folders.forEach((folder) => {
-      for (const absolute of walk(path.resolve(folder), 0)) {
-        const name = path.join(folder, path.relative(path.resolve(folder), absolute));
+    this.folders.forEach((folder, index) => {
+      const root = this.walkedFrom[index]!;
+      for (const absolute of walk(root, 0)) {
+        // Named under the folder as the user named it: the link's name, not where it leads.
+        const name = path.join(folder, path.relative(root, absolute));
         if (seen.has(name)) continue;
         seen.add(name);
         let stat: Stats;
@@ -510,6 +519,15 @@ function entryOf(file: CatalogFile, key: string, session: string, summary: Sessi
     since,
     ...(notes.length > 0 ? { notes: [...notes] } : {}),
   };
+}
+
+/** The real path of a served folder; the path as named when it has none (gone: the walk then finds nothing, as for any missing folder). */
+function realFolder(folder: string): string {
+  try {
+    return realpathSync(path.resolve(folder));
+  } catch {
+    return path.resolve(folder);
+  }
 }
 
 /** Session files under `folder` (or `folder` itself when it is a file); links, dot folders and node_modules are skipped. */
