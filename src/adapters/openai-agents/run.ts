@@ -247,8 +247,11 @@ export class RunRecord implements RunObserver {
     const config = isRecord(this.#runner.config) ? this.#runner.config : {};
     const agent = this.#ownAgent as Loose | undefined;
     const names = runNames(this.#runner, resumed ? input : isRunState(state) ? state : undefined, this.#options);
+    // A nested run (a sub-agent) joins the trace of the run it runs in, whose id names that run: the trace names no
+    // nested run, so each one gets an id of its own, as with tracing off.
+    const traced = this.#parent !== undefined ? undefined : resumed ? resumedRunId(names.runId, input) : names.runId;
     const run = adapter.core.startRun({
-      runId: this.#heldSessionId ?? (resumed ? resumedRunId(names.runId, input) : names.runId) ?? adapter.newRunId(),
+      runId: this.#heldSessionId ?? traced ?? adapter.newRunId(),
       // A run chained to an earlier one's response (`previousResponseId`, the API keeping the conversation) continues its session.
       conversationId: this.#heldSessionId ?? names.conversationId ?? this.#chainedSession(),
       agentName: nonEmptyString(agent?.name),

@@ -2,6 +2,8 @@
 // handoffs, agents as tools), on OpenAIResponsesModel over the real openai
 // client and a fake fetch, with tracing on and off. Each trajectory is
 // checked against what the program did.
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Agent, run } from '@openai/agents';
 import * as z from 'zod';
@@ -174,7 +176,7 @@ describe('OpenAI Agents SDK programs', () => {
     }, 30_000);
   }
 
-  it('a sub-agent written to a file of its own (subagent export mode "all") is named after its agent', async () => {
+  it('a sub-agent written to a file of its own (subagent export mode "all") is named after its session id, as native names it; its header names its agent', async () => {
     useTracing('tracing off');
     api.load({
       'gpt-4.1': [
@@ -192,6 +194,12 @@ describe('OpenAI Agents SDK programs', () => {
     const byName = Object.fromEntries(atif.map((doc) => [doc.agent.name, doc]));
     expect(Object.keys(byName).sort()).toEqual(['orchestrator_agent', 'spanish_agent']);
     expect(byName.spanish_agent!.agent.model_name).toBe('gpt-4.1-nano');
-    expect(byName.spanish_agent!.session_id).toBe(`${byName.orchestrator_agent!.session_id}:sub:call_es`);
+    const parent = byName.orchestrator_agent!.session_id as string;
+    expect(byName.spanish_agent!.session_id).toBe(`${parent}:sub:call_es`);
+    // The session id made file-name safe: ':' is replaced and a hash of the id keeps two ids from sharing a file.
+    const files = readdirSync(path.join(recorded.dir, 'atif')).sort();
+    expect(files).toHaveLength(2);
+    expect(files.find((file) => file.endsWith(`-atif-${parent}.json`)), files.join(', ')).toBeDefined();
+    expect(files.find((file) => new RegExp(`-atif-${parent}_sub_call_es-[0-9a-f]{12}\\.json$`).test(file)), files.join(', ')).toBeDefined();
   }, 30_000);
 });
