@@ -64,6 +64,7 @@ import { completionServedBy } from '../core/upstream.ts';
 import { SETTING_NAMES, sentRequestOf, unsupportedSettings } from './sent.ts';
 import { StreamedSoFar } from './streamed.ts';
 import { judgmentRequest, responseOfJudgment, stateContent, unansweredJudgment } from './judgments.ts';
+import { hidesInputs, hidesOutputs, INPUTS_LEFT_OUT, leftOutMessages, OUTPUTS_LEFT_OUT, withOutputsLeftOut } from './left-out.ts';
 
 type Event = Record<string, unknown>;
 
@@ -98,6 +99,10 @@ interface RunState {
   resumedCalls: Map<string, string> | undefined;
   /** How many messages the current model call's request carries. */
   callMessages: number;
+  /** How many model calls the run has made (a retry is the same call): a later one continues the run (`leftOutMessages`). */
+  modelCalls: number;
+  /** The run keeps its outputs from telemetry (`left-out.ts`): what a stream delivered is not written either. */
+  readonly hidesOutputs: boolean;
   /** The tool calls of the current model call's last attempt as the model sent them, by id (before the SDK parses them). */
   sent: Map<string, unknown> | undefined;
   /** The names of the current model call's provider tools whose results may come in a later response (`deferredResultTools`). */
@@ -213,15 +218,15 @@ const VALID: Readonly<Record<string, (value: unknown) => boolean>> = {
   seed: isInteger,
 };
 
-/** `toolChoice`: the step's (the model call's own event does not carry it). */
-function requestOf(event: Event, toolChoice: unknown): () => RequestParts {
+/** `toolChoice`: the step's (the model call's own event does not carry it). `laterCall`: not the run's first model call. */
+function requestOf(event: Event, toolChoice: unknown, laterCall: boolean): () => RequestParts {
   return () => {
     const settings: Record<string, unknown> = {};
     for (const [sdk, request] of SETTING_NAMES) if (VALID[sdk]!(event[sdk])) settings[request] = event[sdk];
     const choice = toolChoiceOf(toolChoice);
     if (choice !== undefined) settings.tool_choice = choice;
     return {
-      messages: chatMessages(event.instructions, event.messages),
+      messages: hidesInputs(event) ? leftOutMessages(laterCall) : chatMessages(event.instructions, event.messages),
       tools: offeredTools(event.tools),
       model: nonEmptyString(event.modelId),
       // A step `prepareStep` gave another provider's model goes to that provider, not the run's.
@@ -328,6 +333,12 @@ function withSentCalls<T>(state: RunState, result: T): T {
   return { ...result, stream: noted };
 }
 
+/** What the current attempt's stream delivered before it stopped, as the run may record it (`left-out.ts`). */
+function deliveredSoFar(state: RunState): ResponseParts | undefined {
+  const delivered = state.streamed?.delivered();
+  return delivered === undefined || !state.hidesOutputs ? delivered : withOutputsLeftOut(delivered);
+}
+
 /** What the providers tell the model for a denied call (the reason, else a fixed sentence). */
 function deniedText(reason: string | undefined): string {
   return reason ?? 'Tool call execution denied.';
@@ -403,7 +414,8 @@ export class AiSdkTelemetry {
         model: nonEmptyString(event.modelId),
         provider: nonEmptyString(event.provider),
         // experimental_decide/extract: the shared state the model judges.
-        userMessage: () => lastUserMessage(chatMessages(undefined, event.messages)) ?? nonEmptyString(event.prompt) ?? stateContent(event.state),
+        // Inputs left out: the turn starts with the marker its user step shows (`leftOutMessages`).
+        userMessage: () => (hidesInputs(event) ? INPUTS_LEFT_OUT : lastUserMessage(chatMessages(undefined, event.messages)) ?? nonEmptyString(event.prompt) ?? stateContent(event.state)),
         history: () => historyOf(instructions, event.messages),
         parent,
         continuesSession: resumed !== undefined,
@@ -419,6 +431,8 @@ export class AiSdkTelemetry {
         awaiting: [],
         resumedCalls: undefined,
         callMessages: 0,
+        modelCalls: 0,
+        hidesOutputs: hidesOutputs(event),
         sent: undefined,
         deferred: NO_DEFERRED_TOOLS,
         served: undefined,
@@ -455,10 +469,12 @@ export class AiSdkTelemetry {
       // steering interrupt), with what it had delivered. One that already failed (a fetch the interrupt aborted) was
       // reported by executeLanguageModelCall.
       const streamed = state.streamed;
-      if (pending?.attemptOpen === true) pending.attemptError(steered ? new SteeringInterrupted() : streamed?.failed ? streamed.retriedError : new StreamRetried(), steered, streamed?.delivered());
+      if (pending?.attemptOpen === true) pending.attemptError(steered ? new SteeringInterrupted() : streamed?.failed ? streamed.retriedError : new StreamRetried(), steered, deliveredSoFar(state));
       else if (steered) pending.settle();
-      const call = pending !== undefined && !steered ? pending : state.run.newApiCall();
-      call.describe(requestOf(event, state.toolChoice));
+      const retry = pending !== undefined && !steered;
+      const call = retry ? pending : state.run.newApiCall();
+      if (!retry) state.modelCalls += 1;
+      call.describe(requestOf(event, state.toolChoice, state.modelCalls > 1));
       state.call = call;
       state.callMessages = Array.isArray(event.messages) ? event.messages.length : 0;
       state.deferred = deferredResultTools(event.tools);
@@ -489,7 +505,8 @@ export class AiSdkTelemetry {
     const call = state?.call;
     if (call === undefined) return;
     this.#guard('onLanguageModelCallEnd', () => {
-      const response = responseOfCallEnd(event, state!.sent, state!.deferred);
+      const read = responseOfCallEnd(event, state!.sent, state!.deferred);
+      const response = hidesOutputs(event) ? withOutputsLeftOut(read) : read;
       const servedBy = response.servedBy ?? state!.served;
       // The OpenAI package drops the `approval_request_id` of the call OpenAI ran once approved: its name and arguments say it.
       const sent = state!.sentRequest;
@@ -509,14 +526,14 @@ export class AiSdkTelemetry {
       const call = state.run.newApiCall();
       state.call = call;
       registerObjectCall(event.promptMessages, call);
-      call.attemptStart(() => ({ messages: chatMessages(undefined, event.promptMessages), model: nonEmptyString(event.modelId) }));
+      call.attemptStart(() => ({ messages: hidesInputs(event) ? leftOutMessages(false) : chatMessages(undefined, event.promptMessages), model: nonEmptyString(event.modelId) }));
     });
   };
 
   readonly onObjectStepEnd = (event: Event): void => {
     const call = this.#state(event)?.call;
     if (call === undefined) return;
-    this.#guard('onObjectStepEnd', () => call.attemptEnd(responseOfObjectStep(event)));
+    this.#guard('onObjectStepEnd', () => call.attemptEnd(hidesOutputs(event) ? withOutputsLeftOut(responseOfObjectStep(event)) : responseOfObjectStep(event)));
   };
 
   /**
@@ -539,21 +556,21 @@ export class AiSdkTelemetry {
     this.#guard('judgmentCallStart', () => {
       const call = state.run.newApiCall();
       state.call = call;
-      call.attemptStart(() => judgmentRequest(event));
+      call.attemptStart(() => (hidesInputs(event) ? { ...judgmentRequest(event), messages: leftOutMessages(false) } : judgmentRequest(event)));
     });
   }
 
   #judgmentCallEnd(event: Event): void {
     const call = this.#state(event)?.call;
     if (call === undefined || call.settled) return;
-    this.#guard('judgmentCallEnd', () => call.attemptEnd(responseOfJudgment(event)));
+    this.#guard('judgmentCallEnd', () => call.attemptEnd(hidesOutputs(event) ? withOutputsLeftOut(responseOfJudgment(event)) : responseOfJudgment(event)));
   }
 
   /** The run's answer: the answers, as the program gets them. */
   #judgmentEnd(event: Event): void {
     const state = this.#take(event);
     if (state === undefined) return;
-    this.#guard('judgmentEnd', () => this.#end(state, 'completed', JSON.stringify(toJson(event.answers ?? null)), undefined, undefined));
+    this.#guard('judgmentEnd', () => this.#end(state, 'completed', hidesOutputs(event) ? OUTPUTS_LEFT_OUT : JSON.stringify(toJson(event.answers ?? null)), undefined, undefined));
   }
 
   readonly onToolExecutionStart = (event: Event): void => {
@@ -583,7 +600,8 @@ export class AiSdkTelemetry {
   readonly onToolExecutionEnd = (event: Event): void | Promise<void> => {
     const state = this.#state(event);
     if (state === undefined) return;
-    const told = this.#toldOutput(state, event);
+    // Outputs left out: the SDK hands no result to make the model's text of (`toModelOutput` would be run on nothing).
+    const told = hidesOutputs(event) ? undefined : this.#toldOutput(state, event);
     if (told === undefined) return this.#toolEnded(state, event, undefined, undefined);
     const endedMs = Date.now();
     return told.then(
@@ -616,6 +634,12 @@ export class AiSdkTelemetry {
       // A sub-agent the tool left waiting for an approval ends with the tool.
       this.#pausedSubagents.close(`${state.run.sessionId}:sub:${id}`);
       const name = nonEmptyString(call.toolName);
+      if (hidesOutputs(event)) {
+        // The SDK kept the result, and a failure's error, from telemetry (only the output's type says it failed): the
+        // outcome says it was left out, with the status it had.
+        state.run.toolEnd(id, { result: OUTPUTS_LEFT_OUT, failed: output.type === 'tool-error', name, ...(endedMs === undefined ? {} : { endedMs }) });
+        return;
+      }
       if (output.type === 'tool-error') {
         // The outcome is what the model is told of it, the SDK's text of what `execute` threw.
         state.run.toolEnd(id, { error: output.error, result: toldToolError(output.error), name });
@@ -673,11 +697,8 @@ export class AiSdkTelemetry {
     const call = state.call;
     if (call === undefined || !call.attemptOpen) return;
     const response = isRecord(event.response) ? event.response : {};
-    this.#endAttempt(
-      state,
-      call,
-      responseOfCallEnd({ content: event.content, usage: event.usage, finishReason: event.finishReason, modelId: response.modelId, responseId: response.id, providerMetadata: event.providerMetadata }, state.sent, state.deferred),
-    );
+    const read = responseOfCallEnd({ content: event.content, usage: event.usage, finishReason: event.finishReason, modelId: response.modelId, responseId: response.id, providerMetadata: event.providerMetadata }, state.sent, state.deferred);
+    this.#endAttempt(state, call, hidesOutputs(event) ? withOutputsLeftOut(read) : read);
   }
 
   /**
@@ -713,7 +734,7 @@ export class AiSdkTelemetry {
   };
 
   #completed(state: RunState, event: Event): void {
-    const text = typeof event.text === 'string' ? event.text : 'object' in event ? JSON.stringify(toJson(event.object ?? null)) : undefined;
+    const text = hidesOutputs(event) ? OUTPUTS_LEFT_OUT : typeof event.text === 'string' ? event.text : 'object' in event ? JSON.stringify(toJson(event.object ?? null)) : undefined;
     const reason = exitReasonOf(event.stoppedBy);
     // Stopped for approvals (an `ai` 7 release before `stoppedBy` only says so by the requests left unanswered): no
     // final answer, the calls not run, a later run carries the decisions.
@@ -828,7 +849,7 @@ export class AiSdkTelemetry {
     if (judged !== undefined) return call.attemptEnd(judged);
     // An attempt that already failed was reported by executeLanguageModelCall. One still streaming (stopped, broken)
     // keeps the answer it had delivered: the text the program showed its user.
-    if (call.attemptOpen) call.attemptError(error, true, state.streamed?.delivered());
+    if (call.attemptOpen) call.attemptError(error, true, deliveredSoFar(state));
     else if (call.attempts === 0) call.attemptError(error, true);
     else call.settle();
   }

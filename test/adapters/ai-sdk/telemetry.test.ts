@@ -293,13 +293,27 @@ describe('instrumentAiSdk', () => {
   it('records a run whose inputs and outputs are kept from telemetry without its content', async () => {
     const recorded = recordedPlugin('ai-no-content');
     uninstall = instrumentAiSdk(recorded.hooks);
-    const ok = scripted('m', [{ content: [{ type: 'text', text: 'secret answer' }], finishReason: { unified: 'stop', raw: 'stop' }, usage: usage(3, 2) }]);
-    expect((await generateText({ model: ok, prompt: 'secret question', telemetry: { recordInputs: false, recordOutputs: false } })).text).toBe('secret answer');
+    const ok = scripted('m', [
+      { content: [call('call_lookup_1', 'lookup', { key: 'secret key' })], finishReason: { unified: 'tool-calls', raw: 'tool_calls' }, usage: usage(3, 2) },
+      { content: [{ type: 'text', text: 'secret answer' }], finishReason: { unified: 'stop', raw: 'stop' }, usage: usage(7, 4) },
+    ]);
+    const lookup = tool({ inputSchema: z.object({ key: z.string() }), execute: async () => 'secret value' });
+    const result = await generateText({ model: ok, prompt: 'secret question', tools: { lookup }, stopWhen: stepCountIs(3), telemetry: { recordInputs: false, recordOutputs: false } });
+    expect(result.text).toBe('secret answer');
     const { atif, counters } = await recorded.finish();
     expectNothingLost(counters);
     expect(JSON.stringify(recorded.log)).not.toMatch(/secret/);
     expect(JSON.stringify(atif)).not.toMatch(/secret/);
-    expect((atif[0]!.steps as Array<Record<string, any>>).find((step) => step.source === 'agent')!.metrics).toMatchObject({ prompt_tokens: 3, completion_tokens: 2 });
+    // The run's structure, as with its content recorded: one user step, the tool call's step, the answer's. Each
+    // piece of content the SDK withheld says so, rather than an empty prompt, an invented `"null"` or an empty answer.
+    const steps = atif[0]!.steps as Array<Record<string, any>>;
+    expect(steps.map((step) => [step.source, step.message, (step.tool_calls ?? []).map((one: Record<string, any>) => one.function_name)])).toEqual([
+      ['user', '[left out: recordInputs is false]', []],
+      ['agent', '[left out: recordOutputs is false]', ['lookup']],
+      ['agent', '[left out: recordOutputs is false]', []],
+    ]);
+    expect(steps[1]!.observation.results.map((one: Record<string, any>) => one.content)).toEqual(['[left out: recordOutputs is false]']);
+    expect(steps.filter((step) => step.source === 'agent').map((step) => step.metrics)).toMatchObject([{ prompt_tokens: 3, completion_tokens: 2 }, { prompt_tokens: 7, completion_tokens: 4 }]);
   });
 
   it('never breaks the run when the adapter itself fails', async () => {
