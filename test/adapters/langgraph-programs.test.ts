@@ -877,6 +877,12 @@ describe('LangGraph programs through the LangChain adapter', () => {
       ['interrupted', null],
       ['ok', 'Successfully booked a stay at McKittrick Hotel.'],
     ]);
+    // The trajectory says the same of the two runs: the paused one did not complete (docs/operators/outputs.md).
+    const invocations = (doc.steps as Array<Record<string, any>>).flatMap((step) => (step.extra?.tool_invocations ?? []) as Array<Record<string, any>>);
+    expect(invocations.map((invocation) => [invocation.invocation_id, invocation.status])).toEqual([
+      ['call_book', 'interrupted'],
+      ['call_book', 'completed'],
+    ]);
     // The tool's interrupt() asked about its call: the turn paused for the approval of that call.
     expect(turnEnds(recorded)).toEqual(pausedThenAnswered('call_book'));
     expect(doc.notes).toBe(`The turn was paused at step ${agentSteps(doc)[0]!.step_id} and resumed.`);

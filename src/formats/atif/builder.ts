@@ -25,7 +25,7 @@ import type { AtofEvent } from '../atof/types.ts';
 import { sortJson } from '../native-text.ts';
 import { ExporterBytesCache, pluginHostTextInSlices, type AtifBuilderStyle } from './serialize.ts';
 import { finishSlices, SLICE_UNITS, type Slices } from '../../shared/slices.ts';
-import { markFailedTools, readFailedTools } from './convert/failed-tools.ts';
+import { markToolEnds, readToolEnds, type ToolEndStatus } from './convert/tool-ends.ts';
 import { placeTurnEnds, readTurnEnds, type TurnEnd } from './convert/turn-ends.ts';
 import { cutOpenCalls, cutShortState, markCutTools, readCutShort } from './convert/cut-short.ts';
 import type { Instant } from '../instant.ts';
@@ -70,7 +70,7 @@ export interface AtifBuilderOptions {
   subagentAgents?: 'own' | 'parent';
   /**
    * `exporter` style: a turn that failed or was interrupted says so, and so does a tool call that failed
-   * (`AtifExporterOptions.turnEnds`, `convert/turn-ends.ts`, `convert/failed-tools.ts`).
+   * (`AtifExporterOptions.turnEnds`, `convert/turn-ends.ts`, `convert/tool-ends.ts`).
    */
   turnEnds?: boolean;
   /**
@@ -116,8 +116,8 @@ export class AtifBuilder {
   #turnEnds: TurnEnd[] = [];
   #endsRead = 0;
   #turnStarts = new Map<string, Instant>();
-  /** The tool scopes that ended failed, read with the turn ends (`convert/failed-tools.ts`). */
-  #failedTools = new Set<string>();
+  /** The tool scopes that ended failed or interrupted, read with the turn ends (`convert/tool-ends.ts`). */
+  #toolEnds = new Map<string, ToolEndStatus>();
   /** The calls a session's close cut short, read with the turn ends (`convert/cut-short.ts`). */
   #cutShort = cutShortState();
   /** Set once the session will never close (`cutOpenCalls`): calls still open are written as never ended. */
@@ -159,7 +159,7 @@ export class AtifBuilder {
     this.#turnEnds = [];
     this.#endsRead = 0;
     this.#turnStarts = new Map();
-    this.#failedTools = new Set();
+    this.#toolEnds = new Map();
     this.#cutShort = cutShortState();
   }
 
@@ -210,7 +210,7 @@ export class AtifBuilder {
       // Up to the events this build converted: an end recorded while it ran may end steps not in it.
       if (options.turnEnds === true && converted > this.#endsRead) {
         readTurnEnds(this.#events, this.#endsRead, converted, this.#turnEnds, this.#turnStarts);
-        readFailedTools(this.#events, this.#endsRead, converted, this.#failedTools);
+        readToolEnds(this.#events, this.#endsRead, converted, this.#toolEnds);
         readCutShort(this.#events, this.#endsRead, converted, this.#cutShort, this.#turnEnds);
         this.#endsRead = converted;
       }
@@ -224,7 +224,7 @@ export class AtifBuilder {
           cutTools = tools;
         }
         placeTurnEnds(trajectory, ends);
-        markFailedTools(trajectory, this.#failedTools);
+        markToolEnds(trajectory, this.#toolEnds);
         markCutTools(trajectory, cutTools);
       }
       return { trajectory };

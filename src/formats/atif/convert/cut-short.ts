@@ -11,7 +11,7 @@
  * native's and get none of it):
  * - a cut tool call gets an observation result saying so (`cut short: <reason>`,
  *   `extra.cut_short` the reason); its invocation is `failed` already
- *   (`failed-tools.ts`);
+ *   (`tool-ends.ts`);
  * - the turn the cut calls were in ends `interrupted` with the reason, on its
  *   last step (`turn-ends.ts`), and the `notes` name the calls that never ended.
  *
