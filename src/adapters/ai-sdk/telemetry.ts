@@ -402,8 +402,11 @@ export class AiSdkTelemetry {
         agentName: nonEmptyString(event.functionId) ?? agentId ?? step?.name(nonEmptyString(event.operationId)),
         model: nonEmptyString(event.modelId),
         provider: nonEmptyString(event.provider),
+        // A run that carries answers to approvals (its last message theirs) goes on with the turn that paused for them:
+        // the user said nothing new, and its last user message is that turn's. No message of its own, as the OpenAI Agents
+        // and LangChain adapters record a resumed run: the converter reads that as the paused turn resumed, not ended.
         // experimental_decide/extract: the shared state the model judges.
-        userMessage: () => lastUserMessage(chatMessages(undefined, event.messages)) ?? nonEmptyString(event.prompt) ?? stateContent(event.state),
+        userMessage: () => (answers.length > 0 ? '' : (lastUserMessage(chatMessages(undefined, event.messages)) ?? nonEmptyString(event.prompt) ?? stateContent(event.state))),
         history: () => historyOf(instructions, event.messages),
         parent,
         continuesSession: resumed !== undefined,
