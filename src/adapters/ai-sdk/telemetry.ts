@@ -47,6 +47,7 @@ import {
   unansweredCalls,
   type ApprovalAnswer,
   type ProgramToolResult,
+  type SentCall,
 } from './messages.ts';
 import type { AdapterCore, AgentRun, ApiCall, RequestParts, ResponseParts } from '../core/run.ts';
 import type { SentRequest } from '../core/sent-settings.ts';
@@ -99,7 +100,7 @@ interface RunState {
   /** How many messages the current model call's request carries. */
   callMessages: number;
   /** The tool calls of the current model call's last attempt as the model sent them, by id (before the SDK parses them). */
-  sent: Map<string, unknown> | undefined;
+  sent: Map<string, SentCall> | undefined;
   /** The names of the current model call's provider tools whose results may come in a later response (`deferredResultTools`). */
   deferred: ReadonlySet<string>;
   /**
@@ -295,7 +296,7 @@ function isAbortError(error: unknown): boolean {
  * @ai-sdk/openai-compatible) does not hand it on in its provider metadata.
  */
 function withSentCalls<T>(state: RunState, result: T): T {
-  const sent = new Map<string, unknown>();
+  const sent = new Map<string, SentCall>();
   state.sent = sent;
   state.served = undefined;
   state.sentRequest = undefined;
