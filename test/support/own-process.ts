@@ -34,6 +34,7 @@ export const NATIVE_SHARED = [
   'test/hook-log/hook-recorder.test.ts',
   'test/adapters/ai-sdk/chat-route.test.ts',
   'test/adapters/ai-sdk/agents.test.ts',
+  'test/adapters/ai-sdk/approval-resume.test.ts',
   'test/adapters/ai-sdk/decide-extract.test.ts',
   'test/adapters/ai-sdk/decide-extract-providers.test.ts',
   'test/adapters/ai-sdk/low-memory.test.ts',

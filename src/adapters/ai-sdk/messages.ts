@@ -326,31 +326,42 @@ export function responseOf(content: unknown, details: { usage: unknown; finishRe
   };
 }
 
+/** A tool call as the model sent it: the name it asked for and its input, before the SDK parsed or repaired them. */
+export interface SentCall {
+  readonly name: string | undefined;
+  readonly input: unknown;
+}
+
 /**
- * `onLanguageModelCallEnd`'s event as a response. Its tool calls carry the input the SDK will run them with, parsed,
- * and repaired (`experimental_repairToolCall`) or refined (`experimental_refineToolInput`) when the program asked:
- * `sent` (each call's input as the model sent it, by call id) puts the model's back, and the other as `changedArgs`.
+ * `onLanguageModelCallEnd`'s event as a response. Its tool calls carry the tool and input the SDK will run them with,
+ * parsed, and repaired (`experimental_repairToolCall`) or refined (`experimental_refineToolInput`) when the program
+ * asked: `sent` (each call as the model sent it, by call id) puts the model's name and input back, and the others as
+ * `changedName` and `changedArgs`. A repair that renames the call (a `NoSuchToolError`'s) would otherwise be recorded
+ * as a call of a tool the model never named.
  */
-export function responseOfCallEnd(event: Record<string, unknown>, sent?: ReadonlyMap<string, unknown>, deferred: ReadonlySet<string> = NO_DEFERRED_TOOLS): ResponseParts {
+export function responseOfCallEnd(event: Record<string, unknown>, sent?: ReadonlyMap<string, SentCall>, deferred: ReadonlySet<string> = NO_DEFERRED_TOOLS): ResponseParts {
   const response = responseOf(event.content, { usage: event.usage, finishReason: event.finishReason, model: event.modelId, id: event.responseId, providerMetadata: event.providerMetadata }, deferred);
   if (sent === undefined || sent.size === 0) return response;
   const toolCalls = response.toolCalls.map((call) => {
     const asked = call.providerExecuted === true ? undefined : sent.get(call.id);
-    const changed = asked === undefined ? undefined : changedArgs(asked, call.arguments);
-    return changed === undefined ? call : { ...call, arguments: asked, changedArgs: changed };
+    if (asked === undefined) return call;
+    const changed = changedArgs(asked.input, call.arguments);
+    const renamed = asked.name !== undefined && asked.name !== call.name ? call.name : undefined;
+    if (changed === undefined && renamed === undefined) return call;
+    return { ...call, name: asked.name ?? call.name, arguments: asked.input, ...(changed === undefined ? {} : { changedArgs: changed }), ...(renamed === undefined ? {} : { changedName: renamed }) };
   });
   return { ...response, toolCalls };
 }
 
 /**
  * A model's tool call as the provider package gives it (a `tool-call` part of `doGenerate`'s content or `doStream`'s
- * stream), noted in `sent` by id: its input is the model's JSON text, before the SDK parses it. An empty one is the
- * SDK's `{}`.
+ * stream), noted in `sent` by id: its name, and its input as the model's JSON text, before the SDK parses it. An
+ * empty one is the SDK's `{}`.
  */
-export function noteSentCall(sent: Map<string, unknown>, part: unknown): void {
+export function noteSentCall(sent: Map<string, SentCall>, part: unknown): void {
   if (!isRecord(part) || part.type !== 'tool-call' || part.providerExecuted === true || typeof part.toolCallId !== 'string') return;
   const input = part.input;
-  sent.set(part.toolCallId, typeof input === 'string' && input.trim() === '' ? '{}' : input);
+  sent.set(part.toolCallId, { name: asString(part.toolName), input: typeof input === 'string' && input.trim() === '' ? '{}' : input });
 }
 
 /** `onObjectStepEnd`'s event (`generateObject`/`streamObject`) as a response: the object's JSON text is the message. */

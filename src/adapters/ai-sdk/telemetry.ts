@@ -47,6 +47,7 @@ import {
   unansweredCalls,
   type ApprovalAnswer,
   type ProgramToolResult,
+  type SentCall,
 } from './messages.ts';
 import type { AdapterCore, AgentRun, ApiCall, RequestParts, ResponseParts } from '../core/run.ts';
 import type { SentRequest } from '../core/sent-settings.ts';
@@ -104,7 +105,7 @@ interface RunState {
   /** The run keeps its outputs from telemetry (`left-out.ts`): what a stream delivered is not written either. */
   readonly hidesOutputs: boolean;
   /** The tool calls of the current model call's last attempt as the model sent them, by id (before the SDK parses them). */
-  sent: Map<string, unknown> | undefined;
+  sent: Map<string, SentCall> | undefined;
   /** The names of the current model call's provider tools whose results may come in a later response (`deferredResultTools`). */
   deferred: ReadonlySet<string>;
   /**
@@ -300,7 +301,7 @@ function isAbortError(error: unknown): boolean {
  * @ai-sdk/openai-compatible) does not hand it on in its provider metadata.
  */
 function withSentCalls<T>(state: RunState, result: T): T {
-  const sent = new Map<string, unknown>();
+  const sent = new Map<string, SentCall>();
   state.sent = sent;
   state.served = undefined;
   state.sentRequest = undefined;
@@ -413,9 +414,14 @@ export class AiSdkTelemetry {
         agentName: nonEmptyString(event.functionId) ?? agentId ?? step?.name(nonEmptyString(event.operationId)),
         model: nonEmptyString(event.modelId),
         provider: nonEmptyString(event.provider),
+        // A run that carries answers to approvals (its last message theirs) goes on with the turn that paused for them:
+        // the user said nothing new, and its last user message is that turn's. No message of its own, as the OpenAI Agents
+        // and LangChain adapters record a resumed run: the converter reads that as the paused turn resumed, not ended.
         // experimental_decide/extract: the shared state the model judges.
-        // Inputs left out: the turn starts with the marker its user step shows (`leftOutMessages`).
-        userMessage: () => (hidesInputs(event) ? INPUTS_LEFT_OUT : lastUserMessage(chatMessages(undefined, event.messages)) ?? nonEmptyString(event.prompt) ?? stateContent(event.state)),
+        // Inputs left out: the turn starts with the marker its user step shows (`leftOutMessages`); the SDK blanks the
+        // answers to approvals too, so such a run cannot be told from a new turn.
+        userMessage: () =>
+          answers.length > 0 ? '' : hidesInputs(event) ? INPUTS_LEFT_OUT : (lastUserMessage(chatMessages(undefined, event.messages)) ?? nonEmptyString(event.prompt) ?? stateContent(event.state)),
         history: () => historyOf(instructions, event.messages),
         parent,
         continuesSession: resumed !== undefined,

@@ -37,6 +37,8 @@ export interface CallOfTool {
   readonly providerError?: string;
   /** The input the call ran with instead of the model's `arguments` (the framework repaired or refined them): {@link changedArgs}. */
   readonly changedArgs?: Record<string, unknown>;
+  /** The tool the call ran as instead of the model's `name` (a repair renamed it: the model asked for a tool it was not given). */
+  readonly changedName?: string;
   /**
    * The provider asks the program to approve the call before it runs it (OpenAI's `mcp_approval_request`; the id is
    * the request's): nothing ran in this model call, and the program answers in the next request
@@ -138,6 +140,8 @@ export function chatToolCall(call: CallOfTool): Record<string, unknown> {
   if (call.approvalRequestId !== undefined) out.approval_request_id = call.approvalRequestId;
   // The name an approval that changed the input gives it (post_approval_response), kept as the call's extra the same way.
   if (call.changedArgs !== undefined) out.changed_args = toJson(call.changedArgs);
+  // The same for the tool a repair renamed the call to: the call's own name stays the model's.
+  if (call.changedName !== undefined) out.changed_name = call.changedName;
   return out;
 }
 

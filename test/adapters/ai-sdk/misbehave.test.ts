@@ -264,6 +264,46 @@ describe('AI SDK: experimental_repairToolCall with a model call of its own', () 
   }
 });
 
+// The repair a NoSuchToolError needs: the model named a tool it was not given, the repair names one it was. The step
+// keeps the model's call as it sent it (its name, its arguments), and what it ran as beside it, as a repaired input is.
+describe('AI SDK: a repair that renames the tool the model called', () => {
+  for (const mode of ['generateText', 'streamText'] as const) {
+    it(`${mode}: the step's call is the model's (its name and arguments), with the tool and input it ran with as changed_name and changed_args`, async () => {
+      const stream = mode === 'streamText';
+      const fake = new FakeProvider();
+      fake.reply('chat', { id: 'chatcmpl-1', model: MINI, toolCalls: [{ id: 'call_renamed', name: 'nonexistent', args: { city: 'Paris' } }], usage: { input: 100, output: 20 } }, { stream });
+      fake.reply('chat', { id: 'chatcmpl-2', model: MINI, text: 'Sunny in Lyon.', usage: { input: 240, output: 6 } }, { stream });
+      const recorded = recordedPlugin(`ai-repair-rename-${mode}`);
+      uninstall = instrumentAiSdk(recorded.hooks);
+      const options = {
+        model: chat(fake),
+        prompt: 'Weather?',
+        tools,
+        stopWhen: stepCountIs(4),
+        experimental_repairToolCall: async ({ toolCall, error }: { toolCall: Record<string, unknown>; error: unknown }) =>
+          NoSuchToolError.isInstance(error) ? { ...toolCall, toolName: 'weather', input: JSON.stringify({ city: 'Lyon' }) } : null,
+      };
+      const text = stream ? await streamText(options as never).text : (await generateText(options as never)).text;
+      expect(text).toBe('Sunny in Lyon.');
+      // What the program ran, and what the next request told the model it had called.
+      expect(JSON.parse(toldTheModel(fake, 1, 'call_renamed'))).toEqual({ city: 'Lyon', forecast: 'sunny', tempC: 21 });
+      expect(hooksOf(recorded, 'pre_tool_call').map((p) => [p.tool_call_id, p.tool_name, p.args])).toEqual([['call_renamed', 'weather', { city: 'Lyon' }]]);
+
+      const { atif, counters } = await recorded.finish();
+      expectNothingLost(counters);
+      expect(atif).toHaveLength(1);
+      const doc = atif[0]!;
+      expect(validateAtif(doc)).toEqual([]);
+      const calls = stepsOf(doc).flatMap((step) => step.tool_calls ?? []) as Step[];
+      expect(calls.map((call) => [call.tool_call_id, call.function_name, call.arguments, call.extra ?? null])).toEqual([
+        ['call_renamed', 'nonexistent', { city: 'Paris' }, { changed_name: 'weather', changed_args: { city: 'Lyon' } }],
+      ]);
+      expect(results(doc).map((r) => [r.source_call_id, JSON.parse(r.content), r.extra.metadata.status])).toEqual([['call_renamed', { city: 'Lyon', forecast: 'sunny', tempC: 21 }, 'ok']]);
+      await sameOnNative(recorded);
+    });
+  }
+});
+
 describe('AI SDK: a streamed repair and a prepareStep that asks a model', () => {
   it('generateText: both model calls are sub-agents of the run, under its first step, each named for the run it is (streamText calls prepareStep outside its step: there a session of its own)', async () => {
     const fake = new FakeProvider();
