@@ -245,7 +245,7 @@ export class Recorder {
     const key = apiKeyOf(payload);
     const span = state.llmSpans.get(key);
     if (!span) return this.unmatchedEnd('hermes.api.error', payload, timestampUs);
-    const error = truthy(payload.error) ? payload.error : {};
+    const error = withStatusCode(truthy(payload.error) ? payload.error : {}, payload.status_code);
     // The error travels in the response (ATIF shows it) and in the metadata,
     // and the span ends as an error where the backend can say so (memory;
     // native forces OK on a manual LLM end). What the answer had delivered
@@ -421,4 +421,13 @@ function errorTypeOf(error: unknown, payload: LoosePayload): string {
   if (isRecord(error) && truthy(error.type)) return stringOf(error.type);
   if (truthy(payload.reason)) return stringOf(payload.reason);
   return 'api_request_error';
+}
+
+/**
+ * The recorded error of a refused attempt, with the HTTP status the hook gave (`status_code`) where the error object
+ * names none: the payload's own field reached no file, so a 429 and a 500 read alike but for the message's text.
+ */
+function withStatusCode(error: unknown, statusCode: unknown): unknown {
+  if (typeof statusCode !== 'number' || !isRecord(error) || 'status_code' in error) return error;
+  return { ...error, status_code: statusCode };
 }

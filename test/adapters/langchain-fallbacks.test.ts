@@ -89,6 +89,8 @@ describe.each(MODES)('LangChain runnable wrappers (%s)', (mode) => {
       ['gpt-4.1', 'failed', null, null, expect.anything()],
       [CLAUDE, 'completed', ...usageOf(answer), 'It is sunny in Paris.'],
     ]);
+    // The refused attempt's step says which status the provider refused it with, as the adapters page promises.
+    expect(agentSteps(doc)[0]!.extra?.llm_response?.error).toMatchObject({ status_code: 429 });
     expect(doc.final_metrics).toMatchObject({ total_prompt_tokens: 95, total_completion_tokens: 9 });
     expect(turnAnswer(recorded.log)).toBe('It is sunny in Paris.');
   });
