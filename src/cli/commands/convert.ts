@@ -32,7 +32,7 @@
  */
 
 import path from 'node:path';
-import { atifFileClaim, atifFilePath } from '../../plugin/atif-file.ts';
+import { atifFileClaim, atifFilePath, UnsafeAtifPathError } from '../../plugin/atif-file.ts';
 import { fileStem } from '../../plugin/config/host-identity.ts';
 import { parseSessionScopeName } from '../../plugin/session-scope.ts';
 import { writeFileAtomic } from '../../shared/atomic-file.ts';
@@ -45,7 +45,7 @@ import type { AtofEvent } from '../../formats/atof/types.ts';
 import { booleanFlag, HELP_FLAG, JSON_FLAG, stringFlag, type CommandSpec, type ParsedArgs } from '../args.ts';
 import { describeFsError, InputError, UsageError } from '../errors.ts';
 import { checkInputFile, ensureOutputDir, inputName, invalidUtf8Warning, readLines, sizeOf, STDIN, type InvalidUtf8 } from '../files.ts';
-import { noAtofEventAmong, refuseOtherKind } from '../detect.ts';
+import { noAtofEventAmong, refuseOtherKind, whyNotReadableEvent } from '../detect.ts';
 import { Progress } from '../progress.ts';
 import { safeForTerminal } from '../terminal-text.ts';
 import { compareInstants, parseInstant, type Instant } from '../../formats/instant.ts';
@@ -119,6 +119,16 @@ export async function convert(args: ParsedArgs, io: CliIo): Promise<number> {
   const profile = stringFlag(args, 'profile', 'native') as Profile;
   const template = stringFlag(args, 'template');
   if (template !== undefined && !template.includes('{session_id}')) throw new UsageError('--template must contain {session_id}', 'convert');
+  // Checked with a stand-in id before the output folder is made: a template leading out of it (`../x-{session_id}.json`)
+  // is a wrong command line, refused for every session alike, not a failure of the first session's write.
+  if (template !== undefined) {
+    try {
+      atifFilePath(out, template, 'session');
+    } catch (error) {
+      if (error instanceof UnsafeAtifPathError) throw new UsageError(`--template must name a file inside the --out folder: ${error.message}`, 'convert');
+      throw error;
+    }
+  }
   const started = Date.now();
   const json = booleanFlag(args, 'json');
   const quiet = booleanFlag(args, 'quiet');
@@ -417,10 +427,9 @@ function parseEvent(text: string, unterminated = false): AtofEvent | string {
     return unterminated && !(error instanceof JsonTooDeepError) ? CUT_SHORT : whyNotJson(error);
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'not a JSON object';
+  const unreadable = whyNotReadableEvent(value as Record<string, unknown>);
+  if (unreadable !== undefined) return unreadable;
   const event = value as Partial<AtofEvent>;
-  if (event.kind !== 'scope' && event.kind !== 'mark') return `not an ATOF event (kind ${quotedValue(event.kind)})`;
-  if (typeof event.uuid !== 'string') return 'ATOF event without a uuid';
-  if (typeof event.name !== 'string') return 'ATOF event without a name';
   // Copied into the trajectory's steps, a bad timestamp would make a file that validate rejects.
   if (parseInstant(event.timestamp) === undefined) return `ATOF event with an invalid timestamp (${quotedValue(event.timestamp)}; RFC 3339 or integer epoch microseconds)`;
   return value as AtofEvent;
