@@ -238,7 +238,7 @@ export async function convert(args: ParsedArgs, io: CliIo): Promise<number> {
   // Standard input is not looked at first: there, a text none of whose lines is an event fails once read.
   if (events === 0 && malformed > 0) throw new InputError(`${name} holds no ATOF events: ${noAtofEventAmong(malformed)}`);
 
-  if (malformed > MAX_REPORTED_LINES) io.err(`nemo-relay-hooks: ${name}: ${formatCount(malformed - MAX_REPORTED_LINES)} more malformed lines not shown\n`);
+  if (malformed > MAX_REPORTED_LINES) io.err(`nemo-relay-hooks: ${safeForTerminal(name)}: ${formatCount(malformed - MAX_REPORTED_LINES)} more malformed lines not shown\n`);
   const warnings: string[] = [];
   if (outside > 0) warnings.push(`${formatCount(outside)} events outside any agent scope were left out`);
   if (stepless > 0) warnings.push(`${formatCount(stepless)} session${stepless === 1 ? '' : 's'} recorded no step (no model call), and ATIF needs at least one: not written`);
@@ -246,7 +246,7 @@ export async function convert(args: ParsedArgs, io: CliIo): Promise<number> {
   if (encoding !== undefined) warnings.push(invalidUtf8Warning(encoding));
   if (unfinished.size > 0) warnings.push(`${formatCount(unfinished.size)} session${unfinished.size === 1 ? '' : 's'} without an end event, written as partial trajectories`);
   // Partial sessions are in the summary's sessions row; the others go to stderr, as the outside-scope count always did.
-  if (!json) for (const warning of warnings) if (!warning.includes('partial')) io.err(`nemo-relay-hooks: warning: ${warning}\n`);
+  if (!json) for (const warning of warnings) if (!warning.includes('partial')) io.err(`nemo-relay-hooks: warning: ${safeForTerminal(warning)}\n`);
   if (json) {
     const report: ConvertReport = {
       command: 'convert',
@@ -276,7 +276,7 @@ export async function convert(args: ParsedArgs, io: CliIo): Promise<number> {
   if (quiet) return 0;
   const { style: color } = io;
   const lines = [
-    color.bold(`converted ${formatCount(events)} events of ${name} into ${formatCount(written.length)} ${written.length === 1 ? 'trajectory' : 'trajectories'} in ${formatDuration((Date.now() - started) * 1000)}`),
+    color.bold(`converted ${formatCount(events)} events of ${safeForTerminal(name)} into ${formatCount(written.length)} ${written.length === 1 ? 'trajectory' : 'trajectories'} in ${formatDuration((Date.now() - started) * 1000)}`),
     `  sessions   ${formatCount(totals.trajectories)}${totals.subagents > 0 ? ` (+${formatCount(totals.subagents)} embedded subagent${totals.subagents === 1 ? '' : 's'})` : ''}${unfinished.size > 0 ? color.yellow(`, ${unfinished.size} without an end event (partial)`) : ''}`,
     `  steps      ${formatCount(totals.steps)}`,
     `  LLM calls  ${formatCount(totals.llmCalls)}`,
@@ -435,7 +435,8 @@ function parseEvent(text: string, unterminated = false): AtofEvent | string {
   return value as AtofEvent;
 }
 
+/** `target` as the summary shows it: relative to `cwd` when inside it, terminal-safe (the --out folder is the user's name). */
 function relative(target: string, cwd: string): string {
   const rel = path.relative(cwd, target);
-  return rel.startsWith('..') || path.isAbsolute(rel) ? target : rel;
+  return safeForTerminal(rel.startsWith('..') || path.isAbsolute(rel) ? target : rel);
 }
