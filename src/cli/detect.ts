@@ -10,13 +10,15 @@ import { InputError } from './errors.ts';
 import { openRegularFile, STDIN } from './files.ts';
 import path from 'node:path';
 import type { AtofEvent } from '../formats/atof/types.ts';
-import { parseAtofJsonl, type AtofLineError } from '../formats/atof/validate.ts';
+import { parseAtofLine, type AtofLineError } from '../formats/atof/validate.ts';
 import { isRecord } from '../shared/record.ts';
 import { JsonTooDeepError, parseJson, whyNotJson } from '../shared/json.ts';
+import { quotedValue } from '../shared/text.ts';
 
 export type LoadedFile =
   | { kind: 'atif'; document: unknown }
-  | { kind: 'atof'; events: AtofEvent[]; lineErrors: AtofLineError[] }
+  /** `eventLines[i]`: the 1-based line `events[i]` was read from; absent when the events came as one JSON list. */
+  | { kind: 'atof'; events: AtofEvent[]; lineErrors: AtofLineError[]; eventLines?: number[] }
   | { kind: 'hooks' }
   | { kind: 'unknown'; reason: string };
 
@@ -35,6 +37,38 @@ export function noAtofEventAmong(lines: number): string {
   return `${lines === 1 ? 'its one line is not' : `none of its ${lines} lines is`} an ATOF event (one has an atof_version, or a kind "scope" or "mark" and a uuid)`;
 }
 
+/**
+ * Why a JSON object read from an ATOF file is no event the readers can use,
+ * or undefined when it is one. `convert`, `view`, `compare` and the served
+ * viewer take their events' kind, uuid and name as given (a scope's end is
+ * matched to its start by uuid, an LLM call's name picks how its usage is
+ * read), so a line where one of them is missing or of another type is
+ * reported and skipped, as a line that is not JSON is; `validate` calls the
+ * same line an error (`atof.type`, `atof.required`). `anyMarkName`: a mark whose name
+ * is no string is kept (the viewer only shows a mark's name, by its JSON text then).
+ */
+export function whyNotReadableEvent(event: Readonly<Record<string, unknown>>, { anyMarkName = false }: { anyMarkName?: boolean } = {}): string | undefined {
+  if (event.kind !== 'scope' && event.kind !== 'mark') return `not an ATOF event (kind ${quotedValue(event.kind)})`;
+  for (const field of anyMarkName && event.kind === 'mark' ? (['uuid'] as const) : (['uuid', 'name'] as const)) {
+    const value = event[field];
+    if (value === undefined) return `ATOF event without a ${field}`;
+    if (typeof value !== 'string') return `ATOF event whose ${field} is ${quotedValue(value, 40)}, not a string`;
+  }
+  return undefined;
+}
+
+/**
+ * `whyNotReadableEvent` as the error of the viewer, which skips the event and reports it with the lines that are not
+ * JSON (a mark's name may be anything there): `line` is where it was read, or, for events given as one JSON list, 0
+ * with `item` its place in the list.
+ */
+export function unreadableEventError(event: Readonly<Record<string, unknown>>, line: number, item?: number): AtofLineError | undefined {
+  const why = whyNotReadableEvent(event, { anyMarkName: true });
+  if (why === undefined) return undefined;
+  const where = item !== undefined ? `item ${item} of the list` : `line ${line}`;
+  return { line, path: where, rule: 'atof.malformed_line', message: `${where}: ${why}` };
+}
+
 function looksLikeHookLine(value: unknown): boolean {
   return isRecord(value) && typeof value.hook === 'string' && 'payload' in value;
 }
@@ -48,8 +82,20 @@ function looksLikeTrajectory(value: unknown): boolean {
 const TRAJECTORY_FIRST_MEMBER = /^\s*"(schema_version|session_id|trajectory_id|agent|steps)"\s*:/;
 
 function atofOf(text: string): LoadedFile {
-  const parsed = parseAtofJsonl(text);
-  return { kind: 'atof', events: parsed.events, lineErrors: parsed.errors };
+  // parseAtofJsonl's loop, keeping each event's line number: a reader that skips an event names its line.
+  const events: AtofEvent[] = [];
+  const eventLines: number[] = [];
+  const lineErrors: AtofLineError[] = [];
+  const lines = text.split('\n');
+  lines.forEach((raw, i) => {
+    const parsed = parseAtofLine(raw, i + 1, i === lines.length - 1);
+    if (parsed?.error) lineErrors.push(parsed.error);
+    else if (parsed?.event) {
+      events.push(parsed.event);
+      eventLines.push(i + 1);
+    }
+  });
+  return { kind: 'atof', events, lineErrors, eventLines };
 }
 
 /** Classifies `text` (the content of `file`) and parses it accordingly. */

@@ -18,6 +18,7 @@ import { CliError, UsageError } from './errors.ts';
 import { commandHelp, PROGRAM, programHelp } from './help.ts';
 import type { CliIo } from './io.ts';
 import { packageVersion } from './package-info.ts';
+import { safeForTerminal } from './terminal-text.ts';
 import { debugEnabled } from '../shared/logger.ts';
 
 interface Command {
@@ -79,15 +80,17 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
 }
 
 function report(error: unknown, io: CliIo): number {
+  // Messages name files and quote their content (a parser's "Unexpected token" shows the bytes it met): escaped
+  // here, where every one is printed, so none can drive the terminal (already escaped text stays as it is).
   if (error instanceof CliError) {
     const hint = error instanceof UsageError && error.command ? ` (see "${PROGRAM} ${error.command} --help")` : '';
-    io.err(`${PROGRAM}: ${error.message}${hint}\n`);
+    io.err(`${PROGRAM}: ${safeForTerminal(error.message)}${hint}\n`);
     return error.exitCode;
   }
   // A bug, not a user mistake: still one line, with a way to get the stack.
   const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
   const debug = debugEnabled(io.env);
-  io.err(`${PROGRAM}: internal error: ${message}${debug ? '' : ' (set NEMO_RELAY_HOOKS_DEBUG=1 for the stack)'}\n`);
+  io.err(`${PROGRAM}: internal error: ${safeForTerminal(message)}${debug ? '' : ' (set NEMO_RELAY_HOOKS_DEBUG=1 for the stack)'}\n`);
   if (debug && error instanceof Error && error.stack) io.err(`${error.stack}\n`);
   return 1;
 }

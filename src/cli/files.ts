@@ -274,9 +274,19 @@ export function ensureOutputDir(dir: string): string {
     accessSync(resolved, constants.W_OK);
   } catch (error) {
     if (error instanceof InputError) throw error;
+    // ENOTDIR comes for the folder itself being a file too, where "a parent is not a directory" would mislead.
+    if ((error as { code?: unknown }).code === 'ENOTDIR' && existsAsNonFolder(resolved)) throw new InputError(`cannot write to ${dir}: it is a file, not a folder`);
     throw new InputError(describeFsError(error, 'cannot write to', dir));
   }
   return resolved;
+}
+
+function existsAsNonFolder(target: string): boolean {
+  try {
+    return !statSync(target).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 /**

@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cli, cliInProcess, EXAMPLES, fileErrors, outputFiles, tempDir } from './support.ts';
@@ -191,6 +191,20 @@ describe('nemo-relay-hooks convert', () => {
     const result = cli(['convert', path.join(NATIVE, 'plugin-session.atof.jsonl'), '--out', tempDir(), '--template', 'fixed.json']);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('--template must contain {session_id}');
+  });
+
+  it('refuses a template leading out of the output folder as a usage error (exit 2) before making the folder, where it was an internal error that left the folder empty', async () => {
+    const dir = tempDir();
+    const out = path.join(dir, 'out');
+    for (const template of ['../x-{session_id}.json', '/abs/x-{session_id}.json', 'a/../../x-{session_id}.json', '{session_id}/../../y.json']) {
+      const result = await cliInProcess(['convert', path.join(NATIVE, 'plugin-session.atof.jsonl'), '--out', out, '--template', template]);
+      expect(result.code, template).toBe(2);
+      expect(result.stderr).toBe(
+        `nemo-relay-hooks: --template must name a file inside the --out folder: ATIF filename template ${JSON.stringify(template)} resolves outside the output folder ${out} (see "nemo-relay-hooks convert --help")\n`,
+      );
+      expect(existsSync(out)).toBe(false);
+    }
+    expect(readdirSync(dir)).toEqual([]);
   });
 
   it('names the files of a session without a session id and of a reused id as the plugin did during the replay, byte for byte', async () => {

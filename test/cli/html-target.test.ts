@@ -67,17 +67,17 @@ describe('--html <folder>', () => {
     expect(result.stderr).toContain(`cannot write ${target}: no folder`);
   });
 
-  it('convert and replay take --out as a folder and refuse a file there before reading the input', async () => {
+  it('convert and replay take --out as a folder and refuse a file there before reading the input, saying the path is a file (not "a parent is not a directory")', async () => {
     const file = path.join(tempDir(), 'out.txt');
     mkdirSync(path.dirname(file), { recursive: true });
     copyFileSync(path.join(EXAMPLES, 'native', 'plugin-session.atof.jsonl'), file);
     const converted = await cliInProcess(['convert', path.join(EXAMPLES, 'native', 'plugin-session.atof.jsonl'), '--out', file]);
     expect(converted.code).toBe(1);
     expect(converted.stdout).toBe('');
-    expect(converted.stderr).toMatch(/cannot write to .*out\.txt/);
+    expect(converted.stderr).toBe(`nemo-relay-hooks: cannot write to ${file}: it is a file, not a folder\n`);
     const replayed = await cliInProcess(['replay', path.join(EXAMPLES, 'agent-session.hooks.jsonl'), '--out', file]);
     expect(replayed.code).toBe(1);
     expect(replayed.stdout).toBe('');
-    expect(replayed.stderr).toMatch(/cannot write to .*out\.txt/);
+    expect(replayed.stderr).toBe(`nemo-relay-hooks: cannot write to ${file}: it is a file, not a folder\n`);
   });
 });

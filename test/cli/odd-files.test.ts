@@ -123,6 +123,50 @@ describe('odd input files', () => {
     }
   });
 
+  it('skips an ATOF event whose name or uuid is no string, naming its line, as convert does, where view and compare ended in an internal TypeError (compare exiting 1, "the runs differ")', async () => {
+    const dir = tempDir();
+    expect((await cliInProcess(['replay', path.join(EXAMPLES, 'plain-chat.hooks.jsonl'), '--out', dir, '--quiet'])).code).toBe(0);
+    const good = path.join(dir, 'atof', 'plain-chat-atof.jsonl');
+    const lines = readFileSync(good, 'utf8').trimEnd().split('\n');
+    // The second LLM call's end: its name picks how the usage it carries is read.
+    const index = lines.findLastIndex((line) => {
+      const event = JSON.parse(line) as { category?: string; scope_category?: string };
+      return event.category === 'llm' && event.scope_category === 'end';
+    });
+    const cases: [string, unknown, string][] = [
+      ['name', null, 'name is null, not a string'],
+      ['name', 5, 'name is 5, not a string'],
+      ['name', { a: 1 }, 'name is {"a":1}, not a string'],
+      ['uuid', ['x'], 'uuid is ["x"], not a string'],
+    ];
+    for (const [field, value, why] of cases) {
+      const copy = [...lines];
+      copy[index] = JSON.stringify({ ...(JSON.parse(copy[index]!) as object), [field]: value });
+      const file = path.join(dir, 'odd-field.jsonl');
+      writeFileSync(file, `${copy.join('\n')}\n`);
+      const said = `nemo-relay-hooks: ${file}: line ${index + 1}: ATOF event whose ${why}\n`;
+      const label = `${field} ${JSON.stringify(value)}`;
+      const html = path.join(dir, 'odd.html');
+      for (const args of [['view', file], ['view', file, '--json'], ['view', file, '--html', html]]) {
+        const result = await cliInProcess(args);
+        expect(result.stderr, `${label}: ${args.join(' ')}`).toBe(args.includes(html) ? `${said}wrote ${html}\n` : said);
+        expect(result.code).toBe(0);
+      }
+      // The call whose end was skipped is shown as never ended: the runs differ, and compare says why.
+      expect((await cliInProcess(['view', file])).stdout).toContain('never ended');
+      const compared = await cliInProcess(['compare', file, good]);
+      expect(compared.stderr, label).toBe(said);
+      expect(compared.code).toBe(1);
+      expect(compared.stdout).toContain('runs differ: 1 changed step');
+      // Read whole (a first line that is not an event) the file names the same line.
+      const late = path.join(dir, 'late.jsonl');
+      writeFileSync(late, `not json\n${copy.join('\n')}\n`);
+      expect((await cliInProcess(['view', late])).stderr).toContain(`nemo-relay-hooks: ${late}: line ${index + 2}: ATOF event whose ${why}\n`);
+      const converted = await cliInProcess(['convert', file, '--out', path.join(dir, 'converted'), '--quiet']);
+      expect(converted.stderr).toBe(`nemo-relay-hooks: ${file}:${index + 1}: ATOF event whose ${why}\n`);
+    }
+  });
+
   it('refuses a gzip-compressed file in one line naming gunzip, where every line of it was "not valid JSON" and convert exited 0', async () => {
     const dir = tempDir();
     expect((await cliInProcess(['replay', path.join(EXAMPLES, 'tool-loop.hooks.jsonl'), '--out', dir, '--quiet'])).code).toBe(0);

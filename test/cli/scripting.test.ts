@@ -1,7 +1,7 @@
 // The CLI as a script uses it: --json documents on stdout, "-" for standard
 // input, one-line errors for hostile input, and no terminal control
 // sequences from session content.
-import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Progress } from '../../src/cli/progress.ts';
@@ -157,9 +157,56 @@ describe('hostile input', () => {
     expect(validate.stdout).toContain('\\x1b');
   });
 
-  it('the terminal filter keeps tabs and ordinary text, and escapes newlines', () => {
+  it('the terminal filter keeps tabs and ordinary text, and escapes newlines and the line and paragraph separators', () => {
     expect(safeForTerminal('a\tb ünïcode ✓')).toBe('a\tb ünïcode ✓');
     expect(safeForTerminal('a\nb\rc')).toBe('a\\x0ab\\x0dc');
+    expect(safeForTerminal('a\u2028b\u2029c')).toBe('a\\u2028b\\u2029c');
+    // Escaping twice changes nothing: a message escaped where it is made and again where it is printed reads the same.
+    expect(safeForTerminal(safeForTerminal('\u001b[2J'))).toBe('\\x1b[2J');
+  });
+
+  it('view and compare quote the bytes of a file they refuse as visible escapes, where they printed them raw', async () => {
+    const dir = tempDir();
+    const other = path.join(dir, 'other.jsonl');
+    writeFileSync(other, '');
+    const hostile = '\u001b]0;PWNED-TITLE\u0007\u001b[2J\u009b31m\u2028';
+    for (const name of ['osc.json', 'osc.jsonl']) {
+      const file = path.join(dir, name);
+      writeFileSync(file, `${hostile}\n`);
+      for (const args of [['view', file], ['compare', file, other]]) {
+        const result = await cliInProcess(args);
+        expect(result.code, args.join(' ')).toBe(args[0] === 'view' ? 1 : 2);
+        expect(result.stderr).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028]/);
+        // The parser quotes the start of the text (how much depends on the runtime's version).
+        expect(result.stderr).toContain(`not valid JSON`);
+        expect(result.stderr).toContain('"\\x1b]0;PWNED-');
+      }
+    }
+  });
+
+  it('file names with control characters are printed as visible escapes by replay, convert, view and compare', async () => {
+    const dir = tempDir();
+    const named = path.join(dir, 'ctl\u001b[31mname');
+    mkdirSync(named);
+    const hooks = path.join(named, 'run.hooks.jsonl');
+    copyFileSync(path.join(EXAMPLES, 'plain-chat.hooks.jsonl'), hooks);
+    const out = path.join(named, 'out');
+    const atof = path.join(out, 'atof', 'run-atof.jsonl');
+    const runs = [
+      await cliInProcess(['replay', hooks, '--out', out]),
+      await cliInProcess(['convert', atof, '--out', path.join(named, 'converted')]),
+      await cliInProcess(['view', atof]),
+      await cliInProcess(['compare', atof, atof]),
+      await cliInProcess(['view', path.join(named, 'missing.jsonl')]),
+      await cliInProcess(['compare', path.join(named, 'missing.jsonl'), atof]),
+      await cliInProcess(['doctor', '--offline'], { env: { NEMO_RELAY_HOOKS_ATIF_OUTPUT_DIRECTORY: named } }),
+    ];
+    runs.forEach((result, index) => {
+      expect(result.stdout + result.stderr, String(index)).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
+      // view of one file names it nowhere; compare names it in its header.
+      if (index !== 2) expect(result.stdout + result.stderr, String(index)).toContain('ctl\\x1b[31mname');
+    });
+    expect(runs[0]!.stdout).toContain(`replayed 12 lines of ${safeForTerminal(hooks)} in`);
   });
 });
 

@@ -118,6 +118,24 @@ describe('nemo-relay-hooks validate', () => {
     expect(lines.slice(1, -1).every((line) => line.includes(' (warning): '))).toBe(true);
   });
 
+  it('calls a .json file holding null not a trajectory and still checks the rest, where it ended the run in an internal TypeError', async () => {
+    const dir = tempDir();
+    const nullFile = path.join(dir, 'null.json');
+    writeFileSync(nullFile, 'null\n');
+    const good = path.join(NATIVE, 'plugin-session.atof.jsonl');
+    const result = await cliInProcess(['validate', nullFile, good]);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(1);
+    const lines = result.stdout.trim().split('\n');
+    expect(lines.slice(0, 2)).toEqual([
+      `${nullFile}: $: atif.type: Trajectory must be an object`,
+      `✗ ${nullFile}: 1 error (ATIF (no schema_version: read as ATIF-v1.7, Harbor's default), 0 steps)`,
+    ]);
+    expect(lines.at(-1)).toMatch(/^✓ .*plugin-session\.atof\.jsonl: valid \(ATOF 0\.1, 14 events/);
+    const json = JSON.parse((await cliInProcess(['validate', nullFile, good, '--json'])).stdout) as { files: { valid: boolean }[] };
+    expect(json.files.map((file) => file.valid)).toEqual([false, true]);
+  });
+
   it('reports an empty file and a .json file that is not JSON', async () => {
     const dir = tempDir();
     const empty = path.join(dir, 'empty.json');

@@ -117,6 +117,8 @@ async function loadRun(ref: string, io: CliIo): Promise<Run> {
   // `view`; one naming it by uuid was joined when the file was indexed.
   if (loaded.streamed) for (const entry of linkAtofFiles([loaded]).unlinked) io.err(`nemo-relay-hooks: ${safeForTerminal(entry.file)}: ${safeForTerminal(unlinkedText(entry))}\n`);
   for (const note of loaded.notes) io.err(`nemo-relay-hooks: ${safeForTerminal(loaded.name)}: ${safeForTerminal(note)}\n`);
+  // Lines skipped (not JSON, an event without a string name) are said as `view` says them: the run compared lacks them.
+  for (const message of loaded.lineErrors) io.err(`nemo-relay-hooks: ${safeForTerminal(loaded.name)}: ${safeForTerminal(message)}\n`);
   const name = loaded.name;
   const ids = loaded.ids;
   if (ids.length === 0) throw new InputError(`${name}: no sessions in this file`);

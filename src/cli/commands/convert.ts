@@ -45,7 +45,7 @@ import type { AtofEvent } from '../../formats/atof/types.ts';
 import { booleanFlag, HELP_FLAG, JSON_FLAG, stringFlag, type CommandSpec, type ParsedArgs } from '../args.ts';
 import { describeFsError, InputError, UsageError } from '../errors.ts';
 import { checkInputFile, ensureOutputDir, inputName, invalidUtf8Warning, linkedOutMessage, readLines, sizeOf, STDIN, type InvalidUtf8 } from '../files.ts';
-import { noAtofEventAmong, refuseOtherKind } from '../detect.ts';
+import { noAtofEventAmong, refuseOtherKind, whyNotReadableEvent } from '../detect.ts';
 import { Progress } from '../progress.ts';
 import { safeForTerminal } from '../terminal-text.ts';
 import { compareInstants, parseInstant, type Instant } from '../../formats/instant.ts';
@@ -119,6 +119,18 @@ export async function convert(args: ParsedArgs, io: CliIo): Promise<number> {
   const profile = stringFlag(args, 'profile', 'native') as Profile;
   const template = stringFlag(args, 'template');
   if (template !== undefined && !template.includes('{session_id}')) throw new UsageError('--template must contain {session_id}', 'convert');
+  // Checked with a stand-in id before the output folder is made: a template leading out of it (`../x-{session_id}.json`)
+  // is a wrong command line, refused for every session alike, not a failure of the first session's write.
+  if (template !== undefined) {
+    try {
+      atifFilePath(out, template, 'session');
+    } catch (error) {
+      if (!(error instanceof UnsafeAtifPathError)) throw error;
+      // A folder of it planted as a link out of --out is the folder's fault, not the command line's (below).
+      if (error.linked !== undefined) throw new InputError(linkedOutMessage(path.join(out, template), out, error.linked, 'file'));
+      throw new UsageError(`--template must name a file inside the --out folder: ${error.message}`, 'convert');
+    }
+  }
   const started = Date.now();
   const json = booleanFlag(args, 'json');
   const quiet = booleanFlag(args, 'quiet');
@@ -238,7 +250,7 @@ export async function convert(args: ParsedArgs, io: CliIo): Promise<number> {
   // Standard input is not looked at first: there, a text none of whose lines is an event fails once read.
   if (events === 0 && malformed > 0) throw new InputError(`${name} holds no ATOF events: ${noAtofEventAmong(malformed)}`);
 
-  if (malformed > MAX_REPORTED_LINES) io.err(`nemo-relay-hooks: ${name}: ${formatCount(malformed - MAX_REPORTED_LINES)} more malformed lines not shown\n`);
+  if (malformed > MAX_REPORTED_LINES) io.err(`nemo-relay-hooks: ${safeForTerminal(name)}: ${formatCount(malformed - MAX_REPORTED_LINES)} more malformed lines not shown\n`);
   const warnings: string[] = [];
   if (outside > 0) warnings.push(`${formatCount(outside)} events outside any agent scope were left out`);
   if (stepless > 0) warnings.push(`${formatCount(stepless)} session${stepless === 1 ? '' : 's'} recorded no step (no model call), and ATIF needs at least one: not written`);
@@ -246,7 +258,7 @@ export async function convert(args: ParsedArgs, io: CliIo): Promise<number> {
   if (encoding !== undefined) warnings.push(invalidUtf8Warning(encoding));
   if (unfinished.size > 0) warnings.push(`${formatCount(unfinished.size)} session${unfinished.size === 1 ? '' : 's'} without an end event, written as partial trajectories`);
   // Partial sessions are in the summary's sessions row; the others go to stderr, as the outside-scope count always did.
-  if (!json) for (const warning of warnings) if (!warning.includes('partial')) io.err(`nemo-relay-hooks: warning: ${warning}\n`);
+  if (!json) for (const warning of warnings) if (!warning.includes('partial')) io.err(`nemo-relay-hooks: warning: ${safeForTerminal(warning)}\n`);
   if (json) {
     const report: ConvertReport = {
       command: 'convert',
@@ -276,7 +288,7 @@ export async function convert(args: ParsedArgs, io: CliIo): Promise<number> {
   if (quiet) return 0;
   const { style: color } = io;
   const lines = [
-    color.bold(`converted ${formatCount(events)} events of ${name} into ${formatCount(written.length)} ${written.length === 1 ? 'trajectory' : 'trajectories'} in ${formatDuration((Date.now() - started) * 1000)}`),
+    color.bold(`converted ${formatCount(events)} events of ${safeForTerminal(name)} into ${formatCount(written.length)} ${written.length === 1 ? 'trajectory' : 'trajectories'} in ${formatDuration((Date.now() - started) * 1000)}`),
     `  sessions   ${formatCount(totals.trajectories)}${totals.subagents > 0 ? ` (+${formatCount(totals.subagents)} embedded subagent${totals.subagents === 1 ? '' : 's'})` : ''}${unfinished.size > 0 ? color.yellow(`, ${unfinished.size} without an end event (partial)`) : ''}`,
     `  steps      ${formatCount(totals.steps)}`,
     `  LLM calls  ${formatCount(totals.llmCalls)}`,
@@ -427,16 +439,16 @@ function parseEvent(text: string, unterminated = false): AtofEvent | string {
     return unterminated && !(error instanceof JsonTooDeepError) ? CUT_SHORT : whyNotJson(error);
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'not a JSON object';
+  const unreadable = whyNotReadableEvent(value as Record<string, unknown>);
+  if (unreadable !== undefined) return unreadable;
   const event = value as Partial<AtofEvent>;
-  if (event.kind !== 'scope' && event.kind !== 'mark') return `not an ATOF event (kind ${quotedValue(event.kind)})`;
-  if (typeof event.uuid !== 'string') return 'ATOF event without a uuid';
-  if (typeof event.name !== 'string') return 'ATOF event without a name';
   // Copied into the trajectory's steps, a bad timestamp would make a file that validate rejects.
   if (parseInstant(event.timestamp) === undefined) return `ATOF event with an invalid timestamp (${quotedValue(event.timestamp)}; RFC 3339 or integer epoch microseconds)`;
   return value as AtofEvent;
 }
 
+/** `target` as the summary shows it: relative to `cwd` when inside it, terminal-safe (the --out folder is the user's name). */
 function relative(target: string, cwd: string): string {
   const rel = path.relative(cwd, target);
-  return rel.startsWith('..') || path.isAbsolute(rel) ? target : rel;
+  return safeForTerminal(rel.startsWith('..') || path.isAbsolute(rel) ? target : rel);
 }

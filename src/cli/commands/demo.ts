@@ -24,6 +24,7 @@ import { parseAtofJsonl, validateAtofEvents } from '../../formats/atof/validate.
 import type { BackendName } from '../../backends/select.ts';
 import { booleanFlag, HELP_FLAG, stringFlag, type CommandSpec, type ParsedArgs } from '../args.ts';
 import { describeFsError, InputError } from '../errors.ts';
+import { safeForTerminal } from '../terminal-text.ts';
 import { ensureOutputDir, ensureOutputSubfolders, refuseLinkedOutputs } from '../files.ts';
 import type { CliIo } from '../io.ts';
 import { treeFromAtif } from '../view/from-atif.ts';
@@ -65,7 +66,8 @@ function shownFrom(cwd: string): (file: string) => string {
   return (file) => {
     const relative = path.relative(cwd, file);
     const text = relative !== '' && !relative.startsWith('..') && !path.isAbsolute(relative) ? relative : file;
-    return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
+    // Terminal-safe too: the --out folder is the user's name, and a control character in it must not act on the terminal.
+    return safeForTerminal(/^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`);
   };
 }
 

@@ -43,6 +43,7 @@ import type { CliIo, Style } from '../io.ts';
 import { packageVersion } from '../package-info.ts';
 import { checkReachability, REACH_TIMEOUT_MS, reasonSaysFix, remoteDestinations, type DestinationCheck, type RemoteDestination } from '../reachability.ts';
 import { isPlainFileName } from '../../shared/safe-path.ts';
+import { stringsSafeForTerminal } from '../terminal-text.ts';
 
 export const doctorSpec: CommandSpec = {
   name: 'doctor',
@@ -88,7 +89,8 @@ interface DoctorReport {
 export async function doctor(args: ParsedArgs, io: CliIo): Promise<number> {
   const report = await examine(args, io);
   if (booleanFlag(args, 'json')) io.out(`${JSON.stringify(report, null, 2)}\n`);
-  else io.out(renderDoctor(report, io.style));
+  // Paths, URLs and values come from the environment and plugins.toml: none may drive the terminal.
+  else io.out(renderDoctor(stringsSafeForTerminal(report), io.style));
   return report.errors > 0 ? 1 : 0;
 }
 

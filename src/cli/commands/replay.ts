@@ -225,7 +225,7 @@ export async function replay(args: ParsedArgs, io: CliIo): Promise<number> {
   if (stepless > 0) warnings.push(`${formatCount(stepless)} session${stepless === 1 ? '' : 's'} recorded no step (no model call), and ATIF needs at least one: no trajectory written for ${stepless === 1 ? 'it' : 'them'}`);
 
   if (malformed > MAX_REPORTED_LINES && !strict) {
-    io.err(`nemo-relay-hooks: ${name}: ${formatCount(malformed - MAX_REPORTED_LINES)} more malformed lines not shown\n`);
+    io.err(`nemo-relay-hooks: ${safeForTerminal(name)}: ${formatCount(malformed - MAX_REPORTED_LINES)} more malformed lines not shown\n`);
   }
   const code = stoppedAt !== null || files.failed > 0 || status.backend.kind === 'off' ? 1 : 0;
   if (json) {
@@ -462,8 +462,8 @@ function summary(s: SummaryInput): string {
     ['ATOF', s.files.atof.length === 1 ? relative(s.files.atof[0]!, s.io.cwd) : `${s.files.atof.length} files in ${relative(s.atofDir, s.io.cwd)}`],
     ['ATIF', `${formatCount(s.files.atif.length)} file${s.files.atif.length === 1 ? '' : 's'} in ${relative(s.atifDir, s.io.cwd)}${path.sep}`],
   ];
-  for (const warning of s.warnings) rows.push(['warning', style.yellow(warning)]);
-  const head = `${s.stoppedAt === null ? 'replayed' : 'stopped after'} ${formatCount(s.lines)} line${s.lines === 1 ? '' : 's'} of ${s.input} in ${formatDuration(s.elapsedMs * 1000)} (backend ${s.backend}, ${formatCount(s.hooks.total)} hook${s.hooks.total === 1 ? '' : 's'})`;
+  for (const warning of s.warnings) rows.push(['warning', style.yellow(safeForTerminal(warning))]);
+  const head = `${s.stoppedAt === null ? 'replayed' : 'stopped after'} ${formatCount(s.lines)} line${s.lines === 1 ? '' : 's'} of ${safeForTerminal(s.input)} in ${formatDuration(s.elapsedMs * 1000)} (backend ${s.backend}, ${formatCount(s.hooks.total)} hook${s.hooks.total === 1 ? '' : 's'})`;
   return `${style.bold(head)}\n${rows.map(([key, value]) => `  ${key.padEnd(11)}${value}`).join('\n')}\n`;
 }
 
@@ -477,16 +477,18 @@ function errorsText(s: SummaryInput): string {
   return parts.join(', ');
 }
 
+/** `target` as the summary shows it: relative to `cwd` when inside it, terminal-safe (the --out folder is the user's name). */
 function relative(target: string, cwd: string): string {
   const rel = path.relative(cwd, target);
-  return rel === '' ? '.' : rel.startsWith('..') || path.isAbsolute(rel) ? target : rel;
+  return safeForTerminal(rel === '' ? '.' : rel.startsWith('..') || path.isAbsolute(rel) ? target : rel);
 }
 
 /** Plugin and registry messages on stderr, prefixed; info/debug only with --verbose. */
 export function cliLogger(io: CliIo, verbose: boolean): Logger {
   const line = (level: string) => (message: string, ...details: unknown[]) => {
     const extra = details.map((detail) => (detail instanceof Error ? detail.message : typeof detail === 'string' ? detail : safeJson(detail))).filter(Boolean);
-    io.err(`nemo-relay-hooks: ${level}: ${[message, ...extra].join(' ')}\n`);
+    // The plugin's messages name the files it writes and quote values it was given.
+    io.err(`nemo-relay-hooks: ${level}: ${safeForTerminal([message, ...extra].join(' '))}\n`);
   };
   const quiet = () => {};
   return {

@@ -22,6 +22,7 @@ import { loadByContent } from '../detect.ts';
 import { formatCount, type CliIo, type Style } from '../io.ts';
 import { safeForTerminal } from '../terminal-text.ts';
 import { parseJson } from '../../shared/json.ts';
+import { isRecord } from '../../shared/record.ts';
 
 export const validateSpec: CommandSpec = {
   name: 'validate',
@@ -196,8 +197,9 @@ async function check(file: string, streamAbove: number, atofOptions: { strict: b
   switch (loaded.kind) {
     case 'atif': {
       const baseDir = file === STDIN ? process.cwd() : path.dirname(path.resolve(file));
-      const doc = loaded.document as { steps?: unknown };
-      const steps = Array.isArray(doc.steps) ? doc.steps.length : 0;
+      // A .json file holding JSON that is no object (null, a number) is read as a trajectory too, for validateAtif to say so.
+      const doc = loaded.document;
+      const steps = isRecord(doc) && Array.isArray(doc.steps) ? doc.steps.length : 0;
       const result = validateAtif(loaded.document, { baseDir });
       return verdict('atif', result.version ?? null, steps, result.errors, result.warnings);
     }

@@ -19,6 +19,7 @@
  */
 
 import { closeSync, readSync } from 'node:fs';
+import { unreadableEventError } from '../detect.ts';
 import { openRegularFile } from '../files.ts';
 import { atofMajor } from '../../formats/atof/rules/envelope.ts';
 import type { AtofEvent } from '../../formats/atof/types.ts';
@@ -245,7 +246,11 @@ export class AtofIndex {
     if (from === 0 && text.charCodeAt(0) === 0xfeff) text = text.slice(1);
     const parsed = parseAtofLine(text, this.lineNumber, unterminated);
     if (parsed?.error) this.lineErrors.push(parsed.error);
-    if (parsed?.event) this.place(parsed.event, from, this.offset + end);
+    if (parsed?.event === undefined) return;
+    // An event whose uuid or name is no string would break the tree built from it: skipped and reported instead.
+    const unreadable = unreadableEventError(parsed.event as unknown as Record<string, unknown>, this.lineNumber);
+    if (unreadable !== undefined) this.lineErrors.push(unreadable);
+    else this.place(parsed.event, from, this.offset + end);
   }
 
   /** Gives the event to its session (as `treesFromAtof` would place it), or to no one when it would be dropped there. */

@@ -12,7 +12,7 @@ import { ATIF_SCHEMA_VERSIONS } from '../../formats/atif/types.ts';
 import { quotedValue } from '../../shared/text.ts';
 import { atofMajor } from '../../formats/atof/rules/envelope.ts';
 import type { AtofLineError } from '../../formats/atof/validate.ts';
-import { firstLineKind, loadByContent, looksLikeAtofEvent, noAtofEventAmong } from '../detect.ts';
+import { firstLineKind, loadByContent, looksLikeAtofEvent, noAtofEventAmong, unreadableEventError } from '../detect.ts';
 import { describeFsError, InputError } from '../errors.ts';
 import { checkInputFile, inputName, readInputText, STDIN } from '../files.ts';
 import { formatCount, type CliIo } from '../io.ts';
@@ -43,7 +43,16 @@ export function sessionsOf(name: string, text: string, detectAs = name): LoadedS
       if (major !== undefined) throw new InputError(`${name}: ATOF major version ${major}; this reader knows ATOF 0.x only`);
       const problem = noAtofEvents(loaded.events, loaded.lineErrors);
       if (problem !== undefined) throw new InputError(`${name} holds no ATOF events: ${problem}`);
-      return { kind: 'atof', roots: treesFromAtof(loaded.events), lineErrors: loaded.lineErrors.map((error) => error.message), notes: [] };
+      // Events the tree cannot be built from are reported with the lines that are not JSON, in file order.
+      const skipped: AtofLineError[] = [];
+      const readable = loaded.events.filter((event, i) => {
+        const line = loaded.eventLines?.[i];
+        const unreadable = unreadableEventError(event as unknown as Record<string, unknown>, line ?? 0, line === undefined ? i + 1 : undefined);
+        if (unreadable !== undefined) skipped.push(unreadable);
+        return unreadable === undefined;
+      });
+      const lineErrors = [...loaded.lineErrors, ...skipped].sort((a, b) => a.line - b.line);
+      return { kind: 'atof', roots: treesFromAtof(readable), lineErrors: lineErrors.map((error) => error.message), notes: [] };
     }
     case 'hooks':
       throw new InputError(`${name} is a recorded hook stream; run "nemo-relay-hooks replay ${name} --out <dir>" first`);

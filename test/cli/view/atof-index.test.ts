@@ -6,7 +6,7 @@
 // with its held events let go and read back from the file. The served
 // catalog does not judge a half-written first line.
 import { spawn, spawnSync } from 'node:child_process';
-import { appendFileSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { parseAtofJsonl } from '../../../src/formats/atof/validate.ts';
@@ -101,6 +101,25 @@ describe('the streamed ATOF index', () => {
     writeFileSync(path.join(dir, 'hooks.jsonl'), `${JSON.stringify({ hook: 'on_session_start', payload: { session_id: 's' } })}\n`);
     catalog.refresh();
     expect(catalog.problems()).toEqual([{ file: path.join(dir, 'hooks.jsonl'), problem: 'a recorded hook stream; run "nemo-relay-hooks replay" on it first' }]);
+  });
+
+  it('lists a file with an event whose name is no string by its sessions, where its problem was the raw TypeError', () => {
+    const dir = tempDir('nrh-index-odd-name-');
+    expect(cli(['replay', path.join(EXAMPLES, 'plain-chat.hooks.jsonl'), '--out', dir, '--quiet']).code).toBe(0);
+    const lines = readFileSync(path.join(dir, 'atof', 'plain-chat-atof.jsonl'), 'utf8').trimEnd().split('\n');
+    // The second LLM call's end: its usage has cache reads, read by provider, which the name was taken for.
+    const index = lines.findLastIndex((line) => {
+      const event = JSON.parse(line) as { category?: string; scope_category?: string };
+      return event.category === 'llm' && event.scope_category === 'end';
+    });
+    lines[index] = JSON.stringify({ ...(JSON.parse(lines[index]!) as object), name: null });
+    const served = path.join(dir, 'served');
+    mkdirSync(served);
+    writeFileSync(path.join(served, 'odd.jsonl'), `${lines.join('\n')}\n`);
+    const catalog = new Catalog([served]);
+    catalog.refresh();
+    expect(catalog.problems()).toEqual([]);
+    expect(catalog.sessions().map((entry) => entry.title)).toEqual(['session chat-session-2c88']);
   });
 
   afterEach(() => vi.restoreAllMocks());
