@@ -244,9 +244,12 @@ describe.each(AI_SDK_PROVIDERS.map((packages) => [packages.major, packages] as c
     expect(answered.map((s) => [s.message, s.metrics?.prompt_tokens, s.metrics?.completion_tokens])).toEqual([[step!.text, step!.usage.inputTokens, step!.usage.outputTokens]]);
     expect(step!.text).not.toBe('');
     expect(answers(recorded)).toEqual([]);
-    const failed = recorded.log.filter((entry) => entry.hook === 'api_request_error').map((entry) => [entry.payload.error, (entry.payload.response as Steps[number]).finish_reason]);
+    const refusals = recorded.log.filter((entry) => entry.hook === 'api_request_error');
+    const failed = refusals.map((entry) => [entry.payload.error, (entry.payload.response as Steps[number]).finish_reason]);
     expect(failed).toEqual([[{ type: errors[0]!.name, message: OVERLOADED.error.message }, 'error']]);
-    expect(answered.map((s) => [s.extra.invocation.status, s.extra.llm_response.error])).toEqual([['failed', failed[0]![0]]]);
+    // The step's error is the hook's, with the status the hook gave beside it.
+    const status = refusals[0]!.payload.status_code;
+    expect(answered.map((s) => [s.extra.invocation.status, s.extra.llm_response.error])).toEqual([['failed', typeof status === 'number' ? { ...(failed[0]![0] as object), status_code: status } : failed[0]![0]]]);
   });
 
   it('a connection reset mid-stream: the call and the run fail, with the SDK\'s error', async () => {

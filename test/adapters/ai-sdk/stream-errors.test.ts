@@ -133,11 +133,14 @@ function expectFailedWithText(wire: keyof typeof WIRES, recorded: { log: Array<{
   const told = { type: error.name, message: error.message };
   const ends = recorded.log.filter((entry) => entry.hook === 'post_api_request' || entry.hook === 'api_request_error');
   expect(ends.map((entry) => [entry.hook, entry.payload.error, (entry.payload.response as Step | undefined)?.assistant_message])).toEqual([['api_request_error', told, { role: 'assistant', content: text }]]);
+  // The files' error is the hook's, with the status the hook gave beside it (the SDK's error names the HTTP status).
+  const status = ends[0]!.payload.status_code;
+  const written = typeof status === 'number' ? { ...told, status_code: status } : told;
   const llmEnd = recorded.atof.find((event) => event.category === 'llm' && event.scope_category === 'end')!;
   expect(llmEnd.metadata['error.type']).toBe(told.type);
-  expect(llmEnd.data).toMatchObject({ assistant_message: { content: text }, error: told, model: WIRES[wire].turn.model });
+  expect(llmEnd.data).toMatchObject({ assistant_message: { content: text }, error: written, model: WIRES[wire].turn.model });
   const answered = (recorded.atif[0]!.steps as Step[]).filter((s) => s.source === 'agent');
-  expect(answered.map((s) => [s.message, s.model_name, s.extra.invocation.status, s.extra.llm_response.error])).toEqual([[text, WIRES[wire].turn.model, 'failed', told]]);
+  expect(answered.map((s) => [s.message, s.model_name, s.extra.invocation.status, s.extra.llm_response.error])).toEqual([[text, WIRES[wire].turn.model, 'failed', written]]);
   const spent = (WIRES[wire] as { spent?: Record<string, number> }).spent;
   if (spent !== undefined) expect(answered[0]!.metrics).toMatchObject(spent);
 }
