@@ -289,6 +289,15 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   readonly #nodes = new Map<string, Node>();
   /** The open nodes of each top-level run, oldest run first. */
   readonly #roots = new Map<string, Set<string>>();
+  /**
+   * The signal of each open top-level run's latest model call that streamed to callbacks: the graph's own, as LangGraph
+   * gives its nodes. Only a chunk told after the consumer left keeps LangGraph from telling the graph's failure.
+   */
+  readonly #streamingSignals = new Map<string, AbortSignal>();
+  /** Top-level graph runs one of whose nodes failed other than by an abort: LangGraph tells the graph's failure. */
+  readonly #failingGraphs = new Set<string>();
+  /** Top-level graph runs whose node stopped with the graph's abort, each waiting to end unless something goes on (`#endLeftGraph`). */
+  readonly #leftGraphs = new Map<string, ReturnType<typeof setTimeout>>();
   /** Retries of one API call share the parent chain run (the model node). */
   readonly #attempts = new Map<string, Attempts>();
   /** Approval requests waiting for the resuming run, by session (shared by the handlers on the same hooks). */
@@ -660,7 +669,10 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       this.#interrupted.add(node.run);
       if (this.#firstSeen(error as Loose)) this.#askApprovals(node.run, (error as Loose).interrupts, node.name);
     }
-    if (!node.ownsRun) return;
+    if (!node.ownsRun) {
+      if (node.parent === node.root && !interrupt) this.#nodeOfGraphFailed(node.root, error);
+      return;
+    }
     this.#interrupted.delete(node.run);
     // A sub-agent whose node failed on a model call waits for the node's RetryPolicy (the same task run again).
     const failedCall = this.#failedCalls.get(node.run);
@@ -677,6 +689,35 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
     if (interrupt && node.run.parent !== undefined && asked) return this.#pause(node.run, error);
     if (interrupt) return this.#endInterrupted(node.run, undefined, error);
     this.#endRun(node.run, isAbort(error) ? 'interrupted' : 'failed', undefined, error);
+  }
+
+  /**
+   * A node of a top-level graph failed. A node stopped by the graph's abort (the program's signal, or the consumer that
+   * left the graph's stream) is followed by the graph's failure, except when the consumer left at a chunk LangGraph had
+   * in hand: LangGraph then returns the graph's generator at its `yield` and tells callbacks neither an end nor an
+   * error of the graph's run (the answer was already received, so the model ran on after the consumer stopped). The
+   * turn ends then, as LangGraph's error would have ended it, unless the graph goes on or a node failed otherwise.
+   */
+  #nodeOfGraphFailed(root: string, error: unknown): void {
+    const top = this.#nodes.get(root);
+    if (top === undefined || !top.ownsRun || top.runnable === true) return;
+    if (!isAbort(error)) this.#failingGraphs.add(root);
+    // A node's own AbortError (its model's signal not aborted), or one cut before its model streamed (a node's
+    // `timeout` policy waiting for the response), is the node's failure: a RetryPolicy may run it again.
+    else if (this.#streamingSignals.get(root)?.aborted === true && !this.#failingGraphs.has(root)) this.#endLeftGraph(root, error);
+  }
+
+  /**
+   * Ends a top-level graph run stopped by its abort once the callbacks LangChain tells with the abort have arrived (the
+   * model's error, with its text, and the graph's own error when it comes): a later macrotask. A run started under it
+   * in the meantime means the graph went on, and the end is called off.
+   */
+  #endLeftGraph(root: string, error: unknown): void {
+    if (this.#leftGraphs.has(root)) return;
+    this.#leftGraphs.set(root, setTimeout(() => {
+      this.#leftGraphs.delete(root);
+      if (this.#nodes.has(root)) this.handleChainError(error, root);
+    }, 0));
   }
 
   /** A chat-model run is one provider attempt (a retry of the API call when the previous attempt under the same parent failed). */
@@ -839,6 +880,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
       const node = this.#nodes.get(runId);
       if (node?.kind !== 'llm') return;
       node.chunks = (node.chunks ?? 0) + 1;
+      if (node.chunks === 1 && node.signal !== undefined && node.root !== runId) this.#streamingSignals.set(node.root, node.signal);
       if (typeof token === 'string' && token !== '') node.delivered = (node.delivered ?? '') + token;
       node.servedBy ??= chunkServedBy(fields?.chunk);
     });
@@ -1069,6 +1111,13 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   /** Keeps a node of an open run; a new top-level run beyond `MAX_OPEN_RUNS` ends the oldest one. */
   #remember(runId: string, node: Node): void {
     this.#nodes.set(runId, node);
+    // A graph that starts another run went on: its node stopped by an abort, or one that failed, was run again (`#nodeOfGraphFailed`).
+    const left = this.#leftGraphs.get(node.root);
+    if (left !== undefined) {
+      clearTimeout(left);
+      this.#leftGraphs.delete(node.root);
+    }
+    if (node.parent === node.root) this.#failingGraphs.delete(node.root);
     const open = this.#roots.get(node.root);
     if (open !== undefined) {
       open.add(runId);
@@ -1106,6 +1155,10 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   #forget(root: string, status: 'interrupted'): void {
     const open = this.#roots.get(root);
     this.#roots.delete(root);
+    this.#streamingSignals.delete(root);
+    this.#failingGraphs.delete(root);
+    clearTimeout(this.#leftGraphs.get(root));
+    this.#leftGraphs.delete(root);
     if (open === undefined) return;
     const left = [...open].reverse(); // newest first: a sub-agent ends before the run it belongs to
     for (const id of left) {
