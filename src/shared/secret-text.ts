@@ -66,6 +66,23 @@ function isSecretKey(key: string): boolean {
   return SECRET_QUERY_KEYS.has(name) || SECRET_QUERY_WORDS.test(name);
 }
 
+/** A URL inside free text: a scheme, `://`, then up to a space, a quote or a bracket. */
+const URL_IN_TEXT = /\b[a-z][a-z0-9+.-]*:\/\/[^\s'"`<>()[\]{}]+/gi;
+
+/**
+ * `text` with each URL in it shown as `displayUrl` shows it: a runtime's or a library's own error text quotes the URL
+ * it was given (Bun's WebSocket: "WebSocket connection to 'wss://host/stream?token=…' failed"), and that text is
+ * printed in `lastError` and warnings.
+ */
+export function withoutUrlSecrets(text: string): string {
+  if (!text.includes('://')) return text;
+  return text.replace(URL_IN_TEXT, (match) => {
+    // Punctuation that ends the sentence is not the URL's ("failed to reach https://host/x?token=…: refused").
+    const url = match.replace(/[.,:;!?]+$/, '');
+    return displayUrl(url) + match.slice(url.length);
+  });
+}
+
 /** Shorter values are not masked in text: not credentials, and masking them would garble the message (`x-fail = "1"`). */
 const MIN_MASKED_VALUE = 6;
 

@@ -177,9 +177,9 @@ describe('hostile input', () => {
         const result = await cliInProcess(args);
         expect(result.code, args.join(' ')).toBe(args[0] === 'view' ? 1 : 2);
         expect(result.stderr).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028]/);
-        // The parser quotes the start of the text (how much depends on the runtime's version).
+        // The parser quotes the start of the text (how much, and how, depends on the runtime: V8 the text, Bun the token).
         expect(result.stderr).toContain(`not valid JSON`);
-        expect(result.stderr).toContain('"\\x1b]0;PWNED-');
+        expect(result.stderr).toContain('\\x1b');
       }
     }
   });

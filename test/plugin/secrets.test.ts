@@ -13,7 +13,7 @@ import { createNemoRelayPlugin } from '../../src/index.ts';
 import { HookRegistry } from '../../src/hooks/index.ts';
 import { recordingLogger, tempDir } from '../contract/backends.ts';
 import { cli } from '../cli/support.ts';
-import { displaySettingValue, displayUrl } from '../../src/shared/secret-text.ts';
+import { displaySettingValue, displayUrl, withoutUrlSecrets } from '../../src/shared/secret-text.ts';
 import { withProcessEnv } from '../support/process-env.ts';
 
 const SECRETS = {
@@ -229,5 +229,17 @@ describe('no secret is printed or written', () => {
     expect(displayUrl('not a url //u:p@x')).toBe('not a url //***@x');
     expect(displaySettingValue('NEMO_RELAY_HOOKS_OTLP_HEADERS', 'authorization=Bearer x,x-team=agents,loose')).toBe('authorization=***,x-team=***,***');
     expect(displaySettingValue('NEMO_RELAY_HOOKS_ATOF_OUTPUT_DIRECTORY', '/var/out')).toBe('/var/out');
+  });
+
+  it('withoutUrlSecrets: the URLs a runtime\'s own error text quotes, shown as displayUrl shows them', () => {
+    // Bun's WebSocket error quotes the URL it was given, its query token and all.
+    expect(withoutUrlSecrets("WebSocket connection to 'wss://127.0.0.1:9/stream?token=WSTOKEN' failed: Failed to connect")).toBe(
+      "WebSocket connection to 'wss://127.0.0.1:9/stream?token=***' failed: Failed to connect",
+    );
+    expect(withoutUrlSecrets('to https://u:pw@a.example/x?sig=S1 and (http://b.example/y?keep=1), then "ws://c/z?api_key=K"')).toBe(
+      'to https://***@a.example/x?sig=*** and (http://b.example/y?keep=1), then "ws://c/z?api_key=***"',
+    );
+    expect(withoutUrlSecrets('no address here: ECONNREFUSED 127.0.0.1:9')).toBe('no address here: ECONNREFUSED 127.0.0.1:9');
+    expect(withoutUrlSecrets('could not reach https://h/x?token=T0KEN: refused.')).toBe('could not reach https://h/x?token=***: refused.');
   });
 });

@@ -5,6 +5,8 @@
  * @module
  */
 
+import { withoutUrlSecrets } from '../../shared/secret-text.ts';
+
 /** Base class: every failed attempt the delivery layer reports. */
 export abstract class DeliveryError extends Error {
   /** True when the same request may succeed later (busy, unreachable). */
@@ -108,8 +110,10 @@ export function connectionFailure(message: string, error: unknown): DeliveryErro
 export function describeFailure(error: unknown): string {
   if (error instanceof Error) {
     const cause = (error as { cause?: unknown }).cause;
-    const detail = cause instanceof Error && cause.message && !error.message.includes(cause.message) ? ` (${cause.message})` : '';
+    // The message is ours (its addresses already shown without credentials); a cause's is the runtime's or a
+    // library's, which may quote the URL it was given, credentials and all.
+    const detail = cause instanceof Error && cause.message && !error.message.includes(cause.message) ? ` (${withoutUrlSecrets(cause.message)})` : '';
     return `${error.message}${detail}`;
   }
-  return String(error);
+  return withoutUrlSecrets(String(error));
 }

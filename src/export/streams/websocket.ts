@@ -16,7 +16,7 @@ import { ConnectionFailedError, connectionFailure, DeliveryClosedError, Delivery
 import { trustOptions, untrustedCertificateHint } from '../delivery/trust.ts';
 import { withoutUserinfo } from '../delivery/credentials.ts';
 import { timerDelay, unrefTimer } from '../../shared/timers.ts';
-import { displayUrl } from '../../shared/secret-text.ts';
+import { displayUrl, withoutUrlSecrets } from '../../shared/secret-text.ts';
 import type { StreamTransportImpl } from './transport.ts';
 
 /** The part of both WebSocket APIs the sink uses. */
@@ -83,7 +83,7 @@ export function websocketTransport(url: string, headers: Record<string, string>,
     try {
       socket = connect(target, headers, timeoutMs);
     } catch (error) {
-      throw new DestinationUnusableError(`${shown}: ${error instanceof Error ? error.message : String(error)}`);
+      throw new DestinationUnusableError(`${shown}: ${withoutUrlSecrets(error instanceof Error ? error.message : String(error))}`);
     }
     connecting = socket;
     await new Promise<void>((resolve, reject) => {
@@ -225,7 +225,8 @@ function unrefSocket(socket: unknown): void {
 
 function describeEvent(event: unknown): string {
   const message = (event as { message?: unknown; error?: { message?: unknown } } | null)?.message ?? (event as { error?: { message?: unknown } })?.error?.message;
-  return typeof message === 'string' && message !== '' ? `: ${message}` : '';
+  // The runtime's text may quote the URL, query credentials and all (Bun's does).
+  return typeof message === 'string' && message !== '' ? `: ${withoutUrlSecrets(message)}` : '';
 }
 
 /**
