@@ -40,7 +40,7 @@ import { instrumentAiSdk } from '../../../src/adapters/ai-sdk/index.ts';
 import { validateAtif } from '../../../src/formats/atif/validate.ts';
 import { sameOnNative } from '../same-on-native.ts';
 import { expectNothingLost, recordedPlugin, type AtifDoc, type Recorded } from '../support.ts';
-import { Chat } from './chat-client.ts';
+import { Chat, until } from './chat-client.ts';
 import { FakeProvider } from './wire.ts';
 
 (globalThis as { AI_SDK_LOG_WARNINGS?: boolean }).AI_SDK_LOG_WARNINGS = false;
@@ -50,11 +50,6 @@ afterEach(() => {
   uninstall?.();
   uninstall = undefined;
 });
-
-/** Polls `check` (the chat client reports by state, not by events a test can await). */
-async function until(check: () => boolean): Promise<void> {
-  while (!check()) await new Promise((resolve) => setTimeout(resolve, 2));
-}
 
 type Steps = AtifDoc[];
 const model = 'gpt-4o-2024-08-06';

@@ -30,7 +30,7 @@ import { validateAtif } from '../../../src/formats/atif/validate.ts';
 import { AI_SDK_PROVIDERS } from '../../support/ai-sdk-providers.ts';
 import { sameOnNative } from '../same-on-native.ts';
 import { expectNothingLost, recordedPlugin, type AtifDoc } from '../support.ts';
-import { Chat } from './chat-client.ts';
+import { Chat, until } from './chat-client.ts';
 import { FakeProvider } from './wire.ts';
 
 (globalThis as { AI_SDK_LOG_WARNINGS?: boolean }).AI_SDK_LOG_WARNINGS = false;
@@ -40,11 +40,6 @@ afterEach(() => {
   uninstall?.();
   uninstall = undefined;
 });
-
-/** Polls `check` (the chat client reports by state, not by events a test can await). */
-async function until(check: () => boolean): Promise<void> {
-  while (!check()) await new Promise((resolve) => setTimeout(resolve, 2));
-}
 
 const model = 'gpt-4o-2024-08-06';
 const question = 'Weather in Paris?';

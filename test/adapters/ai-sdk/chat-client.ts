@@ -23,3 +23,8 @@ export class Chat extends AbstractChat<UIMessage> {
     super({ ...init, state: new ArrayState<UIMessage>() });
   }
 }
+
+/** Polls `check`: the chat client (and a chat route's server) report by state, not by events a test can await. */
+export async function until(check: () => boolean): Promise<void> {
+  while (!check()) await new Promise((resolve) => setTimeout(resolve, 2));
+}

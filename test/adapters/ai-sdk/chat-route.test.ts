@@ -38,7 +38,7 @@ import { validateAtif } from '../../../src/formats/atif/validate.ts';
 import { AI_SDK_PROVIDERS } from '../../support/ai-sdk-providers.ts';
 import { sameOnNative } from '../same-on-native.ts';
 import { expectNothingLost, recordedPlugin, type AtifDoc } from '../support.ts';
-import { Chat } from './chat-client.ts';
+import { Chat, until } from './chat-client.ts';
 import { FakeProvider } from './wire.ts';
 
 (globalThis as { AI_SDK_LOG_WARNINGS?: boolean }).AI_SDK_LOG_WARNINGS = false;
@@ -141,11 +141,6 @@ async function serveChatRoute(shape: RouteShape, providers: Map<string, FakeProv
         server.closeAllConnections();
       }),
   };
-}
-
-/** Polls `check` (the chat client and the server report by state, not by events a test can await). */
-async function until(check: () => boolean): Promise<void> {
-  while (!check()) await new Promise((resolve) => setTimeout(resolve, 2));
 }
 
 /** One chat's words and ids, so that two chats at once can be told apart. */
