@@ -10,7 +10,7 @@ import { InputError } from './errors.ts';
 import { openRegularFile, STDIN } from './files.ts';
 import path from 'node:path';
 import type { AtofEvent } from '../formats/atof/types.ts';
-import { parseAtofLine, type AtofLineError } from '../formats/atof/validate.ts';
+import { parseAtofJsonl, type AtofLineError } from '../formats/atof/validate.ts';
 import { isRecord } from '../shared/record.ts';
 import { JsonTooDeepError, parseJson, whyNotJson } from '../shared/json.ts';
 import { quotedValue } from '../shared/text.ts';
@@ -82,20 +82,8 @@ function looksLikeTrajectory(value: unknown): boolean {
 const TRAJECTORY_FIRST_MEMBER = /^\s*"(schema_version|session_id|trajectory_id|agent|steps)"\s*:/;
 
 function atofOf(text: string): LoadedFile {
-  // parseAtofJsonl's loop, keeping each event's line number: a reader that skips an event names its line.
-  const events: AtofEvent[] = [];
-  const eventLines: number[] = [];
-  const lineErrors: AtofLineError[] = [];
-  const lines = text.split('\n');
-  lines.forEach((raw, i) => {
-    const parsed = parseAtofLine(raw, i + 1, i === lines.length - 1);
-    if (parsed?.error) lineErrors.push(parsed.error);
-    else if (parsed?.event) {
-      events.push(parsed.event);
-      eventLines.push(i + 1);
-    }
-  });
-  return { kind: 'atof', events, lineErrors, eventLines };
+  const parsed = parseAtofJsonl(text);
+  return { kind: 'atof', events: parsed.events, lineErrors: parsed.errors, eventLines: parsed.eventLines };
 }
 
 /** Classifies `text` (the content of `file`) and parses it accordingly. */

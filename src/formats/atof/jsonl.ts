@@ -23,19 +23,25 @@ export interface AtofParseResult {
   events: AtofEvent[];
   /** Lines that did not; blank lines are skipped silently. */
   errors: AtofLineError[];
+  /** `eventLines[i]`: the 1-based line `events[i]` was read from (a reader that skips an event names its line). */
+  eventLines: number[];
 }
 
 /** Parses ATOF JSONL text. Never throws; malformed lines are reported with their line numbers. */
 export function parseAtofJsonl(text: string): AtofParseResult {
   const events: AtofEvent[] = [];
   const errors: AtofLineError[] = [];
+  const eventLines: number[] = [];
   const lines = text.split('\n');
   lines.forEach((raw, i) => {
     const parsed = parseAtofLine(raw, i + 1, i === lines.length - 1);
     if (parsed?.error) errors.push(parsed.error);
-    else if (parsed?.event) events.push(parsed.event);
+    else if (parsed?.event) {
+      events.push(parsed.event);
+      eventLines.push(i + 1);
+    }
   });
-  return { events, errors };
+  return { events, errors, eventLines };
 }
 
 /** What a last line that does not parse, with no newline after it, is: what a writer killed (or still writing) leaves. */
