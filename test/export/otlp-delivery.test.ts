@@ -15,7 +15,7 @@ import { createNemoRelayPlugin } from '../../src/index.ts';
 import { HookRegistry } from '../../src/hooks/index.ts';
 import { recordingLogger, tempDir } from '../contract/backends.ts';
 import { OtlpPipeline } from '../../src/export/otlp/pipeline.ts';
-import { ExporterPackageError } from '../../src/export/otlp/exporters.ts';
+import { ExporterPackageError, type WireExporter } from '../../src/export/otlp/exporters.ts';
 
 const STREAMS = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../fixtures/streams');
 const stream = (name: string) => readStream(path.join(STREAMS, `${name}.hooks.jsonl`));
@@ -234,6 +234,27 @@ describe('OTLP endpoints in plugins.toml', () => {
       expect(printed).not.toContain('SECRET');
     } finally {
       delete process.env.NRH_TEST_TOKEN;
+    }
+  });
+
+  it('never prints the URL secrets that an exporter\'s own error text quotes (status(), warnings, a creation failure)', async () => {
+    // Bun's fetch and WebSocket errors quote the URL they were given; the stream outputs masked it, the OTLP ones did not.
+    const quoted = 'https://user:pwSECRET-3@collector.example/v1/traces?access_token=tokSECRET-4';
+    const failing = (createExporter: () => Promise<WireExporter>, logger: ReturnType<typeof recordingLogger>) =>
+      new OtlpPipeline({ signal: 'traces', transport: 'http_binary', url: quoted, headers: {}, timeoutMillis: 200, maxQueueSize: 10, maxExportBatchSize: 5, scheduledDelayMillis: 10, logger, retry: { maxRetries: 0, initialDelayMs: 10, maxDelayMs: 10 }, createExporter });
+    const refused = recordingLogger();
+    const sending = failing(async () => ({ export: (_items, done) => done({ code: 1, error: new Error(`Unable to connect to ${quoted}.`) }), shutdown: async () => {} }), refused);
+    sending.push({});
+    await sending.shutdown(1000);
+    const notCreated = recordingLogger();
+    const creating = failing(() => Promise.reject(new Error(`bad URL ${quoted}`)), notCreated);
+    creating.push({});
+    await creating.shutdown(1000);
+    for (const [otlp, logger] of [[sending, refused], [creating, notCreated]] as const) {
+      const printed = [otlp.health().lastError ?? '', ...logger.lines.map((l) => l.message)].join('\n');
+      expect(otlp.health()).toMatchObject({ failed: 1 });
+      expect(printed).toContain('https://***@collector.example/v1/traces?access_token=***');
+      expect(printed).not.toContain('SECRET');
     }
   });
 

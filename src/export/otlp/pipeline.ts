@@ -26,7 +26,7 @@ import { createWireExporter, ExporterPackageError, type WireExporter, type WireO
 import { runsFromOwnPackage } from '../../shared/package-module.ts';
 import { DestinationUnusableError, RequestTooLargeError } from '../delivery/errors.ts';
 import { errorMessage } from '../../shared/error-text.ts';
-import { displayUrl } from '../../shared/secret-text.ts';
+import { displayUrl, withoutUrlSecrets } from '../../shared/secret-text.ts';
 import { settleWithin } from '../../shared/deadline.ts';
 
 export interface PipelineOptions extends WireOptions {
@@ -284,12 +284,12 @@ export class OtlpPipeline {
       if (error instanceof ExporterPackageError && runsFromOwnPackage()) {
         this.failed += batch.length;
         this.errors++;
-        this.lastError = errorMessage(error);
+        this.lastError = shownError(error);
         return;
       }
       // An exporter that cannot be built (Deno without --allow-env) was reported nowhere else: one warning per outage.
       this.failed += batch.length;
-      this.note(`${batch.length} items not delivered: the OpenTelemetry exporter could not be created: ${errorMessage(error)}`, true);
+      this.note(`${batch.length} items not delivered: the OpenTelemetry exporter could not be created: ${shownError(error)}`, true);
       return;
     }
     // Shut down while the exporter loaded: counted as dropped, and no connection is opened now.
@@ -346,7 +346,7 @@ export class OtlpPipeline {
       );
       return null;
     }
-    const reason = result.error ? errorMessage(result.error) : 'export failed';
+    const reason = result.error ? shownError(result.error) : 'export failed';
     const policy = this.options.retry ?? BATCH_RETRY;
     tracked.size -= items.length;
     // A destination that cannot be used at all (the runtime refuses the connection) is not tried again.
@@ -393,4 +393,12 @@ export class OtlpPipeline {
     if (isError) this.failing = true;
     safeLog(this.options.logger, 'warn', `OTLP ${this.options.signal} to ${displayUrl(this.options.url)}: ${text} (status().outputs counts what is sent, failed and dropped)`);
   }
+}
+
+/**
+ * An exporter's or a runtime's error as `status()` and warnings show it: such text can quote the URL it was given
+ * (Bun's fetch and WebSocket errors do), and a destination URL can carry a password or a query token.
+ */
+function shownError(error: unknown): string {
+  return withoutUrlSecrets(errorMessage(error));
 }
