@@ -60,6 +60,7 @@ export type {
   MiddlewareFunctions,
   MiddlewareStamp,
   Next,
+  RequestHeaders,
   RequestObject,
   RewriteLabels,
   ToolExecutionMiddleware,

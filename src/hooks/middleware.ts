@@ -118,10 +118,26 @@ export type ToolRequestMiddleware = (payload: ToolRequestMiddlewarePayload) => T
 
 // -------------------------------------------------------------- execution
 
-/** What hosts pass to `execute('llm_execution', ...)`: `{ ...ids, request }`. */
+/**
+ * A request's HTTP headers: a plain object (a list of values is sent joined
+ * with `, `), or `[name, value]` pairs in any iterable (a fetch `Headers`, a
+ * `Map`, an array).
+ */
+export type RequestHeaders = Record<string, string | number | boolean | readonly string[]> | Iterable<readonly [string, string]>;
+
+/** What hosts pass to `execute('llm_execution', ...)`: `{ ...ids, request, headers }`. */
 export interface LlmExecutionPayload extends MiddlewareContext {
   /** The request to send (hosts pass their provider request). */
   request: RequestObject;
+  /**
+   * The headers the request is sent with. With managed execution the relay
+   * records them on the call's start and the response cache keys the ones its
+   * `header_allowlist` names (docs/operators/cache.md), so two tenants told
+   * apart by a header do not share answers. Credential headers
+   * (`authorization`, `x-api-key`, `cookie`, ...) are never recorded or keyed.
+   * The host's call gets the payload, these headers included, as given.
+   */
+  headers?: RequestHeaders;
 }
 
 /** What hosts pass to `execute('tool_execution', ...)`: `{ ...ids, tool_name, args }`. */

@@ -27,7 +27,7 @@ import type { NemoRelaySettings } from './config/settings.ts';
 import { shapeLlmResponse } from './llm-response.ts';
 import { jsonEqual } from '../shared/json.ts';
 import type { LoosePayload } from './payload.ts';
-import { apiKeyOf, isRecord, llmSurfaceOf, metadataOf, toolArgsOf, toolKeyOf, toolNameOf, truthy } from './payload.ts';
+import { apiKeyOf, isRecord, llmSurfaceOf, metadataOf, requestHeadersOf, toolArgsOf, toolKeyOf, toolNameOf, truthy } from './payload.ts';
 import type { SessionTable } from './sessions.ts';
 import type { PluginCounters } from './status.ts';
 import { stringOf } from '../shared/text.ts';
@@ -86,10 +86,11 @@ export class ManagedExecution {
     const body = truthy(payload.request) ? payload.request : {};
     const metadata = metadataOf(payload);
     const modelName = truthy(payload.model) ? stringOf(payload.model) : '';
+    // The request's headers (the host's `headers`, credentials left out): the response cache keys the allowlisted ones.
     return runManaged({
       start: (wrapped) =>
         this.options.backend.executeLlm!(
-          { name: llmSurfaceOf(payload), parent: state.handle, request: { headers: {}, content: body }, metadata, modelName },
+          { name: llmSurfaceOf(payload), parent: state.handle, request: { headers: requestHeadersOf(payload), content: body }, metadata, modelName },
           (request) => wrapped(request),
         ),
       normalizeInput: (request) => {

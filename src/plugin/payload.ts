@@ -13,6 +13,7 @@ import type { LoosePayload } from '../shared/snapshot.ts';
 import { isRecord } from '../shared/record.ts';
 import { stringOf } from '../shared/text.ts';
 import { argumentsObject } from '../shared/tool-arguments.ts';
+import { isCredentialHeader } from '../shared/secret-text.ts';
 
 /** A hook payload as the plugin sees it: an open bag of snake_case fields. */
 export type { LoosePayload };
@@ -102,6 +103,43 @@ export function toolNameOf(payload: LoosePayload): string {
  */
 export function toolArgsOf(payload: LoosePayload): Record<string, unknown> {
   return truthy(payload.args) ? argumentsObject(payload.args) : {};
+}
+
+/**
+ * The request headers of an `llm_execution` payload (`headers`), as the relay's `{headers, content}` request takes
+ * them: a plain object of text values, read from a plain object or from `[name, value]` pairs in any iterable (a
+ * fetch `Headers`, a `Map`, an array). Numbers and booleans become text, a list of strings is joined with `, `,
+ * anything else is left out. So are credential headers (`isCredentialHeader`): they never enter a cache key or an
+ * output. The response cache keys the ones its `header_allowlist` names (docs/operators/cache.md).
+ */
+export function requestHeadersOf(payload: LoosePayload): Record<string, string> {
+  const headers: Record<string, string> = {};
+  const given = payload.headers;
+  if (given === null || typeof given !== 'object') return headers;
+  const add = (name: unknown, value: unknown): void => {
+    if (typeof name !== 'string' || name === '' || isCredentialHeader(name)) return;
+    const text = headerText(value);
+    // defineProperty: a header may be called `__proto__`.
+    if (text !== undefined) Object.defineProperty(headers, name, { value: text, enumerable: true, writable: true, configurable: true });
+  };
+  try {
+    if (typeof (given as Partial<Iterable<unknown>>)[Symbol.iterator] === 'function') {
+      // A fetch `Headers`, a `Map`, an array of pairs.
+      for (const pair of given as Iterable<unknown>) if (Array.isArray(pair) && pair.length === 2) add(pair[0], pair[1]);
+    } else {
+      for (const name of Object.keys(given)) add(name, (given as Record<string, unknown>)[name]);
+    }
+  } catch {
+    // A getter or Proxy that throws: the headers read so far.
+  }
+  return headers;
+}
+
+function headerText(value: unknown): string | undefined {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  if (Array.isArray(value) && value.length > 0 && value.every((item) => typeof item === 'string')) return value.join(', ');
+  return undefined;
 }
 
 /**

@@ -169,6 +169,45 @@ describe.skipIf(!nativeAvailable)('adaptive response cache: memory decides, reco
     expect(memory.terminalCalls.filter((c) => c.kind === 'llm')).toHaveLength(2);
   });
 
+  it('execute’s `headers` key the allowlisted ones: two tenants asking the same question get their own answers; credential headers are neither keyed nor recorded (docs/operators/cache.md)', async () => {
+    // Each call answers with its tenant's text: a hit across tenants would hand one tenant the other's answer.
+    const tenants: [string, unknown][] = [
+      ['acme', { 'x-tenant': 'acme', authorization: 'Bearer sk-SECRET-1' }],
+      ['globex', { 'X-Tenant': 'globex', 'x-api-key': 'sk-SECRET-2' }], // another tenant: miss, whatever the header's case
+      ['acme', { 'X-TENANT': 'acme', authorization: 'Bearer sk-SECRET-3', 'x-request-id': 'r3' }], // a header off the allowlist and a credential do not key: hit
+      ['globex', new Map([['x-tenant', 'globex'], ['cookie', 'SECRET-4']])], // pairs, as a fetch `Headers` iterates: hit
+      ['initech', [['x-tenant', 'initech'], ['x-region', 'eu']]], // miss
+      ['initech', { 'x-tenant': 'initech', 'x-region': 'us' }], // x-region is allowlisted: miss
+      ['none', {}], // no tenant: its own key
+    ];
+    const tenantScript: Script = async ({ hooks, terminal }) => {
+      hooks.emit('on_session_start', { session_id: 's', model: 'gpt-4o-mini' } as never);
+      const results: unknown[] = [];
+      for (const [i, [tenant, headers]] of tenants.entries()) {
+        const answer = { ...chatResponse, choices: [{ index: 0, message: { role: 'assistant', content: `for ${tenant}` }, finish_reason: 'stop' }] };
+        const result = await hooks.execute('llm_execution', { session_id: 's', turn_id: `t${i}`, api_request_id: `a${i}`, model: 'gpt-4o-mini', provider: 'openai', api_mode: 'chat_completions', request: base, headers } as never, terminal('llm', answer) as never);
+        const message = (result as { choices?: { message: { content: string } }[]; assistant_message?: { content: string } });
+        results.push(message.choices?.[0]?.message.content ?? message.assistant_message?.content);
+      }
+      hooks.emit('on_session_finalize', { session_id: 's' } as never);
+      (globalThis as { __results?: unknown[] }).__results = results;
+    };
+    const { native, memory } = await both(cacheToml('header_allowlist = ["x-tenant", "X-Region"]', false), tenantScript);
+    expect(memory.problems).toEqual([]);
+    expect(comparable(memory.events)).toEqual(comparable(native.events));
+    for (const run of [native, memory]) {
+      expect(run.results).toEqual(['for acme', 'for globex', 'for acme', 'for globex', 'for initech', 'for initech', 'for none']);
+      const statuses = run.events.filter((e) => e.name === 'response_cache').map((e) => (e.data as { status: string }).status);
+      expect(statuses).toEqual(['miss', 'miss', 'hit', 'hit', 'miss', 'miss', 'miss']);
+      // The host's call gets its own headers, credentials included (it sends them to the provider).
+      expect(run.terminalCalls.map((call) => (call.input as { headers: unknown }).headers)).toEqual([0, 1, 4, 5, 6].map((i) => tenants[i]![1]));
+      // The start records the request's headers, credentials left out.
+      const starts = run.events.filter((e) => e.category === 'llm' && (e as { scope_category?: string }).scope_category === 'start').map((e) => (e.data as { headers: Record<string, string> }).headers);
+      expect(starts[2]).toEqual({ 'X-TENANT': 'acme', 'x-dynamo-session-id': 's', 'x-request-id': 'r3' });
+      expect([...run.files.values()].filter((text) => text.includes('SECRET'))).toEqual([]);
+    }
+  });
+
   it('cache_nondeterministic caches a request without temperature', async () => {
     const noTemperature = { model: 'gpt-4o-mini', messages: base.messages };
     const { native, memory } = await both(cacheToml('cache_nondeterministic = true', false), script([noTemperature, noTemperature]));

@@ -77,6 +77,18 @@ const TS_CHECKS: Record<string, ((cwd: string, stdout: string) => void)[]> = {
       ]);
       expect(events.filter((event) => event.category === 'llm' && event.scope_category === 'end')).toHaveLength(2);
     },
+    (cwd, stdout) => {
+      // Two tenants, the same question: each gets its own answer (x-tenant is keyed); acme's second call is a hit.
+      expect(stdout.trim().split('\n')).toEqual(["acme's balance is $1,234", "globex's balance is $1,234", "acme's balance is $1,234"]);
+      const text = fs.readFileSync(path.join(cwd, 'events', 'events.jsonl'), 'utf8');
+      const events = text.trim().split('\n').map((line) => JSON.parse(line) as Record<string, any>);
+      expect(events.filter((event) => event.name === 'response_cache').map((mark) => mark.data.status)).toEqual(['miss', 'miss', 'hit']);
+      const starts = events.filter((event) => event.category === 'llm' && event.scope_category === 'start');
+      expect(starts.map((event) => event.data.headers['x-tenant'])).toEqual(['acme', 'globex', 'acme']);
+      // The credential header reached the host's call, never an output.
+      expect(text).not.toContain('sk-not-recorded');
+      expect(starts.some((event) => 'authorization' in event.data.headers)).toBe(false);
+    },
   ],
   'docs/operators/redaction.md': [
     (cwd) => {

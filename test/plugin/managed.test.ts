@@ -87,6 +87,32 @@ describe('managed execution', () => {
     expect(call.args.modelName).toBe('claude');
   });
 
+  it('hands the relay the payload’s headers as a plain object, credential headers left out, and the host its own (docs/operators/cache.md)', async () => {
+    const fake = createFakeRelay();
+    const plugin = createNemoRelayPlugin({ backend: fake, env: { HERMES_NEMO_RELAY_PLUGINS_TOML: tomlFile(ADAPTIVE) }, logger: silentLogger });
+    await plugin.ready;
+    const forms: [unknown, Record<string, string>][] = [
+      [new Headers({ 'X-Tenant': 'acme', Authorization: 'Bearer sk-1', 'x-goog-api-key': 'k' }), { 'x-tenant': 'acme' }],
+      [{ 'x-tenant': 'globex', 'x-retries': 2, 'x-debug': true, accept: ['a', 'b'], 'x-skip': { no: 1 }, Cookie: 'c', 'Proxy-Authorization': 'p', 'api-key': 'k', 'anthropic-api-key': 'k', 'set-cookie': 's' }, { 'x-tenant': 'globex', 'x-retries': '2', 'x-debug': 'true', accept: 'a, b' }],
+      [[['x-tenant', 'initech'], ['X-API-Key', 'k'], ['bad']], { 'x-tenant': 'initech' }],
+      [new Map([['__proto__', 'x']]), { ['__proto__']: 'x' }],
+      [new Proxy({ 'x-tenant': 'a' }, { ownKeys: () => { throw new Error('no keys'); } }), {}],
+      ['x-tenant: acme', {}],
+      [undefined, {}],
+    ];
+    for (const [i, [headers, expected]] of forms.entries()) {
+      const payload = { session_id: 's1', api_request_id: `a${i}`, api_mode: 'chat_completions', request: { messages: [] }, headers };
+      let seen: unknown;
+      await plugin.llmExecution(payload, (p) => {
+        seen = (p as { headers?: unknown } | undefined)?.headers;
+        return { choices: [] };
+      });
+      const request = fake.callsOf('executeLlm')[i]!.args.request as { headers: Record<string, string> };
+      expect(Object.entries(request.headers), String(i)).toEqual(Object.entries(expected));
+      expect(seen, String(i)).toBe(headers);
+    }
+  });
+
   it('gives the host its own downstream error object back', async () => {
     const fake = createFakeRelay();
     // A relay that rewrites callback errors, like the native one does.
