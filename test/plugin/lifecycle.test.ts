@@ -273,6 +273,30 @@ describe('plugin lifecycle', () => {
     expect(fake.ops().filter((op) => op === 'mark')).toHaveLength(1);
   });
 
+  it('subscribes again when registered after the registry cleared it, and once only', () => {
+    const fake = createFakeRelay();
+    const warnings: string[] = [];
+    const plugin = createNemoRelayPlugin({ backend: fake, env: {}, logger: { ...silentLogger, warn: (message: string) => void warnings.push(message) } });
+    const hooks = new HookRegistry();
+    const first = plugin.register(hooks);
+    hooks.clear();
+    expect(hooks.subscribed('pre_tool_call', plugin.handlers.pre_tool_call)).toBe(false);
+    const second = plugin.register(hooks);
+    expect(second).not.toBe(first);
+    expect(warnings).toEqual([]);
+    expect(hooks.has('on_session_start')).toBe(true);
+    // Registered for real now: a third register() is the no-op, and the first unregister is spent.
+    expect(plugin.register(hooks)).toBe(second);
+    expect(warnings).toEqual([expect.stringContaining('already registered')]);
+    first();
+    hooks.emit('pre_tool_call', { session_id: 's1', tool_call_id: 'c1', tool_name: 'ls' });
+    hooks.emit('post_tool_call', { session_id: 's1', tool_call_id: 'c1', tool_name: 'ls', result: 'ok' });
+    expect(fake.ops()).toEqual(['pushScope', 'toolStart', 'toolEnd']);
+    expect(plugin.status().counters.hooks).toBe(2);
+    second();
+    expect(hooks.has('on_session_start')).toBe(false);
+  });
+
   it('marks failed tool calls with an error status', () => {
     const fake = createFakeRelay();
     const plugin = createNemoRelayPlugin({ backend: fake, env: {}, logger: silentLogger });
