@@ -38,7 +38,7 @@ describe('examples/host.mjs', () => {
       const calls = (doc.steps as { tool_calls?: { arguments: unknown }[] }[]).flatMap((step) => step.tool_calls ?? []);
       expect(calls.map((call) => call.arguments)).toEqual([{ zone: 'UTC', token: '[redacted]' }]);
       // The request middleware rewrote the arguments before any hook saw them: what the ATOF tool span records.
-      const toolStart = parsed.events.find((event) => event.category === 'tool' && event.scope_category === 'start')!;
+      const toolStart = parsed.events.find((event) => event.kind === 'scope' && event.category === 'tool' && event.scope_category === 'start')!;
       expect(toolStart.data).toEqual({ zone: 'UTC', token: '[redacted]' });
       const recorded = readFileSync(path.join(out, 'hooks.jsonl'), 'utf8')
         .trim()
