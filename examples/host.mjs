@@ -1,7 +1,8 @@
 /**
  * A minimal agent host wired to nemo-relay-hooks: a `HookRegistry`, the
- * NeMo Relay plugin writing ATOF and ATIF files, request middleware that
- * redacts a secret from tool arguments, execution middleware that times the
+ * NeMo Relay plugin writing ATOF and ATIF files (its `redact` hook keeps a
+ * secret out of them), request middleware that rewrites a secret in tool
+ * arguments before the tool gets them, execution middleware that times the
  * real tool call, and a hook recorder so the run can be replayed later.
  *
  *   node examples/host.mjs [out-dir]
@@ -21,9 +22,28 @@ import { validateAtif } from 'nemo-relay-hooks/formats';
 
 const out = process.argv[2] ?? mkdtempSync(path.join(os.tmpdir(), 'nemo-relay-host-'));
 
+// A secret in tool arguments: the model's request carries it (its tool call, in the LLM response), so the
+// trajectory would record it wherever it comes from. The plugin's `redact` hook sees every event before any
+// output does; this one replaces each `token` field, in the tool calls' JSON text too.
+const TOKEN_LEFT_OUT = '[redacted]';
+function withoutTokens(value) {
+  if (typeof value === 'string') {
+    if (!value.includes('"token"')) return value;
+    try {
+      return JSON.stringify(withoutTokens(JSON.parse(value)));
+    } catch {
+      return value;
+    }
+  }
+  if (Array.isArray(value)) return value.map(withoutTokens);
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(Object.entries(value).map(([key, field]) => [key, key === 'token' ? TOKEN_LEFT_OUT : withoutTokens(field)]));
+}
+
 // 1. The registry the host emits on, and the plugin that records into NeMo Relay.
 const hooks = new HookRegistry();
 const plugin = createNemoRelayPlugin({
+  redact: (event) => ({ data: withoutTokens(event.data) }),
   backend: 'auto', // native on Node when nemo-relay-node loads, the in-memory relay elsewhere
   settings: {
     atofEnabled: true,
@@ -34,13 +54,16 @@ const plugin = createNemoRelayPlugin({
   },
 });
 plugin.register(hooks);
-// Optional: keep the raw hook stream too (`nemo-relay-hooks replay` reads it).
+// Optional: keep the raw hook stream too (`nemo-relay-hooks replay` reads it). It holds the payloads as emitted
+// (no redaction applies to it): the model's response with its token. Keep it where you keep raw prompts.
 const recorder = createHookRecorder(hooks, path.join(out, 'hooks.jsonl'));
 
-// 2. Middleware: rewrite tool arguments before anyone sees them, and wrap the real call.
+// 2. Middleware: rewrite tool arguments before the tool and the hooks get them (the ATOF tool span records
+// these; the trajectory's tool calls are the model's request, which the `redact` hook above cleans), and wrap
+// the real call.
 hooks.use('tool_request', ({ args }) => {
   if (typeof args.token !== 'string') return undefined;
-  return { args: { ...args, token: '[redacted]' }, source: 'example', reason: 'never log secrets' };
+  return { args: { ...args, token: TOKEN_LEFT_OUT }, source: 'example', reason: 'the clock needs no token' };
 });
 hooks.use('tool_execution', async (payload, next) => {
   const started = performance.now();

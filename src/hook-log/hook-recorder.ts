@@ -55,7 +55,7 @@ export interface HookRecorderOptions {
 export interface HookRecorder {
   /** The file being written (absolute). */
   readonly path: string;
-  /** Lines recorded so far (buffered ones included). */
+  /** Lines recorded so far: written to the file, or buffered to be (the lines of a write that failed are not counted). */
   readonly lines: number;
   /** Writes failed (the recorder stops after the first). */
   readonly errors: number;
@@ -92,12 +92,17 @@ export function createHookRecorder(host: RecordableHost, filePath: string, optio
 
   const flush = (): void => {
     if (chunks.length === 0 || fd === null) return;
-    const data = chunks.join('');
+    const bytes = Buffer.from(chunks.join(''), 'utf8');
+    const pending = chunks.length;
     chunks = [];
     buffered = 0;
+    let written = 0;
     try {
-      writeAll(fd, data);
+      // writeSync may write less than asked (pipes, signals); loop until all is out.
+      while (written < bytes.length) written += writeSync(fd, bytes, written, bytes.length - written);
     } catch (error) {
+      // Only the whole lines that reached the file stay counted.
+      lines -= pending - newlinesIn(bytes.subarray(0, written));
       errors += 1;
       safeLog(logger, 'warn', `hook recorder: writing ${target} failed; recording stopped`, error);
       stop();
@@ -165,9 +170,8 @@ export function createHookRecorder(host: RecordableHost, filePath: string, optio
   } as HookRecorder;
 }
 
-// writeSync may write less than asked (pipes, signals); loop until all is out.
-function writeAll(fd: number, data: string): void {
-  const bytes = Buffer.from(data, 'utf8');
-  let offset = 0;
-  while (offset < bytes.length) offset += writeSync(fd, bytes, offset, bytes.length - offset);
+function newlinesIn(bytes: Uint8Array): number {
+  let count = 0;
+  for (let at = bytes.indexOf(0x0a); at !== -1; at = bytes.indexOf(0x0a, at + 1)) count += 1;
+  return count;
 }

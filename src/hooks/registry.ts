@@ -242,6 +242,20 @@ export class HookRegistry {
   }
 
   /**
+   * True when `callback` itself is subscribed to `name` (one `on()` of it
+   * not yet undone, nor removed by `clear()`). For a subscriber checking that
+   * its own subscription is still in place, such as a plugin registered a
+   * second time; not for the hot path.
+   *
+   * @throws {UnknownHookError} `name` is not one of `HOOK_NAMES`.
+   */
+  subscribed(name: HookName, callback: (...args: never[]) => unknown): boolean {
+    const entries = this.#hooks.get(name);
+    if (entries === undefined) throw new UnknownHookError(name);
+    return entries !== null && entries.some((entry) => entry.fn === callback);
+  }
+
+  /**
    * The hook `name` bound to this registry: `hook.active` is true while it
    * has subscribers, and `hook.emit(payload)` delivers like `emit(name, ...)`.
    * The same object is returned for a name every time, so a host can keep it

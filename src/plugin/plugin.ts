@@ -124,6 +124,8 @@ export interface HookHost {
   provideTraceContext?(provider: TraceContextProvider): () => void;
   /** Optional: the emits whose payload failed (`HookRegistry` counts them), reported in `status()`. */
   payloadFailures?(): PayloadFailures;
+  /** Optional: whether `callback` is still subscribed to `name` (`HookRegistry` answers), so a second `register()` after the host's `clear()` subscribes again. */
+  subscribed?(name: HookName, callback: (payload: any) => unknown): boolean;
 }
 
 /** The plugin: register it on a hook host, read its status, flush and shut it down. */
@@ -242,8 +244,12 @@ export function createNemoRelayPlugin(options: NemoRelayPluginOptions = {}): Nem
     // Registering twice on one host would handle every hook twice.
     const existing = registrations.get(host);
     if (existing !== undefined) {
-      safeLog(logger, 'warn', 'NeMo Relay plugin is already registered on this host; the second register() changes nothing');
-      return existing;
+      if (stillSubscribed(host)) {
+        safeLog(logger, 'warn', 'NeMo Relay plugin is already registered on this host; the second register() changes nothing');
+        return existing;
+      }
+      // The host dropped the subscriptions itself (HookRegistry.clear()): the old registration is over, and this one subscribes again.
+      existing();
     }
     const { settings: resolved } = settings();
     const unsubscribers: (() => void)[] = [];
@@ -271,6 +277,19 @@ export function createNemoRelayPlugin(options: NemoRelayPluginOptions = {}): Nem
     };
     registrations.set(host, unregister);
     return unregister;
+  }
+
+  /** False when the host says one of the plugin's hook handlers is no longer subscribed; a host that cannot say is taken at its word. */
+  function stillSubscribed(host: HookHost): boolean {
+    if (typeof host.subscribed !== 'function') return true;
+    try {
+      for (const [name, handler] of Object.entries(handlers) as [HookName, (payload: object) => void][]) {
+        if (host.subscribed(name, handler) !== true) return false;
+      }
+      return true;
+    } catch {
+      return true;
+    }
   }
 
   function status(): PluginStatus {

@@ -1,6 +1,7 @@
 /**
- * One process `exit` listener for everything that must be written before
- * the process goes away: the in-memory relay's buffered ATOF lines and
+ * One process `exit` listener (and on Deno, whose `Deno.exit()` emits no
+ * `exit`, one `unload` listener: whichever comes first runs the tasks) for
+ * everything that must be written before the process goes away: the in-memory relay's buffered ATOF lines and
  * plugins.toml trajectories, and the plugin's per-session trajectories. `exit` listeners run synchronously on a natural end, on
  * `process.exit()` and after an uncaught exception, which is why every
  * writer here is synchronous.
@@ -141,7 +142,7 @@ export function raiseSignalAgain(signal: string): void {
   } catch {
     // Deno refuses kill() without --allow-run: end with the code the signal
     // would have given (whatever had to be written is written by now).
-    proc.off?.('exit', runExitTasks);
+    exited = true;
     proc.exit?.(128 + (SIGNAL_NUMBERS[signal as FatalSignal] ?? 15));
   }
 }
@@ -151,7 +152,7 @@ function install(): void {
   const proc = processObject();
   if (!proc) return;
   installed = true;
-  proc.on('exit', runExitTasks);
+  proc.on('exit', onExit);
   // Not on Deno: its signal listener opens a descriptor, and where none is left (EMFILE) Deno panics and
   // the host dies, a crash telemetry must never cause; a Deno host's signal there ends as it did before.
   const onDeno = detectRuntime() === 'deno';
@@ -170,7 +171,19 @@ function install(): void {
   if (deno !== undefined && typeof target.addEventListener === 'function') {
     target.addEventListener('error', runExitTasks);
     target.addEventListener('unhandledrejection', runExitTasks);
+    // Nor on Deno.exit(): only its global 'unload' (which process.exit() and a natural end dispatch too, beside 'exit').
+    target.addEventListener('unload', onExit);
   }
+}
+
+/** Whether the process's last exit tasks ran (its 'exit', Deno's 'unload', or before a signal ends it). */
+let exited = false;
+
+/** The tasks at the process's end, once: on Deno both 'exit' and 'unload' come at process.exit() and a natural end. */
+function onExit(): void {
+  if (exited) return;
+  exited = true;
+  runExitTasks();
 }
 
 /**

@@ -10,7 +10,9 @@
  * Top-level fields are read the way the handlers read them: own enumerable
  * fields, plus the getters of a class-shaped payload (its prototype chain,
  * short of `Object.prototype`), and not through a top-level `toJSON`, which
- * may hide the ids. A getter's field is copied as a field the handlers read
+ * may hide the ids; a payload whose fields cannot be listed (a Proxy whose
+ * `ownKeys` trap throws) is read by the hook payloads' field names
+ * (`HOOK_FIELD_NAMES`). A getter's field is copied as a field the handlers read
  * by name but not as data (non-enumerable): the relay's copy of the live
  * payload keeps its own fields only, so a hook queued while the backend
  * starts records the data it would have recorded live. A recorder that
@@ -35,6 +37,29 @@ import { errorMessage } from './error-text.ts';
 import { withoutSensitiveHeaders } from './credential-headers.ts';
 /** A hook payload as the plugin reads it: any object, fields looked up by name. */
 export type LoosePayload = Record<string, unknown>;
+
+/**
+ * The names a payload's fields are read by when they cannot be listed (a
+ * Proxy whose `ownKeys` trap throws): every field of the hook payload types
+ * (test/hooks/payloads.test.ts holds the list to src/hooks/payloads.ts) and
+ * the ids the plugin's metadata reads beside them. The copy then keeps the
+ * ids and every field that reads, as it would from a payload that lists them.
+ */
+export const HOOK_FIELD_NAMES = [
+  'telemetry_schema_version', 'session_id', 'task_id', 'turn_id', 'api_request_id', 'api_call_count', 'tool_call_id',
+  'parent_session_id', 'parent_turn_id', 'parent_subagent_id', 'child_session_id', 'child_subagent_id', 'child_role',
+  'child_status', 'child_goal', 'child_summary', 'child_trajectory', 'tool_call_history', 'old_session_id', 'new_session_id',
+  'model', 'platform', 'provider', 'base_url', 'api_mode', 'agent_name', 'agent_version', 'propagation_context', 'caller',
+  'completed', 'failed', 'interrupted', 'turn_exit_reason', 'pending_approvals', 'reason', 'status',
+  'user_message', 'conversation_history', 'is_first_turn', 'sender_id', 'assistant_response',
+  'retry_count', 'max_retries', 'retryable', 'request_messages', 'message_count', 'tool_count', 'approx_input_tokens',
+  'request_char_count', 'max_tokens', 'started_at', 'ended_at', 'api_duration', 'middleware_trace', 'request', 'response',
+  'finish_reason', 'response_model', 'usage', 'assistant_message', 'assistant_content_chars', 'assistant_tool_call_count',
+  'status_code', 'error',
+  'tool_name', 'args', 'result', 'duration_ms', 'error_type', 'error_message', 'routed_to', 'attempt_index', 'failed_attempts',
+  'session_key', 'command', 'description', 'pattern_key', 'pattern_keys', 'surface', 'choice', 'decided_by', 'changed_args',
+  'request_kind', 'auxiliary_task', 'auxiliary_call_id', 'attempt_reason',
+] as const;
 
 const snapshots = new WeakSet<object>();
 
@@ -69,13 +94,15 @@ function copyFields(payload: unknown, options: SnapshotOptions, unreadable: Unre
   const copy: LoosePayload = {};
   snapshots.add(copy);
   if ((typeof payload !== 'object' && typeof payload !== 'function') || payload === null) return copy;
-  const { own, derived } = fieldNames(payload);
+  const { own, derived, listed } = fieldNames(payload);
   const credentials = options.withoutCredentialHeaders === true;
   for (const key of [...own, ...derived]) {
     let value: unknown;
     try {
       value = (payload as Record<string, unknown>)[key];
     } catch (error) {
+      // A name read without the payload listing it: an unreadable field only where the payload says it has one.
+      if (!listed && !has(payload, key)) continue;
       const asData = own.has(key) || options.derivedAsData === true;
       copyField(copy, key, `[Unserializable: ${errorMessage(error)}]`, asData);
       unreadable?.push({ key, error, asData });
@@ -97,14 +124,27 @@ function copyField(copy: LoosePayload, key: string, value: unknown, asData: bool
   else Object.defineProperty(copy, key, { value, writable: true, configurable: true, enumerable: false });
 }
 
-/** The payload's own enumerable field names, and the names its prototype getters derive that are not own. */
-function fieldNames(payload: object): { own: Set<string>; derived: Set<string> } {
+/** Whether `payload` answers that it has `key`; false when asking throws. */
+function has(payload: object, key: string): boolean {
+  try {
+    return key in payload;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The payload's own enumerable field names, and the names its prototype getters derive that are not own. When its
+ * names cannot be listed (`listed` false: a Proxy whose `ownKeys` trap throws), the hook payloads' field names, read one
+ * by one.
+ */
+function fieldNames(payload: object): { own: Set<string>; derived: Set<string>; listed: boolean } {
   const own = new Set<string>();
   const derived = new Set<string>();
   try {
     for (const key of Object.keys(payload)) own.add(key);
   } catch {
-    return { own, derived };
+    return { own: new Set<string>(HOOK_FIELD_NAMES), derived, listed: false };
   }
   try {
     for (let proto = Object.getPrototypeOf(payload); proto !== null && proto !== Object.prototype; proto = Object.getPrototypeOf(proto)) {
@@ -116,7 +156,7 @@ function fieldNames(payload: object): { own: Set<string>; derived: Set<string> }
   } catch {
     // A hostile prototype chain: the own fields are what there is.
   }
-  return { own, derived };
+  return { own, derived, listed: true };
 }
 
 /**

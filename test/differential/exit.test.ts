@@ -77,6 +77,8 @@ const ENDINGS = {
     before: "const fs = await import('node:fs');\nconst { execFileSync } = await import('node:child_process');\nexecFileSync('mkfifo', [dir + '/busy']);\nfor (let i = 0; i < 16; i++) fs.open(dir + '/busy', 'r', () => {});",
     after: "setTimeout(() => process.exit(7), 60_000);\nprocess.kill(process.pid, 'SIGTERM');",
   },
+  // Deno's own exit emits no process 'exit', only the global 'unload'.
+  'Deno.exit() without shutdown': { handlers: false, after: 'Deno.exit(3);' },
   'natural end (beforeExit)': { handlers: true, after: '' },
   'natural end (beforeExit) with the host\'s own exit code': { handlers: true, after: 'process.exitCode = 3;' },
 } satisfies Record<string, Ending>;
@@ -295,10 +297,34 @@ describe.each(backends)(`nothing lost at exit on ${runtime}: %s backend`, (backe
       expectEverythingWritten(dir);
     });
 
+    if (runtime !== 'deno') console.info(`[exit tests] ${backend}: Deno.exit() is tested on deno only`);
+    it.skipIf(runtime !== 'deno')('writes every event at Deno.exit() without shutdown(), with its exit code', () => {
+      const { dir, child, context } = run('Deno.exit() without shutdown');
+      expect(child.status, context).toBe(3);
+      expectWrittenAtExit(dir, child, context);
+    });
+
     it('keeps the host\'s own exit code on a natural end', () => {
       const { dir, child, context } = run('natural end (beforeExit) with the host\'s own exit code');
       expect(child.status, context).toBe(3);
       expectEverythingWritten(dir);
     });
+  });
+});
+
+// On Deno the exit tasks run at Deno.exit() (its 'unload') and at process.exit() and a natural end, which dispatch
+// both 'exit' and 'unload': once each time, not twice.
+if (runtime !== 'deno') console.info(`[exit tests] the exit tasks at Deno.exit() and Deno's 'unload' are tested on deno only (${runtime} has neither)`);
+describe.skipIf(runtime !== 'deno')('the exit tasks on deno', () => {
+  const HOOK = pathToFileURL(path.join(ROOT, 'src', 'shared', 'exit-hook.ts')).href;
+  const ends = [
+    ['Deno.exit()', 'Deno.exit(4);', 4],
+    ['process.exit()', 'process.exit(4);', 4],
+    ['a natural end', '', 0],
+  ] as const;
+  it.each(ends)('run once at %s', (_label, end, status) => {
+    const child = runScript(`import { atExit } from ${JSON.stringify(HOOK)};\natExit(() => console.log('exit task ran'));\n${end}\n`);
+    expect(child.status, child.stderr).toBe(status);
+    expect(child.stdout.match(/exit task ran/g)).toEqual(['exit task ran']);
   });
 });

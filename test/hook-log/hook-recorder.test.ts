@@ -125,6 +125,8 @@ describe('createHookRecorder', () => {
     expect(() => registry.emit('on_session_start', { session_id: 'a' })).not.toThrow();
     expect(() => registry.emit('on_session_start', { session_id: 'b' })).not.toThrow();
     expect(recorder.errors).toBe(1);
+    // No line reached the file: none is counted.
+    expect(recorder.lines).toBe(0);
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toContain('recording stopped');
     expect(() => recorder.close()).not.toThrow();

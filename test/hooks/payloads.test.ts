@@ -6,11 +6,20 @@ import type {
   PreToolCallPayload,
   SubagentStartPayload,
 } from '../../src/hooks/payloads.ts';
+import type { HOOK_FIELD_NAMES } from '../../src/shared/snapshot.ts';
 
 // Type-level tests: they fail under `tsc -p tsconfig.test.json`, not at run time.
 describe('hook payload types', () => {
   it('maps every hook name to a payload type', () => {
     expectTypeOf<keyof HookPayloads>().toEqualTypeOf<HookName>();
+  });
+
+  it('lists every payload field among the names a payload that cannot list its fields is read by', () => {
+    // The named fields: the payloads' index signature (extra fields are allowed) names none.
+    type Named<T> = keyof { [F in keyof T as string extends F ? never : number extends F ? never : F]: true };
+    type PayloadField = { [K in HookName]: Named<HookPayloads[K]> }[HookName];
+    expectTypeOf<'tool_call_id'>().toExtend<PayloadField>();
+    expectTypeOf<Exclude<PayloadField, (typeof HOOK_FIELD_NAMES)[number]>>().toEqualTypeOf<never>();
   });
 
   it('accepts unknown extra fields so hosts can add context', () => {

@@ -24,6 +24,22 @@ describe('HookRegistry observer hooks', () => {
     expect(hooks.has('post_tool_call')).toBe(false);
   });
 
+  it('says whether one callback is subscribed, until it unsubscribes or clear() removes it', () => {
+    const hooks = new HookRegistry();
+    const mine = () => {};
+    const other = () => {};
+    expect(hooks.subscribed('post_tool_call', mine)).toBe(false);
+    const off = hooks.on('post_tool_call', mine);
+    hooks.on('post_tool_call', other);
+    expect([hooks.subscribed('post_tool_call', mine), hooks.subscribed('pre_tool_call', mine)]).toEqual([true, false]);
+    off();
+    expect([hooks.subscribed('post_tool_call', mine), hooks.subscribed('post_tool_call', other)]).toEqual([false, true]);
+    hooks.on('post_tool_call', mine);
+    hooks.clear();
+    expect([hooks.subscribed('post_tool_call', mine), hooks.subscribed('post_tool_call', other)]).toEqual([false, false]);
+    expect(() => hooks.subscribed('on_run_start' as HookName, mine)).toThrow(UnknownHookError);
+  });
+
   it('calls the thunk once and hands every subscriber the same payload object', () => {
     const hooks = new HookRegistry();
     const seen: unknown[] = [];

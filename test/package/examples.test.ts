@@ -26,12 +26,20 @@ describe('examples/host.mjs', () => {
       expect(atif).toHaveLength(1);
       const doc = JSON.parse(readFileSync(path.join(out, 'atif', atif[0]!), 'utf8'));
       expect(validateAtif(doc)).toEqual([]);
-      // The request middleware redacted the secret before any hook saw it.
       const atofFiles = readdirSync(path.join(out, 'atof'));
       const atofText = readFileSync(path.join(out, 'atof', atofFiles[0]!), 'utf8');
       const parsed = parseAtofJsonl(atofText);
       expect(parsed.errors).toEqual([]);
       expect(validateAtofEvents(parsed.events)).toEqual([]);
+      // The secret is in the model's tool call (the LLM response) and the host's arguments: the plugin's redact hook
+      // keeps it out of the telemetry, the model's request (ATOF LLM end, ATIF tool_calls) included.
+      const atifText = readFileSync(path.join(out, 'atif', atif[0]!), 'utf8');
+      expect([atofText, atifText, result.stdout].filter((text) => text.includes('s3cret'))).toEqual([]);
+      const calls = (doc.steps as { tool_calls?: { arguments: unknown }[] }[]).flatMap((step) => step.tool_calls ?? []);
+      expect(calls.map((call) => call.arguments)).toEqual([{ zone: 'UTC', token: '[redacted]' }]);
+      // The request middleware rewrote the arguments before any hook saw them: what the ATOF tool span records.
+      const toolStart = parsed.events.find((event) => event.kind === 'scope' && event.category === 'tool' && event.scope_category === 'start')!;
+      expect(toolStart.data).toEqual({ zone: 'UTC', token: '[redacted]' });
       const recorded = readFileSync(path.join(out, 'hooks.jsonl'), 'utf8')
         .trim()
         .split('\n')

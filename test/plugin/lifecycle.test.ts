@@ -178,6 +178,31 @@ describe('plugin lifecycle', () => {
     expect(warnings).toEqual([expect.stringContaining('recorded it from a plain copy')]);
   });
 
+  it('records a payload whose fields cannot be listed from a plain copy read by name: its ids, the readable fields, the unreadable one marked', () => {
+    const fake = createFakeRelay();
+    const warnings: string[] = [];
+    const plugin = createNemoRelayPlugin({ backend: fake, env: {}, logger: { ...silentLogger, warn: (message: string) => void warnings.push(message) } });
+    const target = { session_id: 's1', turn_id: 'u1', tool_call_id: 'px', tool_name: 'probe', args: { a: 1 } };
+    const hostile = new Proxy(target, {
+      ownKeys() {
+        throw new Error('ownKeys trap');
+      },
+      get(object, key) {
+        if (key === 'args') throw new Error('get trap');
+        return (object as Record<PropertyKey, unknown>)[key];
+      },
+    });
+    plugin.handlers.pre_tool_call(hostile);
+    plugin.handlers.post_tool_call({ session_id: 's1', turn_id: 'u1', tool_call_id: 'px', tool_name: 'probe', result: 'done' });
+    plugin.handlers.on_session_finalize({ session_id: 's1' });
+    expect(fake.ops()).toEqual(['pushScope', 'toolStart', 'toolEnd', 'popScope']);
+    const start = fake.callsOf('toolStart')[0]!.args;
+    expect(start).toMatchObject({ name: 'probe', metadata: { session_id: 's1', turn_id: 'u1', tool_call_id: 'px' } });
+    expect(JSON.stringify(start)).toContain('[Unserializable: get trap]');
+    expect(plugin.status().counters).toMatchObject({ unmatchedEnds: 0, abandonedSpans: 0, errors: 0 });
+    expect(warnings).toEqual([expect.stringContaining('recorded it from a plain copy')]);
+  });
+
   it('pairs an end whose payload getter throws with its start, through the plain copy', () => {
     const fake = createFakeRelay();
     const plugin = createNemoRelayPlugin({ backend: fake, env: {}, logger: silentLogger });
@@ -271,6 +296,30 @@ describe('plugin lifecycle', () => {
     plugin.register(hooks);
     hooks.emit('pre_llm_call', { session_id: 's1' });
     expect(fake.ops().filter((op) => op === 'mark')).toHaveLength(1);
+  });
+
+  it('subscribes again when registered after the registry cleared it, and once only', () => {
+    const fake = createFakeRelay();
+    const warnings: string[] = [];
+    const plugin = createNemoRelayPlugin({ backend: fake, env: {}, logger: { ...silentLogger, warn: (message: string) => void warnings.push(message) } });
+    const hooks = new HookRegistry();
+    const first = plugin.register(hooks);
+    hooks.clear();
+    expect(hooks.subscribed('pre_tool_call', plugin.handlers.pre_tool_call)).toBe(false);
+    const second = plugin.register(hooks);
+    expect(second).not.toBe(first);
+    expect(warnings).toEqual([]);
+    expect(hooks.has('on_session_start')).toBe(true);
+    // Registered for real now: a third register() is the no-op, and the first unregister is spent.
+    expect(plugin.register(hooks)).toBe(second);
+    expect(warnings).toEqual([expect.stringContaining('already registered')]);
+    first();
+    hooks.emit('pre_tool_call', { session_id: 's1', tool_call_id: 'c1', tool_name: 'ls' });
+    hooks.emit('post_tool_call', { session_id: 's1', tool_call_id: 'c1', tool_name: 'ls', result: 'ok' });
+    expect(fake.ops()).toEqual(['pushScope', 'toolStart', 'toolEnd']);
+    expect(plugin.status().counters.hooks).toBe(2);
+    second();
+    expect(hooks.has('on_session_start')).toBe(false);
   });
 
   it('marks failed tool calls with an error status', () => {

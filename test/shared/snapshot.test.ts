@@ -39,6 +39,25 @@ describe('snapshotPayload', () => {
     expect(snapshotPayload(payload)).toEqual({ session_id: 's', request: '[Unserializable: boom]' });
   });
 
+  it('reads a payload whose fields cannot be listed by the hook fields\' names: the ids and readable fields kept, an unreadable one marked', () => {
+    const target = { session_id: 's', tool_call_id: 'c1', tool_name: 'probe', args: { a: 1 }, not_a_hook_field: 'x' };
+    const hostile = new Proxy(target, {
+      ownKeys() {
+        throw new Error('ownKeys trap');
+      },
+      get(object, key) {
+        if (key === 'args' || key === 'result') throw new Error('get trap');
+        return (object as Record<PropertyKey, unknown>)[key];
+      },
+    });
+    // `result` threw too, but the payload has none: not a field of the copy.
+    const expected = { session_id: 's', tool_call_id: 'c1', tool_name: 'probe', args: '[Unserializable: get trap]' };
+    expect(snapshotPayload(hostile)).toEqual(expected);
+    expect(copyToRecord(hostile)).toEqual(expected);
+    expect(copyToRetry(copyToQueue(hostile))).toEqual(expected);
+    expect(() => copyToQueue(hostile).args).toThrow('get trap');
+  });
+
   it('keeps a __proto__ field as data, and answers for unreadable or non-object payloads', () => {
     const copy = snapshotPayload(JSON.parse('{"__proto__": {"polluted": true}, "session_id": "s"}'));
     expect(Object.getPrototypeOf(copy)).toBe(Object.prototype);
