@@ -77,6 +77,7 @@ export { BoundHook, HookRegistry, type HookCallback, type HookRegistryOptions, t
 export {
   ExecutionBlocked,
   HookError,
+  InvalidArgumentError,
   InvalidCallbackError,
   InvalidMiddlewareKindError,
   isExecutionBlocked,
