@@ -70,6 +70,32 @@ export class InvalidCallbackError extends TypeError {
 }
 
 /**
+ * An adapter's entry function (`wrapClaudeAgentSdk`, `instrumentAiSdk`,
+ * `instrumentMcpClient`, …) given an argument it cannot work with: no
+ * `HookRegistry` (or the plugin in its place), an SDK without its `query`,
+ * an option's value none of its own. Thrown as the adapter is wired, not at
+ * the framework's first call.
+ */
+export class InvalidArgumentError extends TypeError {
+  /** The class name, kept after serialization (logs, `status()`). */
+  override readonly name = 'InvalidArgumentError' as const;
+  /** The function that refused it, e.g. `wrapClaudeAgentSdk`. */
+  readonly functionName: string;
+  /** Which argument, e.g. `the second argument (hooks)` or `options.sessionScope`. */
+  readonly argument: string;
+  /** What it takes. */
+  readonly expected: string;
+
+  /** Builds the error; `got` describes the value given when its type says too little (`the NeMo Relay plugin`). */
+  constructor(functionName: string, argument: string, expected: string, value: unknown, got?: string) {
+    super(`${functionName}: ${argument} must be ${expected}; got ${got ?? describeValue(value)}`);
+    this.functionName = functionName;
+    this.argument = argument;
+    this.expected = expected;
+  }
+}
+
+/**
  * An execution middleware called `next` a second time. `next` is single-use
  * per middleware frame: calling it again would run the provider or tool
  * again, so it is a contract violation, not a retry.
@@ -150,4 +176,12 @@ export function isExecutionBlocked(value: unknown): value is ExecutionBlocked {
 
 function describe(value: unknown): string {
   return typeof value === 'string' ? JSON.stringify(value) : `(${value === null ? 'null' : typeof value})`;
+}
+
+function describeValue(value: unknown): string {
+  if (value === null || value === undefined) return String(value);
+  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
+  if (typeof value === 'function') return 'a function';
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'object' ? 'an object' : `${typeof value} ${String(value)}`;
 }

@@ -78,6 +78,7 @@ export { BoundHook, HookRegistry, type HookCallback, type HookRegistryOptions, t
 export {
   ExecutionBlocked,
   HookError,
+  InvalidArgumentError,
   InvalidCallbackError,
   InvalidMiddlewareKindError,
   isExecutionBlocked,

@@ -11,6 +11,7 @@ describe('hooks public surface', () => {
         'HOOK_NAMES',
         'HookError',
         'HookRegistry',
+        'InvalidArgumentError',
         'InvalidCallbackError',
         'InvalidMiddlewareKindError',
         'MIDDLEWARE_KINDS',

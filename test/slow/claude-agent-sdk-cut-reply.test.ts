@@ -7,7 +7,16 @@
 // and reasoning, beside the error. Real SDK and CLI against the loopback
 // Anthropic API, which holds the reply until the query is over.
 //
+// `interrupt()` cuts the reply the same way (the CLI ends the turn with an
+// aborted result, without the reply's `message_stop`): a failed step with
+// the kept text, not a completed call. A program that stops reading
+// (`break`) right after an assistant message holding a tool_use block keeps
+// that call in the step that asked for it, with the tool's output when the
+// CLI had already run it.
+//
 // Slow (each query spawns the CLI), so it runs in `npm run test:slow`.
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import * as sdk from '@anthropic-ai/claude-agent-sdk';
 import { afterEach, describe, expect, it } from 'vitest';
 import { wrapClaudeAgentSdk } from '../../src/adapters/claude-agent-sdk/index.ts';
@@ -109,6 +118,108 @@ describe('Claude Agent SDK: a reply cut by the program keeps what the program ha
       const doc = onlyTrajectory(atif);
       expect(agentSteps(doc)).toEqual([[read, null, 'failed']]);
       expect(hooksOf(recorded, 'on_session_end')).toMatchObject([{ interrupted: true, failed: false }]);
+      await sameOnNative(recorded);
+    }, 180_000);
+
+    it(`interrupted (\`interrupt()\`) after the reply's thinking and first text block: a failed step with them and the interrupted error, as an abort gives (${backend} backend)`, async () => {
+      const reply = heldReply(
+        [
+          { type: 'thinking', thinking: 'The user wants a story.' },
+          { type: 'text', text: 'Once upon a time,' },
+          { type: 'text', text: ' never read.' },
+        ],
+        { afterBlock: 1 },
+      );
+      const { mock, env, home } = await offlineApi(reply.script);
+      const recorded = recordedPlugin(`claude-cut-interrupt-${backend}`, backend);
+      const { query } = wrapClaudeAgentSdk(sdk, recorded.hooks);
+      let read = '';
+      let result: any;
+      try {
+        const running = query({ prompt: 'Tell me a story.', options: { model: 'claude-main', cwd: home, env, settingSources: [] } });
+        for await (const message of running) {
+          if (message.type === 'result') result = message;
+          if (message.type !== 'assistant') continue;
+          for (const block of message.message.content as any[]) if (block.type === 'text') read += block.text;
+          if (read !== '') await running.interrupt();
+        }
+      } catch {
+        // Whether the SDK throws after the interrupted turn's result is not this test's point.
+      }
+      reply.release();
+      const { atif, counters } = await recorded.finish();
+      expectNothingLost(counters);
+      expect(read).toBe('Once upon a time,');
+      expect(result).toMatchObject({ subtype: 'error_during_execution', terminal_reason: 'aborted_streaming' });
+      expect(mock.requests).toHaveLength(1);
+
+      expect(hooksOf(recorded, 'post_api_request')).toEqual([]);
+      // The CLI counts the cut reply's tokens in modelUsage: its step keeps them, as the completed call it was taken for did.
+      expect(hooksOf(recorded, 'api_request_error')).toMatchObject([{ error: { type: 'interrupted', message: 'the query ended during the request' }, response: { assistant_message: { content: read }, usage: { input_tokens: 30 } } }]);
+      const doc = onlyTrajectory(atif);
+      expect(agentSteps(doc)).toEqual([[read, 'The user wants a story.', 'failed']]);
+      expect(hooksOf(recorded, 'on_session_end')).toMatchObject([{ interrupted: true, failed: false }]);
+      await sameOnNative(recorded);
+    }, 180_000);
+
+    it(`left (\`break\`) right after the assistant message holding a tool_use block: the step keeps the call (${backend} backend)`, async () => {
+      let replies = 0;
+      const { env, home } = await offlineApi(() =>
+        replies++ === 0
+          ? { blocks: [{ type: 'text', text: 'A' }, { type: 'tool_use', id: 'toolu_left', name: 'Bash', input: { command: 'echo 1', description: 'prints 1' } }], usage: { input: 30, output: 12 }, model: MODEL }
+          : { blocks: [{ type: 'text', text: 'B' }], usage: { input: 40, output: 3 }, model: MODEL },
+      );
+      const recorded = recordedPlugin(`claude-cut-break-${backend}`, backend);
+      const { query } = wrapClaudeAgentSdk(sdk, recorded.hooks);
+      for await (const message of query({ prompt: 'Print 1.', options: { model: 'claude-main', cwd: home, env, settingSources: [], allowedTools: ['Bash'] } })) {
+        if (message.type === 'assistant' && (message.message.content as any[]).some((block) => block.type === 'tool_use')) break;
+      }
+      const { atif, counters } = await recorded.finish();
+      expectNothingLost(counters);
+
+      expect(hooksOf(recorded, 'api_request_error')).toMatchObject([{ error: { type: 'interrupted' }, response: { assistant_message: { content: 'A', tool_calls: [{ id: 'toolu_left' }] } } }]);
+      expect(hooksOf(recorded, 'pre_tool_call')).toMatchObject([{ tool_call_id: 'toolu_left', tool_name: 'Bash' }]);
+      expect(hooksOf(recorded, 'post_tool_call')).toMatchObject([{ tool_call_id: 'toolu_left' }]);
+      const doc = onlyTrajectory(atif);
+      const steps = (doc.steps as AtifDoc[]).filter((step) => step.source !== 'user');
+      expect(steps.map((step) => [step.source, step.message, step.extra?.invocation?.status, (step.tool_calls ?? []).map((call: any) => [call.tool_call_id, call.arguments])])).toEqual([
+        ['agent', 'A', 'failed', [['toolu_left', { command: 'echo 1', description: 'prints 1' }]]],
+      ]);
+      expect(steps[0]!.observation.results.map((result: any) => result.source_call_id)).toEqual(['toolu_left']);
+      expect(hooksOf(recorded, 'on_session_end')).toMatchObject([{ interrupted: true }]);
+      await sameOnNative(recorded);
+    }, 180_000);
+
+    it(`left (\`break\`) after the CLI ran the call its block asked for: the tool's output is the call's observation, in the step that asked for it (${backend} backend)`, async () => {
+      const reply = heldReply(
+        [
+          { type: 'tool_use', id: 'toolu_ran', name: 'Bash', input: { command: 'touch ran.txt', description: 'makes a file' } },
+          { type: 'text', text: 'never read' },
+        ],
+        { afterBlock: 0 },
+      );
+      const { env, home } = await offlineApi(reply.script);
+      const recorded = recordedPlugin(`claude-cut-break-ran-${backend}`, backend);
+      const { query } = wrapClaudeAgentSdk(sdk, recorded.hooks);
+      const ran = path.join(home, 'ran.txt');
+      for await (const message of query({ prompt: 'Make a file.', options: { model: 'claude-main', cwd: home, env, settingSources: [], allowedTools: ['Bash'] } })) {
+        if (message.type !== 'assistant' || !(message.message.content as any[]).some((block) => block.type === 'tool_use')) continue;
+        // The CLI runs the call while the reply streams: the program stops reading once it did.
+        await expect.poll(() => existsSync(ran), { timeout: 30_000 }).toBe(true);
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        break;
+      }
+      reply.release();
+      const { atif, counters } = await recorded.finish();
+      expectNothingLost(counters);
+
+      const doc = onlyTrajectory(atif);
+      const steps = (doc.steps as AtifDoc[]).filter((step) => step.source !== 'user');
+      expect(steps.map((step) => [step.source, step.extra?.invocation?.status, (step.tool_calls ?? []).map((call: any) => call.tool_call_id)])).toEqual([['agent', 'failed', ['toolu_ran']]]);
+      const [result] = steps[0]!.observation.results as any[];
+      expect(result.source_call_id).toBe('toolu_ran');
+      // What the tool returned, as its PostToolUse hook said: the model was never sent a tool_result for it.
+      expect(hooksOf(recorded, 'post_tool_call')).toMatchObject([{ tool_call_id: 'toolu_ran', status: 'ok' }]);
       await sameOnNative(recorded);
     }, 180_000);
   }

@@ -1,3 +1,4 @@
+
 /**
  * Vercel AI SDK (`ai` 7) adapter: `instrumentAiSdk(hooks)` makes every
  * `generateText`, `streamText`, `generateObject`, `streamObject`,
@@ -11,6 +12,7 @@
 
 import { registerTelemetry, type Telemetry } from 'ai';
 import type { HookRegistry } from '../../hooks/registry.ts';
+import { checkAdapterArguments } from '../core/arguments.ts';
 import { AdapterCore } from '../core/run.ts';
 import { consoleLogger, safeLog } from '../../shared/logger.ts';
 import type { AdapterOptions } from '../core/options.ts';
@@ -50,6 +52,7 @@ function installedWith(hooks: HookRegistry): boolean {
  * uninstall does nothing either): each run is recorded once.
  */
 export function instrumentAiSdk(hooks: HookRegistry, options: AiSdkAdapterOptions = {}): () => void {
+  checkAdapterArguments('instrumentAiSdk', 'the first argument', hooks, options);
   if (installedWith(hooks)) {
     safeLog(options.logger ?? consoleLogger, 'warn', 'ai-sdk adapter: instrumentAiSdk was called again with the same hooks while the first is installed; this call does nothing, as every run would be recorded twice (call the function the first returned to uninstall it first)');
     return () => {};

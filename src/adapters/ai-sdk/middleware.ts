@@ -33,6 +33,7 @@ import { newSessionId } from '../../hooks/index.ts';
 import { currentAttempt, objectCallOf } from './attempt.ts';
 import { answerMediumOfPart, chatMessages, deferredResultTools, finishReasonOf, chargedCostUsd, groundingCallsOf, modelVersionOf, servedByOf, failedUpstreamsOf, offeredTools, providerApprovalAnswersOfPrompt, providerCall, responseOf, toolOutputValue, tokenCounts } from './messages.ts';
 import { isRecord } from '../../shared/record.ts';
+import { checkAdapterArguments } from '../core/arguments.ts';
 import { AdapterCore, type AgentRun, type ApiCall, type RequestParts, type ResponseParts } from '../core/run.ts';
 import type { AdapterOptions } from '../core/options.ts';
 import { nonEmptyString } from '../../shared/text.ts';
@@ -172,6 +173,7 @@ class StreamedResponse {
  * provider attempt of the wrapped model, grouping retries of one call.
  */
 export function aiSdkMiddleware(hooks: HookRegistry, options: AdapterOptions = {}): AiSdkMiddleware {
+  checkAdapterArguments('aiSdkMiddleware', 'the first argument', hooks, options);
   const core = new AdapterCore(hooks, { ...options, sessionScope: 'host' }, options.platform ?? 'ai-sdk');
   const sessionId = typeof options.sessionId === 'string' && options.sessionId !== '' ? options.sessionId : newSessionId();
   let run: AgentRun | undefined;

@@ -18,6 +18,8 @@
  * @module
  */
 
+import { checkAdapterArguments } from '../core/arguments.ts';
+import { InvalidArgumentError } from '../../hooks/index.ts';
 import type { HookRegistry } from '../../hooks/registry.ts';
 import { consoleLogger, safeLog } from '../../shared/logger.ts';
 import type { AdapterOptions } from '../core/options.ts';
@@ -50,6 +52,11 @@ const OBSERVED_HOOKS = ['PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'Suba
  * hooks).query({ prompt, options })`.
  */
 export function wrapClaudeAgentSdk<S extends ClaudeAgentSdkLike>(sdk: S, hooks: HookRegistry, options: ClaudeAgentSdkAdapterOptions = {}): S {
+  if ((typeof sdk !== 'object' && typeof sdk !== 'function') || sdk === null || typeof sdk.query !== 'function') {
+    const got = typeof sdk === 'function' ? "a function (the SDK's query itself?)" : undefined;
+    throw new InvalidArgumentError('wrapClaudeAgentSdk', 'the first argument (sdk)', "the SDK module (import * as sdk from '@anthropic-ai/claude-agent-sdk'), whose query() it wraps", sdk, got);
+  }
+  checkAdapterArguments('wrapClaudeAgentSdk', 'the second argument', hooks, options);
   const core = new AdapterCore(hooks, options, 'claude-agent-sdk');
   const original = sdk.query.bind(sdk);
   let warnedProvisional = false;

@@ -253,7 +253,8 @@ export class ToolBook {
   }
 
   /**
-   * The query ended: calls still open end as they stand; nothing is kept.
+   * The query ended: calls still open end as they stand (one that returned, with the tool's own output: the `tool_result`
+   * the model would be sent never came); nothing is kept.
    * `stoppedBy`: the error the query stopped with (an error result such as
    * `error_max_budget_usd`), which a call the CLI never took up (no hook, no
    * approval, no result) fails with: it did not run, so it was not cut.
@@ -261,7 +262,8 @@ export class ToolBook {
   close(stoppedBy?: Error): void {
     for (const state of this.#tools.values()) {
       if (stoppedBy !== undefined && !state.begun && state.outcome === undefined && state.response === undefined) state.outcome = { failed: true, error: stoppedBy.message, errorType: stoppedBy.name };
-      this.#endAsItStands(state, 'the query ended before the tool returned');
+      // A call no hook said the CLI took up (the program stopped reading right after its block): whether it ran is not known.
+      this.#endAsItStands(state, state.begun ? 'the query ended before the tool returned' : 'the query ended before the CLI said whether it ran the tool');
     }
     this.#tools.clear();
     this.#agentCalls.clear();

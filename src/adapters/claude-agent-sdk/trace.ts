@@ -343,7 +343,9 @@ export class QueryTrace {
         return;
       }
       case 'message_stop':
-        this.#requestEnded();
+        // A reply `interrupt()` cut is stopped by the CLI without a stop reason (an answered one always has one): it
+        // stays open for the turn's result, which says it was aborted (#result), or for what comes next.
+        if (this.#streaming?.stopReason !== undefined) this.#requestEnded();
         return;
       default:
         return;
@@ -497,7 +499,8 @@ export class QueryTrace {
   }
 
   /** The request failed for good. */
-  #requestFailed(error: ApiAttemptError): void {
+  /** `counted`: the CLI counts the cut reply's tokens (its result's `modelUsage`), so the failed attempt has them. */
+  #requestFailed(error: ApiAttemptError, counted = false): void {
     const streaming = this.#streaming;
     this.#streaming = undefined;
     const announced = this.#announced?.attemptOpen === true ? this.#announced : undefined;
@@ -515,16 +518,25 @@ export class QueryTrace {
       call.attemptError(early);
     }
     if (!call.attemptOpen) call.attemptStart();
-    call.attemptError(error, true, streaming === undefined ? undefined : this.#delivered(streaming));
+    const own = streaming !== undefined && streaming.call === call ? streaming : undefined;
+    if (own !== undefined && counted) this.#tokens.add(own.model, this.#askedModel(), own.usage);
+    call.attemptError(error, true, own === undefined ? undefined : this.#delivered(own, true, counted));
+    // The calls whose blocks the program read are the step's: recorded, they end as they stand (tools.ts `close`).
+    if (own !== undefined) for (const tool of own.blocks.toolCalls) this.#startTool(tool, call);
   }
 
   /**
    * What a reply cut short had handed the caller (core's one rule for a cut stream): the blocks the caller read whole
-   * and, when it asked for partial messages, the deltas of the block still streaming.
+   * and, when it asked for partial messages, the deltas of the block still streaming. `withCalls`: its tool_use blocks
+   * too, for a reply the query ended (the CLI may have run them: they stay the step's); a reply that broke off and is
+   * retried has its calls dropped by the CLI (#failedAttempt). `counted`: with the tokens the stream said, which the CLI
+   * counts.
    */
-  #delivered(streaming: Streaming): ResponseParts | undefined {
+  #delivered(streaming: Streaming, withCalls = false, counted = false): ResponseParts | undefined {
     const open = this.#options.callerWantsPartials ? streaming.open : { text: '', reasoning: '' };
-    return deliveredAnswer({ text: streaming.blocks.text + open.text, reasoning: streaming.blocks.reasoning + open.reasoning, model: streaming.model, id: streaming.id });
+    const toolCalls = withCalls ? streaming.blocks.toolCalls : [];
+    const usage = counted ? anthropicUsage(streaming.usage) : undefined;
+    return deliveredAnswer({ text: streaming.blocks.text + open.text, reasoning: streaming.blocks.reasoning + open.reasoning, model: streaming.model, id: streaming.id, toolCalls, usage });
   }
 
   /**
@@ -653,7 +665,14 @@ export class QueryTrace {
   }
 
   #result(m: Loose): void {
-    if (this.#streaming !== undefined) this.#requestEnded();
+    // A reply still streaming when the turn's result comes was cut: `interrupt()` ends the turn without the reply's
+    // `message_stop`, and the reply is what an abort leaves, a failed attempt with what the program had read of it.
+    const streaming = this.#streaming;
+    if (streaming !== undefined && resultAborted(m)) {
+      // The CLI counts the cut reply's tokens in `modelUsage` and keeps it in the conversation: so do its step and history.
+      this.#requestFailed(queryCut('interrupted'), true);
+      this.#remember(streaming.blocks.chatMessage(), streaming.uuids);
+    } else if (streaming !== undefined) this.#requestEnded();
     this.#compactionCut(resultAborted(m));
     // The turn ended while the CLI waited to retry a refused request (`interrupt()` then), or before an announced one
     // streamed: that is an attempt the turn ended, and the turn ends as this result says, not as a query left with a
@@ -986,7 +1005,7 @@ export class QueryTrace {
       this.#advance(agent, true);
     }
     this.#stopping.clear();
-    const cut = status === undefined ? undefined : new ApiAttemptError(status === 'failed' ? 'failed' : 'interrupted', status === 'failed' ? 'the query failed during the request' : 'the query ended during the request', undefined, false);
+    const cut = status === undefined ? undefined : queryCut(status);
     if (this.#streaming !== undefined) {
       if (status === undefined) this.#requestEnded();
       else this.#requestFailed(cut!);
@@ -1055,6 +1074,14 @@ function joinedMessages(messages: readonly UserMessage[]): UserMessage {
   if (present.length <= 1) return present[0];
   if (present.every((message) => typeof message === 'string')) return present.join('\n');
   return present.flatMap((message) => (typeof message === 'string' ? [{ type: 'text', text: message }] : [...message]));
+}
+
+/**
+ * The error of a request the query cut (the program stopped reading, aborted or interrupted it: `interrupted`) or that
+ * the SDK's throw ended (`failed`): one rule for every way a reply is cut, so each is the same failed attempt.
+ */
+function queryCut(status: RunStatus): ApiAttemptError {
+  return status === 'failed' ? new ApiAttemptError('failed', 'the query failed during the request', undefined, false) : new ApiAttemptError('interrupted', 'the query ended during the request', undefined, false);
 }
 
 /** A turn cut by `interrupt()` ends with an error result whose terminal reason says it was aborted. */

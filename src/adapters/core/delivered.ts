@@ -11,6 +11,7 @@
 
 import type { ProviderUsage } from '../../formats/usage.ts';
 import type { ResponseParts } from './run.ts';
+import type { CallOfTool } from './shapes.ts';
 
 /** What a stream has handed on so far, as the adapter read it from the stream's deltas. */
 export interface StreamedDeltas {
@@ -21,18 +22,24 @@ export interface StreamedDeltas {
   readonly id?: string | undefined;
   /** The tokens the provider said the stopped response spent (Responses' `response.failed`), which the framework counts. */
   readonly usage?: ProviderUsage | undefined;
+  /**
+   * The tool calls whose whole block the stream had delivered, as the framework hands a finished block on (the Claude
+   * Agent SDK's assistant message per block, whose call its CLI runs at once): calls the program was given, kept.
+   */
+  readonly toolCalls?: readonly CallOfTool[];
 }
 
 /**
- * The answer a stream cut short had delivered: its text and reasoning (no tool calls: a call not finished is not one
- * the program ran), with the tokens the provider said it spent when it said; `undefined` when none of these came, and
- * the failed attempt is an error with no response.
+ * The answer a stream cut short had delivered: its text and reasoning, the tool calls whose whole block it had handed
+ * on (none from deltas: a call not finished is not one the program ran), with the tokens the provider said it spent
+ * when it said; `undefined` when none of these came, and the failed attempt is an error with no response.
  */
 export function deliveredAnswer(streamed: StreamedDeltas): ResponseParts | undefined {
-  if (streamed.text === '' && streamed.reasoning === '' && streamed.usage === undefined) return undefined;
+  const toolCalls = streamed.toolCalls ?? [];
+  if (streamed.text === '' && streamed.reasoning === '' && streamed.usage === undefined && toolCalls.length === 0) return undefined;
   return {
     text: streamed.text,
-    toolCalls: [],
+    toolCalls,
     ...(streamed.reasoning === '' ? {} : { reasoning: streamed.reasoning }),
     model: streamed.model,
     id: streamed.id,

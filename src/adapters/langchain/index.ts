@@ -40,6 +40,7 @@ import { BaseCallbackHandler } from '@langchain/core/callbacks/base';
 import { consumeCallback } from '@langchain/core/callbacks/promises';
 import { AsyncLocalStorageProviderSingleton } from '@langchain/core/singletons';
 import type { HookRegistry } from '../../hooks/registry.ts';
+import { checkAdapterArguments } from '../core/arguments.ts';
 import { AdapterCore, OpenSessions, ToolCallRefused, type AgentRun, type ApiCall, type ResponseParts, type RunStatus } from '../core/run.ts';
 import { currentToolFrame } from '../core/context.ts';
 import { deliveredAnswer } from '../core/delivered.ts';
@@ -359,6 +360,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
   /** Records into `hooks`; `options.platform` defaults to `'langchain'`. */
   constructor(hooks: HookRegistry, options: LangChainAdapterOptions = {}) {
     super();
+    checkAdapterArguments('new NemoRelayCallbackHandler', 'the first argument', hooks, options);
     // `llmToolSelectorMiddleware` calls its model with `callbacks: []`: only a handler the model itself carries (its
     // `callbacks` option) hears the call, told no parent, or the parent of a structured-output chain no handler
     // heard. LangChain runs each handler in an empty async-local context, but reads its `ignoreLLM` in the caller's,
@@ -1339,6 +1341,7 @@ export class NemoRelayCallbackHandler extends BaseCallbackHandler {
  * (threads) close, as `handler.close()` closes them.
  */
 export function instrumentLangChain(hooks: HookRegistry, options: LangChainAdapterOptions = {}): () => void {
+  checkAdapterArguments('instrumentLangChain', 'the first argument', hooks, options);
   const logger = options.logger ?? consoleLogger;
   try {
     const handler = new NemoRelayCallbackHandler(hooks, options);

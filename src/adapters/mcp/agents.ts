@@ -26,6 +26,7 @@
  * @module
  */
 
+import { checkAdapterArguments } from '../core/arguments.ts';
 import type { HookRegistry } from '../../hooks/registry.ts';
 import { isRecord } from '../../shared/record.ts';
 import { McpCallLinker, type McpClientOptions } from './client.ts';
@@ -79,6 +80,7 @@ export function openAIAgentsMcpOptions<M extends AgentsMcpMetaContext = AgentsMc
   hooks: HookRegistry,
   options: AgentsMcpOptions<M, R> = {},
 ): AgentsMcpServerOptions<M, R> {
+  checkAdapterArguments('openAIAgentsMcpOptions', 'the first argument', hooks, options);
   const linker = new McpCallLinker(hooks, options);
   const own = { resolver: options.toolMetaResolver, extractor: options.customDataExtractor };
   return {

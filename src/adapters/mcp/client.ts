@@ -20,6 +20,7 @@
  * @module
  */
 
+import { checkAdapterArguments } from '../core/arguments.ts';
 import type { HookRegistry } from '../../hooks/registry.ts';
 import type { TraceContext } from '../../hooks/index.ts';
 import { consoleLogger, type Logger } from '../../shared/logger.ts';
@@ -176,6 +177,7 @@ function namesTool(hostName: string, mcpName: string): boolean {
  * with other hooks does nothing but warn (a request names one caller).
  */
 export function instrumentMcpClient<C extends McpClientLike>(client: C, hooks: HookRegistry, options: McpClientOptions = {}): C {
+  checkAdapterArguments('instrumentMcpClient', 'the second argument', hooks, options);
   if (instrumentedBefore(client, INSTRUMENTED, hooks, options.logger, 'instrumentMcpClient', "this client's requests are tied only to the tool calls of the hooks it was first instrumented with")) return client;
   const linker = new McpCallLinker(hooks, options);
   const original = client.request.bind(client);

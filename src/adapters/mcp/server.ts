@@ -22,6 +22,7 @@
  * @module
  */
 
+import { checkAdapterArguments } from '../core/arguments.ts';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import type { HookRegistry } from '../../hooks/registry.ts';
@@ -114,6 +115,7 @@ function lowLevelOf(server: unknown): LowLevelServer | undefined {
  * recognise is left alone, with a warning.
  */
 export function instrumentMcpServer<S extends object>(server: S, hooks: HookRegistry, options: McpServerOptions = {}): S {
+  checkAdapterArguments('instrumentMcpServer', 'the second argument', hooks, options);
   const logger = options.logger ?? consoleLogger;
   const low = lowLevelOf(server);
   if (low === undefined) {

@@ -14,6 +14,7 @@
  * @module
  */
 
+import { checkAdapterArguments } from '../core/arguments.ts';
 import type { HookRegistry } from '../../hooks/registry.ts';
 import { jsonIfReadable } from '../../shared/json.ts';
 import { isRecord } from '../../shared/record.ts';
@@ -146,6 +147,7 @@ class MessageLinks {
 export function instrumentMcpTransport<T extends McpTransportLike>(transport: T, hooks: HookRegistry, options?: McpClientOptions): T;
 export function instrumentMcpTransport<T extends McpHttpTransportConfig>(config: T, hooks: HookRegistry, options?: McpClientOptions): T;
 export function instrumentMcpTransport<T extends McpTransportLike | McpHttpTransportConfig>(transport: T, hooks: HookRegistry, options: McpClientOptions = {}): T {
+  checkAdapterArguments('instrumentMcpTransport', 'the second argument', hooks, options);
   if (typeof (transport as Partial<McpTransportLike>).send !== 'function') return instrumentConfig(transport as McpHttpTransportConfig, hooks, options) as T;
   return instrumentObject(transport as McpTransportLike, hooks, options) as T;
 }

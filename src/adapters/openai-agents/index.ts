@@ -9,6 +9,7 @@
  * @module
  */
 
+import { checkAdapterArguments } from '../core/arguments.ts';
 import type { HookRegistry } from '../../hooks/registry.ts';
 import type { AdapterOptions } from '../core/options.ts';
 import { Adapter } from './adapter.ts';
@@ -25,6 +26,7 @@ export type OpenAIAgentsAdapterOptions = AdapterOptions;
  * recorded (runs in flight finish recording).
  */
 export function instrumentOpenAIAgents(hooks: HookRegistry, options: OpenAIAgentsAdapterOptions = {}): () => void {
+  checkAdapterArguments('instrumentOpenAIAgents', 'the first argument', hooks, options);
   const adapter = new Adapter(hooks, options);
   const remove = addRunSource(adapter);
   return () => {
