@@ -16,8 +16,7 @@ import { safeLog } from '../shared/logger.ts';
 import type { ConfigDiagnostic, JsonObject, PluginConfigActivation, RelayBackend } from '../relay/contract.ts';
 import { ensureOutputDirectories, WITHHELD } from './config/plugins-toml.ts';
 import { removeEmptyCreated } from '../shared/directory.ts';
-import { observabilityExporterEnabled } from '../formats/plugins-toml/document.ts';
-import { isJsonObject } from '../shared/json.ts';
+import { namesRedaction, observabilityExporterEnabled } from '../formats/plugins-toml/document.ts';
 import type { NemoRelaySettings } from './config/settings.ts';
 import { InvalidPluginConfigError } from '../relay/errors.ts';
 import { errorMessage } from '../shared/error-text.ts';
@@ -119,14 +118,18 @@ export async function activatePluginsToml(backend: RelayBackend, settings: NemoR
 }
 
 /**
- * Whether the document asks for redaction: then no output may be written
- * without it. Any `pii_redaction` component not switched off with
- * `enabled = false` asks: an `enabled` that is not a boolean (`"yes"`, `1`)
- * makes the relay reject the document, and that operator meant it on.
+ * Whether a document that cannot be used asks for redaction: then no output
+ * may be written without it. The one rule (`namesRedaction`, also applied to
+ * a file that is not TOML): any component of the `pii_redaction` kind not
+ * switched off with `enabled = false` asks (an `enabled` that is not a
+ * boolean, `"yes"`, makes the relay reject the document, and that operator
+ * meant it on), and so does a document that names the kind where the relay
+ * cannot read it: `[components]` for `[[components]]`,
+ * `components = "pii_redaction"`, a misspelt kind (`pii-redaction`,
+ * `PII_Redaction`, which no relay registers).
  */
 export function redactionRequested(settings: NemoRelaySettings): boolean {
-  const components = settings.pluginsConfig?.components;
-  return Array.isArray(components) && components.some((component) => isJsonObject(component) && component.kind === 'pii_redaction' && component.enabled !== false);
+  return settings.pluginsConfig !== null && namesRedaction(settings.pluginsConfig);
 }
 
 /**
