@@ -221,6 +221,34 @@ describe('nothing redaction governs reaches any output', () => {
         expect(leaks(run)).toEqual([]);
       });
 
+      it('what redaction does not reach, as redaction.md lists it: object keys (OTLP attribute names too) and tool call ids; a redact hook rewrites keys', async () => {
+        const address = 'ana.keyed@example.com';
+        const script: Script = ({ hooks }) => {
+          const base = { session_id: 'keys', turn_id: 't1' };
+          hooks.emit('on_session_start', { session_id: 'keys' } as never);
+          hooks.emit('pre_tool_call', { ...base, tool_name: 'send', tool_call_id: `call-${address}`, args: { [address]: 'cc', to: address } } as never);
+          hooks.emit('post_tool_call', { ...base, tool_name: 'send', tool_call_id: `call-${address}`, result: { [address]: 'delivered' }, status: 'ok' } as never);
+          hooks.emit('on_session_finalize', { session_id: 'keys' } as never);
+        };
+        const components = pii('action = "redact"\ndetector = "email"');
+        const run = await runComponents(backend.create(), { components, script, otlp: ['full'] });
+        const atof = [...run.files.entries()].filter(([name]) => name.endsWith('.jsonl')).map(([, text]) => text).join('\n');
+        // The values are redacted; the key and the call id stay, in ATOF and as an OTLP attribute's name.
+        expect(atof).toContain(`"to":"[REDACTED]"`);
+        expect(atof).toContain(`"${address}":"cc"`);
+        expect(atof).toContain(`"tool_call_id":"call-${address}"`);
+        const attributeNames = Object.values(run.spans).flat().flatMap((span) => Object.keys((span as { attributes: object }).attributes));
+        expect(attributeNames).toContain(`nemo_relay.start.data.${address}`);
+        // The documented remedy for keys: a redact hook sees them, on both backends (the call id it is not given).
+        const hook: RedactHook = (event) => {
+          event.data = JSON.parse(JSON.stringify(event.data).replaceAll(address, '<email>'));
+        };
+        const hooked = await runComponents(backend.create(), { components, script, otlp: ['full'], plugin: { redact: hook } });
+        const left = everything(hooked).match(new RegExp(`.{0,20}${address.replaceAll('.', '\\.')}`, 'g')) ?? [];
+        expect(left.length).toBeGreaterThan(0);
+        expect(left.filter((text) => !/call-ana/.test(text))).toEqual([]);
+      });
+
       it('credential headers never leave, even with no redaction configured', async () => {
         const run = await runComponents(backend.create(), { components: '', script: conversation(false), otlp: ['full'], remote: true, settingsAtif: true });
         const found = leaks(run);
