@@ -52,6 +52,7 @@ describe('doctor and plugins.toml components on the in-memory relay', () => {
     ['[components] written for [[components]]', '[components]\nkind = "pii_redaction"\n[components.config.builtin]\naction = "hash"', /error plugin\.invalid_config[^\n]*invalid type: map, expected a sequence/],
     ['components = "pii_redaction"', 'components = "pii_redaction"', /error plugin\.invalid_config[^\n]*invalid type: string/],
     ['a misspelt kind (pii-redaction)', '[[components]]\nkind = "pii-redaction"', /error plugin\.unregistered_component \(pii-redaction\)[^\n]*both backends reject the document/],
+    ['[[component]] for [[components]]', '[[component]]\nkind = "pii_redaction"', /error plugins_toml\.redaction_not_run \(pii_redaction\)[^\n]*no redaction would run/],
   ] as const) {
     it(`fails on ${name}, says nothing will be written, and lists no fallback exporter`, async () => {
       const file = path.join(tempDir('nrh-doctor-components-'), 'plugins.toml');

@@ -157,6 +157,18 @@ const HIDDEN: Record<string, { components: string; hook?: RedactHook; inNames?: 
     writesNothing: true,
     pluginConfigCodes: ['plugin.unknown_component', 'plugins_toml.outputs_withheld'],
   },
+  // Documents both relays accept (an unknown top-level key, an unknown field) that would run no redaction: not activated.
+  '[[component]] written for [[components]] (accepted by both relays, no redaction would run)': {
+    components: '[[component]]\nkind = "pii_redaction"\n[component.config.builtin]\naction = "hash"\n',
+    noObservability: true,
+    writesNothing: true,
+    pluginConfigCodes: ['plugins_toml.redaction_not_run', 'plugins_toml.outputs_withheld'],
+  },
+  'a pii_redaction table inside the observability component (accepted by both relays, no redaction would run)': {
+    components: '[components.config.pii_redaction.builtin]\naction = "hash"\n',
+    writesNothing: true,
+    pluginConfigCodes: ['plugins_toml.redaction_not_run', 'plugins_toml.outputs_withheld'],
+  },
   'local_model (no local backend here)': { components: '[[components]]\nkind = "pii_redaction"\n[components.config]\nmode = "local_model"\n[components.config.local]\nbackend = "x"\n', writesNothing: true },
   'the redact hook alone, names included': {
     components: '',

@@ -23,9 +23,9 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Logger } from '../../shared/logger.ts';
 import { isJsonObject, type JsonObject } from '../../shared/json.ts';
-import { componentEnabled, staticPluginDocument } from '../../formats/plugins-toml/document.ts';
+import { componentEnabled, namesRedactionWhereNoneRuns, staticPluginDocument } from '../../formats/plugins-toml/document.ts';
 import { redactionRequested } from '../../plugin/activation.ts';
-import { WITHHELD } from '../../plugin/config/plugins-toml.ts';
+import { REDACTION_NOT_RUN, WITHHELD } from '../../plugin/config/plugins-toml.ts';
 import { GENAI_PRICES_PACKAGE, hasResolvableSources, withSourcesForValidation } from '../../plugin/price-sources.ts';
 import { environmentVariables, loadSettings, namesItsFiles } from '../../plugin/config/settings.ts';
 import { packageHost } from '../../plugin/config/host-identity.ts';
@@ -189,6 +189,11 @@ async function examine(args: ParsedArgs, io: CliIo): Promise<DoctorReport> {
         message: `plugin component kind '${unregistered}' is not one NeMo Relay has (adaptive, nemo_guardrails, observability, pii_redaction, pricing), so both backends reject the document (${unregisteredComponentError(unregistered)})`,
       });
       problems.push(relevant[relevant.length - 1]!);
+    }
+    // A document that names pii_redaction only where no relay reads it is not activated either.
+    if (namesRedactionWhereNoneRuns(settings.pluginsConfig)) {
+      relevant.push(REDACTION_NOT_RUN);
+      problems.push(REDACTION_NOT_RUN);
     }
     // A document that asks for redaction and cannot be used writes nothing at all (fail closed): say so, and list
     // none of the environment's exporters the plugin would otherwise fall back to.

@@ -89,6 +89,28 @@ export function namesRedaction(document: unknown): boolean {
   return namesRedactionIn(document);
 }
 
+/**
+ * A document both relays accept that names the redaction kind only where
+ * neither reads it, and so runs no redaction: `[[component]]` written for
+ * `[[components]]` (an unknown top-level key, which native ignores without a
+ * word), or a `pii_redaction` table inside another component's config. The
+ * same rule as `namesRedaction`, over the document outside its components
+ * and inside the components of other kinds; a document with an enabled
+ * `pii_redaction` component, or whose `components` is not a list (refused
+ * for its shape), is left to the relay.
+ */
+export function namesRedactionWhereNoneRuns(document: JsonObject): boolean {
+  const components = document.components;
+  if (components !== undefined && !Array.isArray(components)) return false;
+  const list = components ?? [];
+  if (list.some((component) => isJsonObject(component) && component.kind === 'pii_redaction' && componentEnabled(component))) return false;
+  const outside = Object.entries(document).some(([key, value]) => key !== 'components' && (REDACTION_NAME.test(key.trim()) || namesRedactionIn(value)));
+  return (
+    outside ||
+    list.some((component) => isJsonObject(component) && component.enabled !== false && !(typeof component.kind === 'string' && REDACTION_NAME.test(component.kind.trim())) && namesRedactionIn(component))
+  );
+}
+
 function namesRedactionIn(value: unknown): boolean {
   if (typeof value === 'string') return REDACTION_NAME.test(value.trim());
   if (Array.isArray(value)) return value.some(namesRedactionIn);

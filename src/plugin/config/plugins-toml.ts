@@ -39,6 +39,15 @@ export const WITHHELD: ConfigDiagnostic = {
     'plugins.toml asks for pii_redaction but could not be activated, so nothing is written (no ATOF, ATIF, OTLP, stream or upload) rather than unredacted output; fix the document (see the diagnostics above) or remove the pii_redaction component',
 };
 
+/** The diagnostic for a document that names pii_redaction only where no relay reads it (`namesRedactionWhereNoneRuns`). */
+export const REDACTION_NOT_RUN: ConfigDiagnostic = {
+  level: 'error',
+  code: 'plugins_toml.redaction_not_run',
+  component: 'pii_redaction',
+  message:
+    'plugins.toml names pii_redaction only where no relay reads it (such as [[component]] for [[components]], or inside another component), so no redaction would run; it is not activated: write it as its own [[components]] table with kind = "pii_redaction"',
+};
+
 /**
  * The largest plugins.toml read. Real ones are a few KB; the cap keeps a
  * path to a huge or endless file from stalling or exhausting the host.
