@@ -14,7 +14,7 @@ export const KEY_MEANINGS: Readonly<Record<string, string>> = {
   "components[].enabled": "Absent or `true`: on; `false`: off. Any other value is refused by native.",
   "components[].config": "The component's own settings (for `observability`, the keys below).",
   "policy": "How the document treats what it does not know.",
-  "policy.unknown_component": "A component kind the backend does not run: ignored, a warning, or an error.",
+  "policy.unknown_component": "How validation reports a component kind no relay has (a misspelt `pii-redaction`): ignored, a warning, or an error. Whatever it says, an enabled component of such a kind makes both backends reject the document at activation (native's `not found: plugin component '...' is not registered`); `doctor` says so as `plugin.unregistered_component`.",
   "policy.unknown_field": "A key the schema does not define: ignored, a warning, or an error.",
   "policy.unsupported_value": "A value the backend does not support: ignored, a warning, or an error.",
   "components[].config.version": "Observability config version: `3` (traces only) or `4` (adds OTLP logs).",

@@ -125,7 +125,10 @@ export async function activatePluginHost(
     try {
       validated = context.binding.validate(doc, layerPath);
     } catch (error) {
-      throw new Failure(hide(`invalid config${where(tomlPath)}: ${withoutConfigPrefix(errorMessage(error))}`), [], { cause: error });
+      // Native reports a document it cannot read (`invalid plugin config: invalid type: map, expected a sequence`) by
+      // throwing, with no diagnostics: the same error as one `plugin.invalid_config`, as the memory relay reports it.
+      const reason = hide(withoutConfigPrefix(errorMessage(error)));
+      throw new Failure(`invalid config${where(tomlPath)}: ${reason}`, [{ level: 'error', code: 'plugin.invalid_config', message: reason }], { cause: error });
     }
     const validation = reportOf(validated, layerPath);
     validation.diagnostics = hidden(validation.diagnostics);

@@ -14,10 +14,9 @@
 import type { Logger } from '../shared/logger.ts';
 import { safeLog } from '../shared/logger.ts';
 import type { ConfigDiagnostic, JsonObject, PluginConfigActivation, RelayBackend } from '../relay/contract.ts';
-import { ensureOutputDirectories, WITHHELD } from './config/plugins-toml.ts';
+import { ensureOutputDirectories, REDACTION_NOT_RUN, WITHHELD } from './config/plugins-toml.ts';
 import { removeEmptyCreated } from '../shared/directory.ts';
-import { observabilityExporterEnabled } from '../formats/plugins-toml/document.ts';
-import { isJsonObject } from '../shared/json.ts';
+import { namesRedaction, namesRedactionWhereNoneRuns, observabilityExporterEnabled } from '../formats/plugins-toml/document.ts';
 import type { NemoRelaySettings } from './config/settings.ts';
 import { InvalidPluginConfigError } from '../relay/errors.ts';
 import { errorMessage } from '../shared/error-text.ts';
@@ -80,6 +79,7 @@ export async function activatePluginsToml(backend: RelayBackend, settings: NemoR
   const config = settings.pluginsConfig;
   if (!config) return { kind: 'none' };
   if (typeof backend.initializePluginConfig !== 'function') return cannotActivate(backend, settings, logger);
+  if (namesRedactionWhereNoneRuns(config)) return redactionNotRun(settings, logger);
   // (Each await only when there is something to wait for: the activation otherwise starts synchronously, as hosts rely on.)
   const checks = documentChecks ?? (await loadDocumentChecks());
   // Price sources only the plugin can resolve become inline catalogs first (both backends price alike).
@@ -119,14 +119,18 @@ export async function activatePluginsToml(backend: RelayBackend, settings: NemoR
 }
 
 /**
- * Whether the document asks for redaction: then no output may be written
- * without it. Any `pii_redaction` component not switched off with
- * `enabled = false` asks: an `enabled` that is not a boolean (`"yes"`, `1`)
- * makes the relay reject the document, and that operator meant it on.
+ * Whether a document that cannot be used asks for redaction: then no output
+ * may be written without it. The one rule (`namesRedaction`, also applied to
+ * a file that is not TOML): any component of the `pii_redaction` kind not
+ * switched off with `enabled = false` asks (an `enabled` that is not a
+ * boolean, `"yes"`, makes the relay reject the document, and that operator
+ * meant it on), and so does a document that names the kind where the relay
+ * cannot read it: `[components]` for `[[components]]`,
+ * `components = "pii_redaction"`, a misspelt kind (`pii-redaction`,
+ * `PII_Redaction`, which no relay registers).
  */
 export function redactionRequested(settings: NemoRelaySettings): boolean {
-  const components = settings.pluginsConfig?.components;
-  return Array.isArray(components) && components.some((component) => isJsonObject(component) && component.kind === 'pii_redaction' && component.enabled !== false);
+  return settings.pluginsConfig !== null && namesRedaction(settings.pluginsConfig);
 }
 
 /**
@@ -154,6 +158,17 @@ function rejected(error: unknown, settings: NemoRelaySettings, logger: Logger): 
 }
 
 /**
+ * A document the relays would accept and run no redaction for, although it
+ * names pii_redaction (`namesRedactionWhereNoneRuns`): not activated, and
+ * nothing is written (fail closed), where native alone would activate it.
+ */
+function redactionNotRun(settings: NemoRelaySettings, logger: Logger): PluginsTomlOutcome {
+  const where = settings.pluginsTomlPath ? ` (${settings.pluginsTomlPath})` : '';
+  safeLog(logger, 'error', `NeMo Relay: plugins.toml${where} ${REDACTION_NOT_RUN.message.replace(/^plugins\.toml /, '')}; nothing is written rather than unredacted output (fail closed)`);
+  return { kind: 'withheld', diagnostics: [REDACTION_NOT_RUN, WITHHELD] };
+}
+
+/**
  * The outcome when the backend cannot activate documents (no document:
  * `none`): fine, unless the document asks for redaction (then nothing is
  * written). Never throws.
@@ -178,6 +193,7 @@ export function activatePluginsTomlNow(backend: RelayBackend, settings: NemoRela
   const config = settings.pluginsConfig;
   const checks = documentChecks;
   if (!config || checks === undefined || settings.dynamicPlugins.length > 0 || typeof backend.initializePluginConfigSync !== 'function') return undefined;
+  if (namesRedactionWhereNoneRuns(config)) return redactionNotRun(settings, logger);
   // A price source to resolve means waiting: the asynchronous path does it.
   if (checks.hasResolvableSources(config)) return undefined;
   const { document, skipped } = checks.activatableDocument(config);

@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cli, expectNoStack, tempDir } from './support.ts';
+import { cli, cliInProcess, expectNoStack, tempDir } from './support.ts';
 
 function doctor(components: string) {
   const dir = tempDir('nrh-doctor-components-');
@@ -44,6 +44,35 @@ describe('doctor and plugins.toml components on the in-memory relay', () => {
     expect(result.code, result.stdout + result.stderr).toBe(1);
     expect(result.stdout).toMatch(/error plugins_toml\.invalid_toml[^\n]*names pii_redaction, so nothing is written/);
     expect(result.stdout).toMatch(/error plugins_toml\.outputs_withheld[^\n]*nothing is written/);
+  });
+
+  // Documents the relay refuses although they plainly ask for redaction: the plugin withholds every output, so doctor
+  // lists none of the environment's exporters it would otherwise fall back to.
+  for (const [name, text, refusal] of [
+    ['[components] written for [[components]]', '[components]\nkind = "pii_redaction"\n[components.config.builtin]\naction = "hash"', /error plugin\.invalid_config[^\n]*invalid type: map, expected a sequence/],
+    ['components = "pii_redaction"', 'components = "pii_redaction"', /error plugin\.invalid_config[^\n]*invalid type: string/],
+    ['a misspelt kind (pii-redaction)', '[[components]]\nkind = "pii-redaction"', /error plugin\.unregistered_component \(pii-redaction\)[^\n]*both backends reject the document/],
+    ['[[component]] for [[components]]', '[[component]]\nkind = "pii_redaction"', /error plugins_toml\.redaction_not_run \(pii_redaction\)[^\n]*no redaction would run/],
+  ] as const) {
+    it(`fails on ${name}, says nothing will be written, and lists no fallback exporter`, async () => {
+      const file = path.join(tempDir('nrh-doctor-components-'), 'plugins.toml');
+      fs.writeFileSync(file, `version = 1\n\n${text}\n`);
+      const result = await cliInProcess(['doctor', '--offline'], { env: { NEMO_RELAY_HOOKS_BACKEND: 'memory', NEMO_RELAY_HOOKS_PLUGINS_TOML: file, NEMO_RELAY_HOOKS_ATOF_ENABLED: 'true' } });
+      expect(result.code, result.stdout + result.stderr).toBe(1);
+      expect(result.stdout).toMatch(refusal);
+      expect(result.stdout).toMatch(/error plugins_toml\.outputs_withheld[^\n]*nothing is written/);
+      expect(result.stdout).not.toMatch(/ATOF →/);
+    });
+  }
+
+  it('fails on a kind no relay registers, and lists the exporters the plugin falls back to (no redaction was asked for)', async () => {
+    const file = path.join(tempDir('nrh-doctor-components-'), 'plugins.toml');
+    fs.writeFileSync(file, 'version = 1\n[[components]]\nkind = "frob"\n');
+    const result = await cliInProcess(['doctor', '--offline'], { env: { NEMO_RELAY_HOOKS_BACKEND: 'memory', NEMO_RELAY_HOOKS_PLUGINS_TOML: file, NEMO_RELAY_HOOKS_ATOF_ENABLED: 'true' } });
+    expect(result.code, result.stdout + result.stderr).toBe(1);
+    expect(result.stdout).toMatch(/error plugin\.unregistered_component \(frob\)/);
+    expect(result.stdout).not.toContain('outputs_withheld');
+    expect(result.stdout).toMatch(/ATOF →/);
   });
 
   it('is quiet about components it runs (redaction, pricing, the response cache)', () => {

@@ -129,7 +129,7 @@ const leaks = (run: ComponentRunResult) => [...new Set(everything(run).match(new
 const pii = (builtin: string, top = '') => `[[components]]\nkind = "pii_redaction"\n[components.config]\n${top}\n[components.config.builtin]\n${builtin}\n`;
 
 /** Configurations under which no planted payload value may reach any output. */
-const HIDDEN: Record<string, { components: string; hook?: RedactHook; inNames?: boolean; writesNothing?: boolean }> = {
+const HIDDEN: Record<string, { components: string; hook?: RedactHook; inNames?: boolean; writesNothing?: boolean; noObservability?: boolean; pluginConfigCodes?: string[] }> = {
   'a pattern for the planted values': { components: pii(`action = "regex_replace"\npattern = "${TOKEN}-[a-z_0-9]+"\nreplacement = "[X]"`) },
   'hash every string': { components: pii('action = "hash"') },
   'the trajectory_context preset': { components: pii('preset = "trajectory_context"') },
@@ -139,6 +139,36 @@ const HIDDEN: Record<string, { components: string; hook?: RedactHook; inNames?: 
   'a pii_redaction whose enabled is not a boolean (the document is rejected)': { components: '[[components]]\nkind = "pii_redaction"\nenabled = "yes"\n[components.config.builtin]\naction = "hash"\n', writesNothing: true },
   // Text no TOML parser reads: which components it holds is unknown, but it names pii_redaction.
   'invalid TOML that names pii_redaction': { components: '[[components]]\nkind = "pii_redaction"\n[components.config.builtin]\naction = = "hash"\n', writesNothing: true },
+  'invalid TOML that names a misspelt pii-redaction': { components: '[[components]]\nkind = "PII-Redaction"\n[components.config.builtin]\naction = = "hash"\n', writesNothing: true },
+  // Valid TOML the relay refuses for its shape, so the environment's exporters (ATOF and ATIF here) would take over.
+  '[components] written for [[components]] (the document is refused for its shape)': {
+    components: '[components]\nkind = "pii_redaction"\n[components.config.builtin]\naction = "hash"\n',
+    noObservability: true,
+    writesNothing: true,
+    // Native says nothing in its diagnostics about a document it cannot read: the plugin says it, as memory does.
+    pluginConfigCodes: ['plugin.invalid_config', 'plugins_toml.outputs_withheld'],
+  },
+  'components = "pii_redaction" (the document is refused for its shape)': { components: 'components = "pii_redaction"\n', noObservability: true, writesNothing: true, pluginConfigCodes: ['plugin.invalid_config', 'plugins_toml.outputs_withheld'] },
+  // No relay registers these kinds: native refuses the document at activation, and so does the memory relay.
+  'a misspelt kind, pii-redaction (the document is rejected)': { components: '[[components]]\nkind = "pii-redaction"\n[components.config.builtin]\naction = "hash"\n', writesNothing: true, pluginConfigCodes: ['plugin.unknown_component', 'plugins_toml.outputs_withheld'] },
+  'a misspelt kind, PII_Redaction, and no observability component (the document is rejected)': {
+    components: '[[components]]\nkind = "PII_Redaction"\n[components.config.builtin]\naction = "hash"\n',
+    noObservability: true,
+    writesNothing: true,
+    pluginConfigCodes: ['plugin.unknown_component', 'plugins_toml.outputs_withheld'],
+  },
+  // Documents both relays accept (an unknown top-level key, an unknown field) that would run no redaction: not activated.
+  '[[component]] written for [[components]] (accepted by both relays, no redaction would run)': {
+    components: '[[component]]\nkind = "pii_redaction"\n[component.config.builtin]\naction = "hash"\n',
+    noObservability: true,
+    writesNothing: true,
+    pluginConfigCodes: ['plugins_toml.redaction_not_run', 'plugins_toml.outputs_withheld'],
+  },
+  'a pii_redaction table inside the observability component (accepted by both relays, no redaction would run)': {
+    components: '[components.config.pii_redaction.builtin]\naction = "hash"\n',
+    writesNothing: true,
+    pluginConfigCodes: ['plugins_toml.redaction_not_run', 'plugins_toml.outputs_withheld'],
+  },
   'local_model (no local backend here)': { components: '[[components]]\nkind = "pii_redaction"\n[components.config]\nmode = "local_model"\n[components.config.local]\nbackend = "x"\n', writesNothing: true },
   'the redact hook alone, names included': {
     components: '',
@@ -170,6 +200,7 @@ describe('nothing redaction governs reaches any output', () => {
             remote: true,
             settingsAtif: true,
             ...(config.hook ? { plugin: { redact: config.hook } } : {}),
+            ...(config.noObservability ? { noObservability: true } : {}),
             // The env ATOF/ATIF exporters must not take over when the document is rejected: set them too.
             ...(config.writesNothing ? {} : {}),
           });
@@ -182,6 +213,7 @@ describe('nothing redaction governs reaches any output', () => {
             // (A document no parser reads is never activated: its diagnostics are the settings'.)
             expect([...run.status.pluginConfig.diagnostics, ...run.status.diagnostics].map((d) => d.code)).toContain('plugins_toml.outputs_withheld');
             expect(run.problems.some((p) => p.includes('nothing is written rather than unredacted output'))).toBe(true);
+            if (config.pluginConfigCodes) expect(run.status.pluginConfig.diagnostics.map((d) => d.code)).toEqual(config.pluginConfigCodes);
           } else {
             // Something was written (a run that records nothing would pass vacuously).
             expect(run.events.length).toBeGreaterThan(10);
@@ -199,6 +231,34 @@ describe('nothing redaction governs reaches any output', () => {
         expect(run.events.length).toBeGreaterThan(10);
         expect(run.settingsTrajectories.size).toBe(1);
         expect(leaks(run)).toEqual([]);
+      });
+
+      it('what redaction does not reach, as redaction.md lists it: object keys (OTLP attribute names too) and tool call ids; a redact hook rewrites keys', async () => {
+        const address = 'ana.keyed@example.com';
+        const script: Script = ({ hooks }) => {
+          const base = { session_id: 'keys', turn_id: 't1' };
+          hooks.emit('on_session_start', { session_id: 'keys' } as never);
+          hooks.emit('pre_tool_call', { ...base, tool_name: 'send', tool_call_id: `call-${address}`, args: { [address]: 'cc', to: address } } as never);
+          hooks.emit('post_tool_call', { ...base, tool_name: 'send', tool_call_id: `call-${address}`, result: { [address]: 'delivered' }, status: 'ok' } as never);
+          hooks.emit('on_session_finalize', { session_id: 'keys' } as never);
+        };
+        const components = pii('action = "redact"\ndetector = "email"');
+        const run = await runComponents(backend.create(), { components, script, otlp: ['full'] });
+        const atof = [...run.files.entries()].filter(([name]) => name.endsWith('.jsonl')).map(([, text]) => text).join('\n');
+        // The values are redacted; the key and the call id stay, in ATOF and as an OTLP attribute's name.
+        expect(atof).toContain(`"to":"[REDACTED]"`);
+        expect(atof).toContain(`"${address}":"cc"`);
+        expect(atof).toContain(`"tool_call_id":"call-${address}"`);
+        const attributeNames = Object.values(run.spans).flat().flatMap((span) => Object.keys((span as { attributes: object }).attributes));
+        expect(attributeNames).toContain(`nemo_relay.start.data.${address}`);
+        // The documented remedy for keys: a redact hook sees them, on both backends (the call id it is not given).
+        const hook: RedactHook = (event) => {
+          event.data = JSON.parse(JSON.stringify(event.data).replaceAll(address, '<email>'));
+        };
+        const hooked = await runComponents(backend.create(), { components, script, otlp: ['full'], plugin: { redact: hook } });
+        const left = everything(hooked).match(new RegExp(`.{0,20}${address.replaceAll('.', '\\.')}`, 'g')) ?? [];
+        expect(left.length).toBeGreaterThan(0);
+        expect(left.filter((text) => !/call-ana/.test(text))).toEqual([]);
       });
 
       it('credential headers never leave, even with no redaction configured', async () => {

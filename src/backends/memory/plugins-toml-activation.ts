@@ -48,7 +48,7 @@ import { TrajectoryFiles } from '../trajectory-files.ts';
 import { isConfinedRelativePath, resolveContained, UnsafePathError } from '../../shared/safe-path.ts';
 import { renderFilename } from '../../formats/plugins-toml/atif-template.ts';
 import { InvalidPluginConfigError } from '../../relay/errors.ts';
-import { activationError, validatePluginConfig, type AtifSettings } from '../../formats/plugins-toml/validate.ts';
+import { activationError, unregisteredComponent, unregisteredComponentError, validatePluginConfig, type AtifSettings } from '../../formats/plugins-toml/validate.ts';
 import type { PiiRedactionSettings } from '../../formats/plugins-toml/pii-redaction.ts';
 import { skippedDestination, type AtifStorageSettings } from '../../formats/plugins-toml/sinks.ts';
 import type { ScopeRecord } from './records.ts';
@@ -119,6 +119,9 @@ export function activatePluginConfig(
   const skipped = new Set(validation.observability?.skipped ?? []);
   const error = activationError({ ...validation, diagnostics: validation.diagnostics.filter((d) => !skipped.has(d)) });
   if (error !== null) throw new InvalidPluginConfigError(error, validation.diagnostics);
+  // A kind no relay registers is refused at activation, as native refuses it (its validation only warns).
+  const unregistered = unregisteredComponent(document);
+  if (unregistered !== null) throw new InvalidPluginConfigError(unregisteredComponentError(unregistered), validation.diagnostics);
   const diagnostics: ConfigDiagnostic[] = validation.diagnostics.map((d) => (skipped.has(d) ? skippedDestination(d, document) : d));
   // Redaction first: a component that cannot run rejects the document before any file is opened (fail closed).
   const redactor = redactorFor(core, validation.piiRedaction ?? null, validation.diagnostics);

@@ -23,16 +23,16 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Logger } from '../../shared/logger.ts';
 import { isJsonObject, type JsonObject } from '../../shared/json.ts';
-import { componentEnabled, staticPluginDocument } from '../../formats/plugins-toml/document.ts';
+import { componentEnabled, namesRedactionWhereNoneRuns, staticPluginDocument } from '../../formats/plugins-toml/document.ts';
 import { redactionRequested } from '../../plugin/activation.ts';
-import { WITHHELD } from '../../plugin/config/plugins-toml.ts';
+import { REDACTION_NOT_RUN, WITHHELD } from '../../plugin/config/plugins-toml.ts';
 import { GENAI_PRICES_PACKAGE, hasResolvableSources, withSourcesForValidation } from '../../plugin/price-sources.ts';
 import { environmentVariables, loadSettings, namesItsFiles } from '../../plugin/config/settings.ts';
 import { packageHost } from '../../plugin/config/host-identity.ts';
 import { effectiveAtifTemplate } from '../../plugin/atif-file.ts';
 import { displaySettingValue, displayUrl } from '../../shared/secret-text.ts';
 import type { ConfigDiagnostic } from '../../relay/contract.ts';
-import { validatePluginConfig, type ObservabilitySettings } from '../../formats/plugins-toml/validate.ts';
+import { unregisteredComponent, unregisteredComponentError, validatePluginConfig, type ObservabilitySettings } from '../../formats/plugins-toml/validate.ts';
 import { skippedDestination } from '../../formats/plugins-toml/sinks.ts';
 import { detectRuntime } from '../../shared/js-runtime.ts';
 import { BACKEND_ENV, resolveBackend } from '../../backends/select.ts';
@@ -179,8 +179,28 @@ async function examine(args: ParsedArgs, io: CliIo): Promise<DoctorReport> {
       .filter((d) => !(resolved.kind === 'native' && d.code === 'plugin.backend_unsupported_component'))
       .map((d) => (skipped.has(d) ? skippedDestination(d, settings.pluginsConfig!) : d));
     problems.push(...relevant);
-    // A document that asks for redaction and cannot be used writes nothing at all (fail closed): say so.
-    if (relevant.some((d) => d.level === 'error') && redactionRequested(settings)) problems.push(WITHHELD);
+    // A kind no relay registers: validation only warns, but both backends refuse the document at activation.
+    const unregistered = unregisteredComponent(staticPluginDocument(settings.pluginsConfig));
+    if (unregistered !== null) {
+      relevant.push({
+        level: 'error',
+        code: 'plugin.unregistered_component',
+        component: unregistered,
+        message: `plugin component kind '${unregistered}' is not one NeMo Relay has (adaptive, nemo_guardrails, observability, pii_redaction, pricing), so both backends reject the document (${unregisteredComponentError(unregistered)})`,
+      });
+      problems.push(relevant[relevant.length - 1]!);
+    }
+    // A document that names pii_redaction only where no relay reads it is not activated either.
+    if (namesRedactionWhereNoneRuns(settings.pluginsConfig)) {
+      relevant.push(REDACTION_NOT_RUN);
+      problems.push(REDACTION_NOT_RUN);
+    }
+    // A document that asks for redaction and cannot be used writes nothing at all (fail closed): say so, and list
+    // none of the environment's exporters the plugin would otherwise fall back to.
+    if (relevant.some((d) => d.level === 'error') && redactionRequested(settings)) {
+      problems.push(WITHHELD);
+      exporters.length = 0;
+    }
     const observability = validation.observability;
     // Native sends with its own code; the in-memory relay needs the optional packages of each destination.
     if (observability && resolved.kind !== 'native') {

@@ -64,6 +64,61 @@ export function componentEnabledMistyped(document: JsonObject | null, kind: stri
   return components.some((component) => isJsonObject(component) && component.kind === kind && component.enabled !== undefined && typeof component.enabled !== 'boolean');
 }
 
+/**
+ * How an operator may write the `pii_redaction` kind: any case, with `_`,
+ * `-`, a space or nothing between the words (`PII_Redaction`,
+ * `pii-redaction`). Only the exact `pii_redaction` runs; the others name it.
+ */
+const REDACTION_NAME = /^pii[\s_-]?redaction$/i;
+const REDACTION_IN_TEXT = /(?:^|[^\w-])pii[\s_-]?redaction(?![\w-])/i;
+
+/**
+ * The one rule for a document that cannot be used as written (not TOML,
+ * refused for its shape or by validation, a kind no relay registers, a
+ * backend that cannot activate it): whether it plausibly asks for
+ * redaction. Then the environment's unredacted outputs must not record
+ * either (fail closed). It does when the redaction kind is named, in any
+ * spelling `REDACTION_NAME` takes, as a key or a string value anywhere in
+ * the document (`[components]` written for `[[components]]`,
+ * `components = "pii_redaction"`, `kind = "pii-redaction"`), except in a
+ * component switched off with `enabled = false`. Given the text instead (a
+ * file no parser reads), it does when a line names it outside a comment.
+ */
+export function namesRedaction(document: unknown): boolean {
+  if (typeof document === 'string') return document.split('\n').some((line) => REDACTION_IN_TEXT.test(line.replace(/#.*/, '')));
+  return namesRedactionIn(document);
+}
+
+/**
+ * A document both relays accept that names the redaction kind only where
+ * neither reads it, and so runs no redaction: `[[component]]` written for
+ * `[[components]]` (an unknown top-level key, which native ignores without a
+ * word), or a `pii_redaction` table inside another component's config. The
+ * same rule as `namesRedaction`, over the document outside its components
+ * and inside the components of other kinds; a document with an enabled
+ * `pii_redaction` component, or whose `components` is not a list (refused
+ * for its shape), is left to the relay.
+ */
+export function namesRedactionWhereNoneRuns(document: JsonObject): boolean {
+  const components = document.components;
+  if (components !== undefined && !Array.isArray(components)) return false;
+  const list = components ?? [];
+  if (list.some((component) => isJsonObject(component) && component.kind === 'pii_redaction' && componentEnabled(component))) return false;
+  const outside = Object.entries(document).some(([key, value]) => key !== 'components' && (REDACTION_NAME.test(key.trim()) || namesRedactionIn(value)));
+  return (
+    outside ||
+    list.some((component) => isJsonObject(component) && component.enabled !== false && !(typeof component.kind === 'string' && REDACTION_NAME.test(component.kind.trim())) && namesRedactionIn(component))
+  );
+}
+
+function namesRedactionIn(value: unknown): boolean {
+  if (typeof value === 'string') return REDACTION_NAME.test(value.trim());
+  if (Array.isArray(value)) return value.some(namesRedactionIn);
+  if (!isJsonObject(value)) return false;
+  if (value.enabled === false && typeof value.kind === 'string' && REDACTION_NAME.test(value.kind.trim())) return false;
+  return Object.entries(value).some(([key, child]) => REDACTION_NAME.test(key.trim()) || namesRedactionIn(child));
+}
+
 /** The configs (`{}` when a component has none) of the enabled components of `kind`, in document order. */
 export function enabledComponents(document: JsonObject | null, kind: string): JsonObject[] {
   const out: JsonObject[] = [];

@@ -193,6 +193,27 @@ export function validatePluginConfig(document: unknown): PluginConfigValidation 
   return { diagnostics, observability, piiRedaction, pricing, adaptive };
 }
 
+/**
+ * The kind of the first enabled component no relay registers, or null.
+ * Native's `validate` only warns about it (`plugin.unknown_component`), but
+ * its `initialize` then refuses the document (`not found: plugin component
+ * 'frob' is not registered`), whatever `policy.unknown_component` says; a
+ * disabled one is ignored. The memory relay refuses it alike, so a misspelt
+ * kind (`pii-redaction`) is never a document that activates without it.
+ */
+export function unregisteredComponent(document: unknown): string | null {
+  const components = isJsonObject(document) && Array.isArray(document.components) ? document.components : [];
+  for (const component of components) {
+    if (isJsonObject(component) && typeof component.kind === 'string' && !NATIVE_KINDS.has(component.kind) && componentEnabled(component)) return component.kind;
+  }
+  return null;
+}
+
+/** Native's `initialize` error for `unregisteredComponent`'s kind. */
+export function unregisteredComponentError(kind: string): string {
+  return `not found: plugin component '${kind}' is not registered`;
+}
+
 /** Native's `initialize` error text for a document with error diagnostics, or null when it may activate. */
 export function activationError(validation: PluginConfigValidation): string | null {
   if (validation.shapeError !== undefined) return validation.shapeError;

@@ -14,7 +14,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { makeDirectory } from '../../shared/directory.ts';
 import type { ConfigDiagnostic, JsonObject } from '../../relay/contract.ts';
-import { observabilityComponents, outputDirectories } from '../../formats/plugins-toml/document.ts';
+import { namesRedaction, observabilityComponents, outputDirectories } from '../../formats/plugins-toml/document.ts';
 import { isNonBlank } from '../../shared/text.ts';
 import { isJsonObject, toJson } from '../../shared/json.ts';
 import { errorMessage } from '../../shared/error-text.ts';
@@ -26,7 +26,7 @@ export interface LoadedPluginsToml {
   /** The parsed document, or null when the file is missing, unreadable or invalid. */
   document: JsonObject | null;
   diagnostics: ConfigDiagnostic[];
-  /** True when the text is not TOML but names pii_redaction: the environment's outputs must not record either. */
+  /** True when the text is not TOML but names pii_redaction (`namesRedaction`): the environment's outputs must not record either. */
   withholdOutputs?: true;
 }
 
@@ -39,14 +39,14 @@ export const WITHHELD: ConfigDiagnostic = {
     'plugins.toml asks for pii_redaction but could not be activated, so nothing is written (no ATOF, ATIF, OTLP, stream or upload) rather than unredacted output; fix the document (see the diagnostics above) or remove the pii_redaction component',
 };
 
-/**
- * Whether a text no parser reads names `pii_redaction` outside a comment:
- * which components it holds is unknown, so it may ask for redaction, and
- * falling back to the environment's unredacted outputs would defeat it.
- */
-function namesRedaction(text: string): boolean {
-  return /^[^#\n]*\bpii_redaction\b/m.test(text);
-}
+/** The diagnostic for a document that names pii_redaction only where no relay reads it (`namesRedactionWhereNoneRuns`). */
+export const REDACTION_NOT_RUN: ConfigDiagnostic = {
+  level: 'error',
+  code: 'plugins_toml.redaction_not_run',
+  component: 'pii_redaction',
+  message:
+    'plugins.toml names pii_redaction only where no relay reads it (such as [[component]] for [[components]], or inside another component), so no redaction would run; it is not activated: write it as its own [[components]] table with kind = "pii_redaction"',
+};
 
 /**
  * The largest plugins.toml read. Real ones are a few KB; the cap keeps a

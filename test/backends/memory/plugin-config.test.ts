@@ -5,6 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { validatePluginConfig } from '../../../src/formats/index.ts';
 import { nativePlugin, nativeUnavailable } from '../../support/native-driver.ts';
 import { compareOtlpConfigSeed } from '../../support/random-otlp-config.ts';
+import { FILE_BACKENDS, nativeAvailable, nativeLoadError } from '../../contract/backends.ts';
+import type { InvalidPluginConfigError } from '../../../src/relay/errors.ts';
 
 const obs = (config: unknown, extra: Record<string, unknown> = {}) => ({
   version: 1,
@@ -361,5 +363,42 @@ describe('plugin config features the memory relay does not implement', () => {
       ['warning', 'plugin.backend_unsupported_component', 'nemo_guardrails'],
       ['warning', 'plugin.backend_unsupported_component', 'plugins.dynamic'],
     ]);
+  });
+});
+
+describe.skipIf(!nativeAvailable)(`activating a document as native does${nativeAvailable ? '' : ` (skipped: ${nativeLoadError})`}`, () => {
+  // What each backend's activation does with `document`: the error's text and diagnostics, or 'active'.
+  async function outcome(backend: (typeof FILE_BACKENDS)[number], document: Record<string, unknown>) {
+    const relay = backend.create();
+    try {
+      const activation = await relay.initializePluginConfig!(document as never);
+      await activation.close();
+      return 'active';
+    } catch (error) {
+      const { message, diagnostics } = error as InvalidPluginConfigError;
+      // The native adapter says where it activated (`invalid config: activation failed: ...`); the reason is native's.
+      return { reason: message.replace(/^invalid config: (activation failed: )?/, ''), diagnostics };
+    } finally {
+      await relay.shutdown?.();
+    }
+  }
+  const both = async (document: Record<string, unknown>) => Promise.all(FILE_BACKENDS.map((backend) => outcome(backend, document)));
+
+  it('refuses an enabled component kind no relay registers (native only warns when it validates), and ignores a disabled one', async () => {
+    // A misspelt kind: the memory relay activated the document with a warning, and ran no redaction.
+    const [native, memory] = await both({ version: 1, components: [{ kind: 'pii-redaction', config: { builtin: { action: 'hash' } } }] });
+    expect(native).toEqual({ reason: "not found: plugin component 'pii-redaction' is not registered", diagnostics: [expect.objectContaining({ level: 'warning', code: 'plugin.unknown_component' })] });
+    expect(memory).toEqual(native);
+    const ignored = { version: 1, policy: { unknown_component: 'ignore' }, components: [{ kind: 'frob' }] };
+    expect(await both(ignored)).toEqual([{ reason: "not found: plugin component 'frob' is not registered", diagnostics: [] }, { reason: "not found: plugin component 'frob' is not registered", diagnostics: [] }]);
+    expect(await both({ version: 1, components: [{ kind: 'frob', enabled: false }] })).toEqual(['active', 'active']);
+  });
+
+  it("reports a document refused for its shape with the same plugin.invalid_config diagnostic (native's own diagnostics are empty)", async () => {
+    for (const document of [{ version: 1, components: { kind: 'pii_redaction' } }, { version: '1', components: [] }]) {
+      const [native, memory] = await both(document);
+      expect(native).toMatchObject({ diagnostics: [{ level: 'error', code: 'plugin.invalid_config', message: expect.stringMatching(/^invalid plugin config: invalid type: /) }] });
+      expect(memory).toEqual(native);
+    }
   });
 });
