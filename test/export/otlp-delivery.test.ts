@@ -118,6 +118,23 @@ describe('OTLP delivery when the collector misbehaves', () => {
     expect(logger.lines.filter((l) => l.level === 'warn').map((l) => l.message)).toContainEqual(expect.stringMatching(/OTLP traces to .*not sent before shutdown \(last error: .*answered HTTP 401\)/));
   });
 
+  it('holds shutdown for one timeout_millis of a collector that never answers: no new try past it, and the cut request is named', async () => {
+    // QA measured 2.7 s at timeout_millis 1000 (5 s at 2000, 15 s at 5000): the plugin's shutdown flushes the
+    // destination twice before shutting it down, and each of the three gave it a whole timeout_millis, with a new
+    // request after each timeout and backoff. The page promises one timeout_millis per destination.
+    const rx = await receiver();
+    rx.behaviour = { hang: true };
+    const logger = recordingLogger();
+    const relay = createMemoryRelay({ logger });
+    const result = await replayWithOtlp(relay, stream('plain-chat'), { endpoints: [{ type: 'full', endpoint: rx.url, extra: ['timeout_millis = 1000'] }], timeoutMs: 30_000 });
+    // One request, never answered, and none after it: each one more was one more timeout_millis of the host's shutdown.
+    expect(rx.requests).toHaveLength(1);
+    const [health] = traces(relay.outputs());
+    expect(health).toMatchObject({ sent: 0, failed: 0, dropped: endedScopes(result.atofLines) });
+    expect(health!.lastError).toMatch(/not sent before shutdown \(last error: .*(no answer within \d+ ms|time)/i);
+    expect(logger.lines.filter((l) => l.level === 'warn').map((l) => l.message)).toContainEqual(expect.stringMatching(/OTLP traces to .*not sent before shutdown \(last error: /));
+  });
+
   it('drops what does not fit a bounded queue, and counts it', async () => {
     const rx = await receiver();
     rx.behaviour = { hang: true };
@@ -130,6 +147,48 @@ describe('OTLP delivery when the collector misbehaves', () => {
     expect(health!.dropped).toBeGreaterThan(0);
     expect(health!.sent! + health!.failed! + health!.dropped!).toBeLessThanOrEqual(endedScopes(result.atofLines));
     expect(health!.lastError).toBeTruthy();
+  });
+});
+
+describe('an OTLP request still unanswered when the pipeline stops', () => {
+  // A collector that accepts and never answers: the warning and lastError said "3 items not sent before shutdown"
+  // and nothing of why, although the page promises the collector's last answer or the cause.
+  const silent = (logger: ReturnType<typeof recordingLogger>, exports: unknown[][]) =>
+    new OtlpPipeline({
+      signal: 'traces',
+      transport: 'http_binary',
+      url: 'http://127.0.0.1:9/v1/traces',
+      headers: {},
+      timeoutMillis: 200,
+      maxQueueSize: 10,
+      maxExportBatchSize: 5,
+      scheduledDelayMillis: 0,
+      logger,
+      createExporter: async () => ({ export: (items) => void exports.push(items), shutdown: async () => {} }),
+    });
+
+  it('names it when the shutdown deadline cuts it ("no answer within N ms"), counting its items dropped', async () => {
+    const logger = recordingLogger();
+    const exports: unknown[][] = [];
+    const otlp = silent(logger, exports);
+    for (let i = 0; i < 3; i++) otlp.push({ i });
+    await otlp.shutdown(200);
+    expect(exports).toHaveLength(1);
+    expect(otlp.health()).toMatchObject({ sent: 0, failed: 0, dropped: 3, queued: 0 });
+    expect(otlp.health().lastError).toMatch(/^3 items not sent before shutdown \(last error: no answer within \d+ ms\)$/);
+    expect(logger.lines.filter((l) => l.level === 'warn').map((l) => l.message)).toEqual([expect.stringMatching(/^OTLP traces to .*: 3 items not sent before shutdown \(last error: no answer within \d+ ms\)/)]);
+  });
+
+  it('names it in the process-exit warning too', async () => {
+    const logger = recordingLogger();
+    const exports: unknown[][] = [];
+    const otlp = silent(logger, exports);
+    for (let i = 0; i < 3; i++) otlp.push({ i });
+    while (exports.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    otlp.abandon('the process exited');
+    expect(otlp.health()).toMatchObject({ sent: 0, dropped: 3, queued: 0 });
+    expect(logger.lines.filter((l) => l.level === 'warn').map((l) => l.message)).toEqual([expect.stringMatching(/: 3 items not sent \(the process exited; last error: no answer within \d+ ms\)/)]);
+    await otlp.shutdown(0);
   });
 });
 

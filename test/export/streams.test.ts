@@ -171,6 +171,124 @@ describe('ndjson transport', () => {
   });
 });
 
+/**
+ * A loopback ndjson receiver that reads each chunked POST line by line: the first request is cut by `first` once it
+ * has read `after` lines (`'drop'`: the connection destroyed, as a receiver that dies; `'hang'`: never answered), and
+ * every later request is answered 200 when it ends.
+ */
+async function cuttingReceiver(first: 'drop' | 'hang', after: number) {
+  const bodies: string[] = [];
+  const sockets = new Set<import('node:net').Socket>();
+  let cut = false;
+  const server = http.createServer((req, res) => {
+    const index = bodies.push('') - 1;
+    const cutThis = index === 0;
+    req.setEncoding('utf8');
+    req.on('data', (chunk: string) => {
+      bodies[index] += chunk;
+      if (cutThis && first === 'drop' && !cut && bodies[index]!.split('\n').length - 1 >= after) {
+        cut = true;
+        req.socket.destroy();
+      }
+    });
+    req.on('end', () => {
+      if (!cutThis || first !== 'hang') res.end();
+    });
+  });
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/n`,
+    bodies,
+    lines: (index: number) => (bodies[index] ?? '').split('\n').filter(Boolean).length,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** Waits for `done`, at most 10 s (then the assertions after it say what is missing). */
+const until = async (done: () => boolean) => {
+  for (const end = Date.now() + 10_000; !done() && Date.now() < end; ) await new Promise((resolve) => setTimeout(resolve, 5));
+};
+
+describe('ndjson transport: a line is sent only once its request ended with a 2xx answer', () => {
+  // QA killed the receiver while the one long-lived request was open: its lines never arrived, and status() said
+  // `sent: 64, failed: 0, errors: 0`, with no warning; a receiver that never answered was counted `sent` too.
+
+  it('counts the lines of an open request as queued, and as sent once the receiver answered 200', async () => {
+    const rx = await cuttingReceiver('drop', Number.POSITIVE_INFINITY);
+    try {
+      const sink = createAtofStreamSink({ ...settings('/n', { transport: 'ndjson' }), url: rx.url }, FAST);
+      for (let i = 0; i < 3; i++) sink.accept(event(i));
+      expect(await sink.flush(5000)).toBe(true);
+      await until(() => rx.lines(0) === 3);
+      expect(sink.health()).toMatchObject({ sent: 0, failed: 0, dropped: 0, queued: 3, bytes: 0 });
+      await sink.close();
+      expect(sink.health()).toMatchObject({ sent: 3, failed: 0, dropped: 0, queued: 0, errors: 0, bytes: Buffer.byteLength(rx.bodies[0]!) });
+    } finally {
+      await rx.close();
+    }
+  });
+
+  it('counts the lines a request took as failed when the receiver drops the connection before answering, with one warning', async () => {
+    const rx = await cuttingReceiver('drop', 3);
+    const warnings: string[] = [];
+    const logger = { ...silentLogger, warn: (message: string) => void warnings.push(message) };
+    try {
+      const sink = createAtofStreamSink({ ...settings('/n', { transport: 'ndjson' }), url: rx.url }, { ...FAST, logger });
+      for (let i = 0; i < 3; i++) sink.accept(event(i));
+      await until(() => sink.health().failed === 3);
+      // Later events go on a new request, which the receiver answers.
+      for (let i = 3; i < 5; i++) sink.accept(event(i));
+      await sink.close();
+      expect(rx.lines(1)).toBe(2);
+      const health = sink.health();
+      expect(health).toMatchObject({ sent: 2, failed: 3, dropped: 0, queued: 0, bytes: Buffer.byteLength(rx.bodies[1]!) });
+      expect(health.errors).toBeGreaterThanOrEqual(1);
+      expect(health.lastError).toMatch(/^POST http:\/\/127\.0\.0\.1:\d+\/n/);
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toMatch(/: events are being lost \(POST http:\/\/127\.0\.0\.1:\d+\/n.*\); see status\(\) outputs for counts$/);
+    } finally {
+      await rx.close();
+    }
+  });
+
+  it('counts them as failed when the receiver has not answered by the close\'s deadline, naming it', async () => {
+    const rx = await cuttingReceiver('hang', 0);
+    try {
+      const sink = createAtofStreamSink({ ...settings('/n', { transport: 'ndjson' }), url: rx.url }, FAST);
+      for (let i = 0; i < 4; i++) sink.accept(event(i));
+      await until(() => rx.lines(0) === 4);
+      await sink.close(300);
+      expect(sink.health()).toMatchObject({ sent: 0, failed: 4, dropped: 0, queued: 0, bytes: 0 });
+      expect(sink.health().lastError).toMatch(/^POST http:\/\/127\.0\.0\.1:\d+\/n: no answer within \d+ ms of the stream's end$/);
+    } finally {
+      await rx.close();
+    }
+  });
+
+  it('counts them as failed when the sink is abandoned (the process exits) with the request unanswered', async () => {
+    const rx = await cuttingReceiver('hang', 0);
+    try {
+      const sink = createAtofStreamSink({ ...settings('/n', { transport: 'ndjson' }), url: rx.url }, FAST);
+      for (let i = 0; i < 2; i++) sink.accept(event(i));
+      await until(() => rx.lines(0) === 2 && sink.health().queued === 2 && sink.health().sent === 0);
+      sink.abandon('the process exited');
+      expect(sink.health()).toMatchObject({ sent: 0, failed: 2, dropped: 0, queued: 0 });
+      expect(sink.health().lastError).toMatch(/: no answer \(the process exited\)$/);
+    } finally {
+      await rx.close();
+    }
+  });
+});
+
 describe('websocket transport', () => {
   it('sends one text frame per event (no newline) after an upgrade that carries the headers, then closes', async () => {
     const sink = createAtofStreamSink({ ...settings('/atof/ws', { transport: 'websocket', headers: { 'x-probe': 'ws' } }), url: `ws://127.0.0.1:${receiver.port}/atof/ws` }, FAST);

@@ -42,6 +42,13 @@ export interface PipelineOptions extends WireOptions {
 
 const MAX_IN_FLIGHT = 4;
 
+/** A batch whose request is out: its items not counted yet, and when its current request went. */
+interface InFlightBatch {
+  size: number;
+  abandoned: boolean;
+  sentAt: number;
+}
+
 /** A failed batch waiting for its next try. */
 interface RetryEntry {
   items: unknown[];
@@ -70,7 +77,7 @@ export class OtlpPipeline {
    * one still in flight when shutdown ends is counted as dropped, and its
    * late outcome ignored.
    */
-  private readonly inFlightBatches = new Set<{ size: number; abandoned: boolean }>();
+  private readonly inFlightBatches = new Set<InFlightBatch>();
   private exporter: Promise<WireExporter> | null = null;
   /** The exporter once loaded (for the bytes it sent). */
   private wire: WireExporter | null = null;
@@ -92,6 +99,16 @@ export class OtlpPipeline {
   /** Items pushed so far, and their number when the loop last ran dry (`drainAtLoopEnd`). */
   private pushed = 0;
   private drainedAt = 0;
+  /**
+   * Set when a flush ran out of time with items still here, until one
+   * `timeout_millis` later (cleared by the next delivery): a flush or the
+   * shutdown that follows within it does not wait for the destination
+   * again. The plugin's shutdown flushes twice before the shutdown proper;
+   * each waited a whole `timeout_millis` (with a new request after each
+   * timeout and backoff), so a collector that never answered held the host
+   * for three of them, where the page promises one.
+   */
+  private waitedOutUntil = 0;
 
   constructor(private readonly options: PipelineOptions) {
     // Start loading the exporter now, so the first batch does not wait for the import.
@@ -128,10 +145,21 @@ export class OtlpPipeline {
     return health;
   }
 
-  /** Sends everything queued (retrying while `deadline` allows). */
+  /**
+   * Sends everything queued (retrying while `deadline` allows). Returns at
+   * once when a flush just ran out of time on this destination and nothing
+   * was delivered since (`waitedOutUntil`).
+   */
   async flush(deadline: number): Promise<void> {
+    if (Date.now() < this.waitedOutUntil) return;
+    if (await this.sendWithin(deadline)) return;
+    this.waitedOutUntil = Date.now() + this.options.timeoutMillis;
+  }
+
+  /** True once nothing is left to send, false when `deadline` came first. */
+  private async sendWithin(deadline: number): Promise<boolean> {
     while (Date.now() < deadline) {
-      if (this.pending() === 0 && this.inFlight.size === 0) return;
+      if (this.pending() === 0 && this.inFlight.size === 0) return true;
       const wait = this.nextSendAt() - Date.now();
       if (this.pending() > 0 && this.inFlight.size < MAX_IN_FLIGHT && wait <= 0) {
         this.startBatch();
@@ -141,9 +169,11 @@ export class OtlpPipeline {
         await settleWithin(Promise.race(this.inFlight), deadline - Date.now(), { unref: true });
         continue;
       }
-      if (Date.now() + wait >= deadline) return;
+      // A retry that could not go before the deadline is not tried.
+      if (Date.now() + wait >= deadline) return false;
       await sleep(wait);
     }
+    return this.pending() === 0 && this.inFlight.size === 0;
   }
 
   /**
@@ -158,14 +188,20 @@ export class OtlpPipeline {
     if (this.closed) return;
     const deadline = Date.now() + Math.max(0, timeoutMs);
     await this.flush(deadline);
-    // A batch still waiting for its retry failed for a reason the operator needs (a 401, a 500): said with the count.
-    const why = this.retrying.length > 0 && this.retryReason !== undefined ? ` (last error: ${this.retryReason})` : '';
+    // A batch still waiting for its retry failed for a reason the operator needs (a 401, a 500), and a request the
+    // deadline cut had no answer: said with the count.
+    const answer = this.retrying.length > 0 ? this.retryReason : undefined;
+    const cut = this.unanswered();
+    const cause = cut === undefined ? answer : answer === undefined ? cut : `${cut}; before that: ${answer}`;
+    const why = cause === undefined ? '' : ` (last error: ${cause})`;
     this.stop((left) => `${left} items not sent before shutdown${why}`);
     const exporter = this.exporter;
     if (exporter !== null) {
+      // A collector that did not answer within the drain is not waited for again by the exporter's own shutdown.
+      const end = Date.now() < this.waitedOutUntil ? Date.now() : deadline;
       await settleWithin(
         exporter.then((e) => e.shutdown()),
-        Math.max(deadline, Date.now() + 50) - Date.now(),
+        Math.max(end, Date.now() + 50) - Date.now(),
         { unref: true },
       );
     }
@@ -189,8 +225,17 @@ export class OtlpPipeline {
    */
   abandon(reason: string): void {
     if (this.closed) return;
-    const why = this.lastError === undefined ? reason : `${reason}; last error: ${this.lastError}`;
+    const cut = this.unanswered();
+    const last = cut === undefined ? this.lastError : this.lastError === undefined ? cut : `${cut}; before that: ${this.lastError}`;
+    const why = last === undefined ? reason : `${reason}; last error: ${last}`;
     this.stop((left) => `${left} items not sent (${why})`);
+  }
+
+  /** "no answer within N ms" for the oldest request still waiting for its answer, if one is. */
+  private unanswered(): string | undefined {
+    let oldest = Number.POSITIVE_INFINITY;
+    for (const batch of this.inFlightBatches) oldest = Math.min(oldest, batch.sentAt);
+    return oldest === Number.POSITIVE_INFINITY ? undefined : `no answer within ${Math.max(0, Date.now() - oldest)} ms`;
   }
 
   /** Closes the pipeline: what is still queued or in flight is counted as dropped, with one warning. */
@@ -262,7 +307,7 @@ export class OtlpPipeline {
       this.kick(0);
       return;
     }
-    const tracked = { size: batch.length, abandoned: false };
+    const tracked: InFlightBatch = { size: batch.length, abandoned: false, sentAt: now };
     this.inFlightBatches.add(tracked);
     const request: Promise<void> = this.send(batch, tracked, retries).finally(() => {
       this.inFlightBatches.delete(tracked);
@@ -273,7 +318,7 @@ export class OtlpPipeline {
     this.inFlight.add(request);
   }
 
-  private async send(batch: unknown[], tracked: { size: number; abandoned: boolean }, retries: number): Promise<void> {
+  private async send(batch: unknown[], tracked: InFlightBatch, retries: number): Promise<void> {
     let exporter: WireExporter;
     try {
       exporter = await this.exporterReady();
@@ -305,7 +350,8 @@ export class OtlpPipeline {
    * everything ends after 2n - 1 requests with each item failed once.
    * Resolves with the retry it scheduled, if it scheduled one.
    */
-  private async deliver(exporter: WireExporter, items: unknown[], tracked: { size: number; abandoned: boolean }, retries: number): Promise<RetryEntry | null> {
+  private async deliver(exporter: WireExporter, items: unknown[], tracked: InFlightBatch, retries: number): Promise<RetryEntry | null> {
+    tracked.sentAt = Date.now();
     const result = await new Promise<{ code: number; error?: Error }>((resolve) => {
       try {
         exporter.export(items, resolve);
@@ -322,6 +368,7 @@ export class OtlpPipeline {
         safeLog(this.options.logger, 'info', `OTLP ${this.options.signal} to ${displayUrl(this.options.url)}: delivering again`);
       }
       this.sent += items.length;
+      this.waitedOutUntil = 0;
       this.lastWrite = new Date().toISOString();
       this.retryAt = 0;
       if (this.retrying.length === 0) this.retryReason = undefined;

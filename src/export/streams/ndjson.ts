@@ -10,10 +10,14 @@
  * alive (a shutting-down host is kept alive by whoever awaits the close).
  *
  * A receiver answers a chunked POST once it has read it, usually when the
- * stream ends: an error status then (a wrong token, a failing backend)
- * means every line it had taken is lost, although each reached the socket
- * and was counted as sent. `onRefused` is told how many, so the sink can
- * count them as failed.
+ * stream ends: a line that reached the socket has arrived only when that
+ * answer is a 2xx. So each line a request took waits for its end
+ * (`RequestLines`): a 2xx settles them as sent; an error status (a wrong
+ * token, a failing backend), a connection that dropped before the answer
+ * (the receiver died), or no answer at all (cut at the close's deadline,
+ * or by the process exiting) settles them as lost. They are not sent again:
+ * a receiver may have acted on lines it read before it failed, and a
+ * duplicate is not ours to make; they are counted as failed.
  *
  * @module
  */
@@ -30,8 +34,13 @@ import { timerDelay, unrefTimer } from '../../shared/timers.ts';
 import { displayUrl } from '../../shared/secret-text.ts';
 import type { StreamTransportImpl } from './transport.ts';
 
-/** Lines a receiver refused after they had reached the socket, with their bytes (newline included). */
-export type RefusedLines = (lines: number, bytes: number, error: DeliveryError) => void;
+/** What the sink is told of the lines a request took, with their bytes (newline included). */
+export interface RequestLines {
+  /** A line reached the socket: it waits for its request's answer. */
+  taken(bytes: number): void;
+  /** Its request ended: `error` null for a 2xx answer (its lines arrived), else why they are lost. */
+  settled(lines: number, bytes: number, error: DeliveryError | null): void;
+}
 
 interface Pending {
   resolve(): void;
@@ -46,14 +55,22 @@ class Stream {
   broken: Error | null = null;
   readonly pending = new Set<Pending>();
   readonly finished: Promise<void>;
-  /** Lines that reached the socket on this request (counted as sent), and their bytes. */
+  /** Lines that reached the socket on this request and wait for its answer, and their bytes. */
   private taken = { lines: 0, bytes: 0 };
+  /** Why the request is being torn down (a stall, the close's deadline): the cause its lines are lost for. */
+  private cut: DeliveryError | null = null;
+  private readonly what: string;
 
-  constructor(written: URL, configured: Record<string, string>, onRefused?: RefusedLines) {
+  constructor(
+    written: URL,
+    configured: Record<string, string>,
+    private readonly lines?: RequestLines,
+  ) {
     // The URL's user name and password go as a header (`delivery/credentials.ts`).
     const { url, headers } = withUrlCredentials(written, configured);
     const route = routeTo(url);
     const what = `POST ${displayUrl(url.href)}${route.via}`;
+    this.what = what;
     const note = route.note !== undefined ? ` (${route.note})` : '';
     this.request = route.request({
       method: 'POST',
@@ -72,23 +89,27 @@ class Stream {
           // A chunked stream's lines cannot be sent again elsewhere: a redirect is reported (naming where), never followed.
           const redirect = nextRequest({ status, location: response.headers.location, url, headers, what, hops: 0, policy: 'report' });
           const error = redirect instanceof Error ? redirect : new HttpStatusError(status, what, retryAfterMs(typeof header === 'string' ? header : null), proxyAnswerHint(status, route.proxy));
-          const taken = this.taken;
-          this.taken = { lines: 0, bytes: 0 };
-          if (taken.lines > 0) onRefused?.(taken.lines, taken.bytes, error);
+          this.settle(error);
           this.fail(error);
         } else {
-          // The receiver ended the stream: lines after this need a new request.
+          // The lines it took arrived; the receiver ended the stream: lines after this need a new request.
+          this.settle(null);
           this.fail(new ConnectionFailedError(`${what}: the receiver ended the stream`));
         }
         response.on('end', resolve);
         response.on('error', () => resolve());
       });
       this.request.on('error', (error) => {
-        this.fail(requestFailure(what, error, note, route.proxy));
+        const failure = this.cut ?? requestFailure(what, error, note, route.proxy);
+        this.settle(failure);
+        this.fail(failure);
         resolve();
       });
       this.request.on('close', () => {
-        this.fail(new ConnectionFailedError(`${what}: the connection closed`));
+        // Closed before any answer (a 2xx or an error settled the lines already): what it took did not arrive.
+        const failure = this.cut ?? new ConnectionFailedError(`${what}: the connection closed before the receiver answered`);
+        this.settle(failure);
+        this.fail(failure);
         resolve();
       });
     });
@@ -106,7 +127,7 @@ class Stream {
           const error = new DeliveryTimeoutError(`POST ${displayUrl(this.request.path)}: a line was not taken within ${timeoutMs} ms`);
           // A stalled stream is given up: the next try opens a new one.
           this.fail(error);
-          this.request.destroy();
+          this.tearDown(error);
         }, timerDelay(timeoutMs)),
       );
       const onAbort = () => entry.reject(new DeliveryClosedError('the output closed'));
@@ -128,8 +149,10 @@ class Stream {
           return;
         }
         if (this.pending.has(entry)) {
+          const bytes = Buffer.byteLength(text, 'utf8');
           this.taken.lines++;
-          this.taken.bytes += Buffer.byteLength(text, 'utf8');
+          this.taken.bytes += bytes;
+          this.lines?.taken(bytes);
         }
         entry.resolve();
       });
@@ -141,8 +164,30 @@ class Stream {
     for (const entry of [...this.pending]) entry.reject(this.broken);
   }
 
+  /** Settles the lines this request took: arrived (`null`, a 2xx answer) or lost. Once per request. */
+  settle(error: DeliveryError | null): void {
+    const taken = this.taken;
+    this.taken = { lines: 0, bytes: 0 };
+    if (taken.lines > 0) this.lines?.settled(taken.lines, taken.bytes, error);
+  }
+
+  /** Destroys the request, its lines lost for `cause` (named in place of the socket error the destroy raises). */
+  tearDown(cause: DeliveryError): void {
+    this.cut ??= cause;
+    this.request.destroy();
+  }
+
+  /** Tears the request down now, its lines settled as lost before this returns (the sink is being abandoned). */
+  abandon(reason: string): void {
+    const error = new DeliveryClosedError(`${this.what}: no answer (${reason})`);
+    this.cut ??= error;
+    this.settle(error);
+    this.fail(error);
+    this.request.destroy();
+  }
+
   async end(timeoutMs: number): Promise<void> {
-    const timer = unrefTimer(setTimeout(() => this.request.destroy(), timerDelay(timeoutMs)));
+    const timer = unrefTimer(setTimeout(() => this.tearDown(new DeliveryTimeoutError(`${this.what}: no answer within ${timeoutMs} ms of the stream's end`)), timerDelay(timeoutMs)));
     try {
       if (this.broken === null) this.request.end();
       else this.request.destroy();
@@ -153,9 +198,11 @@ class Stream {
   }
 }
 
-export function ndjsonTransport(url: string, headers: Record<string, string>, timeoutMs: number, onRefused?: RefusedLines): StreamTransportImpl {
+export function ndjsonTransport(url: string, headers: Record<string, string>, timeoutMs: number, lines?: RequestLines): StreamTransportImpl {
   let target: URL | null = null;
   let stream: Stream | null = null;
+  /** Requests not closed yet (a broken one is replaced before its close event settles it). */
+  const open = new Set<Stream>();
   return {
     send: (line, signal) => {
       if (target === null) {
@@ -170,7 +217,10 @@ export function ndjsonTransport(url: string, headers: Record<string, string>, ti
       }
       if (stream === null || stream.broken !== null) {
         stream?.request.destroy();
-        stream = new Stream(target, headers, onRefused);
+        const created = new Stream(target, headers, lines);
+        open.add(created);
+        void created.finished.then(() => open.delete(created));
+        stream = created;
       }
       return stream.write(line, timeoutMs, signal);
     },
@@ -179,11 +229,10 @@ export function ndjsonTransport(url: string, headers: Record<string, string>, ti
       stream = null;
       if (current !== null) await current.end(budget);
     },
-    destroy: () => {
-      const current = stream;
+    destroy: (reason = 'the output closed') => {
       stream = null;
-      current?.fail(new DeliveryClosedError('the output closed'));
-      current?.request.destroy();
+      for (const each of [...open]) each.abandon(reason);
+      open.clear();
     },
   };
 }

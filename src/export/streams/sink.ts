@@ -17,7 +17,7 @@ import { displayUrl } from '../../shared/secret-text.ts';
 import { describeFailure } from '../delivery/errors.ts';
 import { replaceDotsInKeys } from './field-names.ts';
 import { httpPostTransport } from './http-post.ts';
-import { ndjsonTransport, type RefusedLines } from './ndjson.ts';
+import { ndjsonTransport, type RequestLines } from './ndjson.ts';
 import type { StreamTransportImpl } from './transport.ts';
 import { websocketTransport } from './websocket.ts';
 
@@ -52,15 +52,28 @@ export function createAtofStreamSink(settings: StreamSinkSettings, options: Atof
     warned = true;
     safeLog(options.logger, 'warn', `${label}: events are being ${reason} (${describeFailure(error)}); see status() outputs for counts`);
   };
-  // Lines the queue counted as sent that the receiver then refused (ndjson: its answer comes when the stream ends).
+  // ndjson: the queue counts a line as sent once it reached the socket, but it has arrived only once its request
+  // ended with a 2xx answer. Until then it is `queued` (in flight); a request that ended otherwise (an error answer,
+  // a connection dropped before the answer, no answer by the close's deadline or the process's exit) loses its lines:
+  // `failed`, with its cause in `errors`, `lastError` and the warning.
+  const unanswered = { lines: 0, bytes: 0 };
   const refused = { lines: 0, bytes: 0, errors: 0, lastError: undefined as string | undefined, queueErrorThen: undefined as string | undefined };
-  const transport = transportFor(settings, (lines, bytes, error) => {
-    refused.lines += lines;
-    refused.bytes += bytes;
-    refused.errors++;
-    refused.lastError = describeFailure(error);
-    refused.queueErrorThen = queue.counters().lastError;
-    warnLoss('lost', error);
+  const transport = transportFor(settings, {
+    taken(bytes) {
+      unanswered.lines++;
+      unanswered.bytes += bytes;
+    },
+    settled(lines, bytes, error) {
+      unanswered.lines -= lines;
+      unanswered.bytes -= bytes;
+      if (error === null) return;
+      refused.lines += lines;
+      refused.bytes += bytes;
+      refused.errors++;
+      refused.lastError = describeFailure(error);
+      refused.queueErrorThen = queue.counters().lastError;
+      warnLoss('lost', error);
+    },
   });
   const queue: DeliveryQueue<string> = createDeliveryQueue<string>({
     maxItems: options.maxQueuedEvents ?? DEFAULT_STREAM_QUEUE_ITEMS,
@@ -92,7 +105,7 @@ export function createAtofStreamSink(settings: StreamSinkSettings, options: Atof
     },
     abandon(reason) {
       queue.abandon(reason);
-      transport.destroy();
+      transport.destroy(reason);
     },
     health() {
       const c = queue.counters();
@@ -100,11 +113,12 @@ export function createAtofStreamSink(settings: StreamSinkSettings, options: Atof
         kind: 'atof-stream',
         path: shown,
         lastWrite: c.lastSuccess,
-        bytes: Math.max(0, c.bytes - refused.bytes),
+        bytes: Math.max(0, c.bytes - refused.bytes - unanswered.bytes),
         errors: c.attemptErrors + refused.errors,
-        sent: Math.max(0, c.sent - refused.lines),
+        sent: Math.max(0, c.sent - refused.lines - unanswered.lines),
         failed: c.failed + refused.lines,
         dropped: c.dropped,
+        queued: c.pending + unanswered.lines,
       };
       // The refusal, unless the queue met a failure of its own since.
       const lastError = refused.lastError !== undefined && c.lastError === refused.queueErrorThen ? refused.lastError : c.lastError;
@@ -114,10 +128,10 @@ export function createAtofStreamSink(settings: StreamSinkSettings, options: Atof
   };
 }
 
-function transportFor(settings: StreamSinkSettings, onRefused: RefusedLines): StreamTransportImpl {
+function transportFor(settings: StreamSinkSettings, lines: RequestLines): StreamTransportImpl {
   switch (settings.transport) {
     case 'ndjson':
-      return ndjsonTransport(settings.url, settings.headers, settings.timeoutMillis, onRefused);
+      return ndjsonTransport(settings.url, settings.headers, settings.timeoutMillis, lines);
     case 'websocket':
       return websocketTransport(settings.url, settings.headers, settings.timeoutMillis);
     default:

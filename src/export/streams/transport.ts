@@ -9,6 +9,6 @@ export interface StreamTransportImpl {
   send(line: string, signal: AbortSignal): Promise<void>;
   /** Ends the connection, if any, within `timeoutMs`. Never throws. */
   close(timeoutMs: number): Promise<void>;
-  /** Tears the connection down now, without waiting for anything. Never throws. */
-  destroy(): void;
+  /** Tears the connection down now, without waiting for anything; `reason` says why (the process exited). Never throws. */
+  destroy(reason?: string): void;
 }
