@@ -17,7 +17,7 @@ import { compareRuns } from '../compare/compare-runs.ts';
 import { sameRemoteSessions } from '../compare/remote-sessions.ts';
 import { renderComparePage } from '../compare/html.ts';
 import { renderHtml } from '../view/html.ts';
-import { Catalog } from './catalog.ts';
+import { Catalog, FileChangedError } from './catalog.ts';
 import { indexPage, liveScript } from './pages.ts';
 
 export interface ServeOptions {
@@ -50,6 +50,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     try {
       handle(request, response);
     } catch (error) {
+      if (error instanceof FileChangedError) return send(response, 409, 'text/plain; charset=utf-8', `${error.message}\n`);
       send(response, 500, 'text/plain; charset=utf-8', `internal error: ${error instanceof Error ? error.message : String(error)}\n`);
     }
   });
