@@ -9,6 +9,7 @@ import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startServer, type RunningServer } from '../../src/cli/serve/server.ts';
+import { escape } from '../../src/cli/view/html.ts';
 import { cliInProcess, EXAMPLES, tempDir } from './support.ts';
 import { get } from './serve-support.ts';
 
@@ -114,5 +115,37 @@ describe('the served viewer (in process)', () => {
     writeFileSync(file, full.replaceAll('demo-session-7f3a', 'demo-session-8f3a'));
     server.catalog.refresh();
     expect((await served(server)).map((row) => row.session)).toEqual(['demo-session-8f3a']);
+  });
+
+  it('says under a session\'s row and above its timeline which ATOF lines it left out, in the words view of the file says them on stderr', async () => {
+    const lines = readFileSync(await replayed('agent-session.hooks.jsonl'), 'utf8').trimEnd().split('\n');
+    const root = JSON.parse(lines[0]!) as { uuid: string; timestamp: string };
+    const folder = tempDir('nrh-serve-catalog-notes-');
+    const file = path.join(folder, 'mal.jsonl');
+    const bad = [
+      'garbage{',
+      JSON.stringify({ atof_version: '0.1', kind: 'weird', uuid: 'w-1', name: 'x', timestamp: root.timestamp }),
+      JSON.stringify({ atof_version: '0.1', kind: 'scope', scope_category: 'start', category: 'tool', uuid: 'n-1', parent_uuid: root.uuid, name: null, timestamp: root.timestamp }),
+    ];
+    writeFileSync(file, `${[...lines.slice(0, 5), ...bad, ...lines.slice(5)].join('\n')}\n`);
+    const viewed = await cliInProcess(['view', file]);
+    expect(viewed.code).toBe(0);
+    const said = viewed.stderr.trimEnd().split('\n').map((line) => line.slice(`nemo-relay-hooks: ${file}: `.length));
+    expect(said).toEqual([expect.stringMatching(/^line 6 is not valid JSON/), 'line 7: not an ATOF event (kind "weird")', 'line 8: ATOF event whose name is null, not a string']);
+
+    const server = await start(folder);
+    const [row] = await rows(server);
+    expect(row!.notes).toEqual(said);
+    const page = await get(`${server.url}session?key=${encodeURIComponent(row!.key)}`);
+    expect(page.status).toBe(200);
+    for (const note of said) expect(page.body).toContain(`<p class="facts note">${escape(note)}</p>`);
+
+    // Many lines left out: the first 20 said, the rest counted.
+    writeFileSync(file, `${[...lines, ...Array.from({ length: 25 }, () => '{')].join('\n')}\n`);
+    server.catalog.refresh();
+    const [many] = await rows(server);
+    expect(many!.notes).toHaveLength(21);
+    expect(many!.notes![0]).toMatch(new RegExp(`^line ${lines.length + 1} is not valid JSON`));
+    expect(many!.notes![20]).toBe('5 more lines left out ("nemo-relay-hooks view" of the file lists them)');
   });
 });

@@ -14,8 +14,8 @@
  * (`followReferencedFiles`), so its totals are the file's; each is still
  * listed on its own too, as `view` shows a referenced file given with the
  * file that references it. What `view` says of a file on stderr (a
- * `schema_version` it does not know, references not found) is its rows'
- * `notes`.
+ * `schema_version` it does not know, references not found, an ATOF file's
+ * lines left out) is its rows' `notes`.
  *
  * @module
  */
@@ -32,7 +32,7 @@ import { sessionsOf } from '../view/load.ts';
 import { followReferencedFiles, missingReferencesText, referencedFilePaths, sessionIdsShown } from '../view/referenced-files.ts';
 import { sessionIdOf, uniqueSessionIds, type RootList, type ViewNode } from '../view/model.ts';
 import { formatCost, type Figures } from '../view/rollup.ts';
-import { formatDuration } from '../io.ts';
+import { formatCount, formatDuration } from '../io.ts';
 import { tokenCell, tokensOf } from '../view/text.ts';
 
 /** An ATIF document larger than this is listed as a problem rather than read whole (ATOF files are streamed, any size). */
@@ -350,7 +350,8 @@ export class Catalog {
     if (file.atof !== undefined) {
       const index = file.atof;
       const linked = file.linked;
-      rows = index.sessions.filter((indexed) => !linked?.movedOut.has(indexed.session)).map((indexed) => [indexed.session, linked?.holding.has(indexed.session) ? this.heldSummary(linked, index, indexed) : index.summary(indexed), []]);
+      const notes = atofNotes(index);
+      rows = index.sessions.filter((indexed) => !linked?.movedOut.has(indexed.session)).map((indexed) => [indexed.session, linked?.holding.has(indexed.session) ? this.heldSummary(linked, index, indexed) : index.summary(indexed), notes]);
     } else if (file.references?.referenced === true) {
       rows = [];
     } else if (this.showsReferences(file)) {
@@ -451,7 +452,7 @@ export class Catalog {
         if (!file.atof.sameBytesAsRead()) throw new FileChangedError(file.name);
         const root = position === undefined ? file.atof.tree(indexed) : linked!.roots.at(position);
         if (root === undefined) return undefined;
-        return { file: file.name, session, root, files: [file.name, ...(linked?.holding.get(session) ?? [])], path: file.absolute, kind: 'atof', notes: [] };
+        return { file: file.name, session, root, files: [file.name, ...(linked?.holding.get(session) ?? [])], path: file.absolute, kind: 'atof', notes: atofNotes(file.atof) };
       } catch (error) {
         // The file went away or stopped being a regular file since the last look: no such session now.
         if (error instanceof InputError) return undefined;
@@ -502,6 +503,21 @@ function readAtof(entry: CatalogFile, previous: AtofIndex | undefined): CatalogF
   }
   if (index.unknownMajor !== undefined) return { ...entry, kind: null, roots: [], problem: `ATOF major version ${index.unknownMajor}; this reader knows ATOF 0.x only` };
   return { ...entry, kind: 'atof', roots: [], atof: index };
+}
+
+/** Notes of an ATOF file's lines left out that a row and a page give in full; the rest are counted in one more. */
+const MAX_LINE_NOTES = 20;
+
+/**
+ * What `view` of an ATOF file says on stderr of the lines it leaves out (not JSON, not an ATOF event, a uuid or name
+ * that is no string), in its words: the same reader's (`AtofIndex.lineErrors`, `unreadableEventError`). Once the
+ * served index said nothing of them. Past `MAX_LINE_NOTES`, one note counts the rest.
+ */
+function atofNotes(index: AtofIndex): string[] {
+  const errors = index.lineErrors;
+  const notes = errors.slice(0, MAX_LINE_NOTES).map((error) => error.message);
+  if (errors.length > MAX_LINE_NOTES) notes.push(`${formatCount(errors.length - MAX_LINE_NOTES)} more lines left out ("nemo-relay-hooks view" of the file lists them)`);
+  return notes;
 }
 
 function rowOf(entry: SessionEntry): SessionRow {
