@@ -4,7 +4,8 @@
 // over it) is read again from its start, never read on from the old offset;
 // a session page never answers a 500; the ATOF lines `view` of a file says
 // it leaves out are the notes of its sessions' rows and pages, in the same
-// words; and the Host guard holds on every loopback address.
+// words; and the Host guard against DNS rebinding holds on every loopback
+// address (127.0.0.0/8, not only 127.0.0.1).
 import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -147,5 +148,17 @@ describe('the served viewer (in process)', () => {
     expect(many!.notes).toHaveLength(21);
     expect(many!.notes![0]).toMatch(new RegExp(`^line ${lines.length + 1} is not valid JSON`));
     expect(many!.notes![20]).toBe('5 more lines left out ("nemo-relay-hooks view" of the file lists them)');
+  });
+
+  it('refuses a request for another host name on any loopback address it is bound to, where only 127.0.0.1, localhost and ::1 were guarded', async () => {
+    const folder = tempDir('nrh-serve-catalog-host-');
+    for (const host of ['127.0.0.2', '127.0.0.1']) {
+      const server = await start(folder, host);
+      const port = new URL(server.url).port;
+      const status = async (header: string) => (await get(`${server.url}api/sessions`, { host: header })).status;
+      expect(server.url).toBe(`http://${host}:${port}/`);
+      expect({ host, answers: await Promise.all(['evil.com', `evil.com:${port}`, `${host}.evil.com`, `evil.com@${host}`].map(status)) }).toEqual({ host, answers: [403, 403, 403, 403] });
+      expect({ host, answers: await Promise.all([`${host}:${port}`, `localhost:${port}`, `127.0.0.9:${port}`, `[::1]:${port}`].map(status)) }).toEqual({ host, answers: [200, 200, 200, 200] });
+    }
   });
 });
