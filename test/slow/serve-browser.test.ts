@@ -28,7 +28,9 @@ function record(edit: (stream: Line[]) => Line[]): string {
 
 /** The compare page's pairs the browser draws (displayed, with a height), by `data-i`. */
 function drawnPairs(page: Page): Promise<(string | null)[]> {
-  return page.locator('.pair[data-i]').evaluateAll((pairs) => pairs.filter((pair) => getComputedStyle(pair).display !== 'none' && pair.getBoundingClientRect().height > 0).map((pair) => pair.getAttribute('data-i')));
+  return page.evaluate(`[...document.querySelectorAll('.pair[data-i]')]
+    .filter((pair) => getComputedStyle(pair).display !== 'none' && pair.getBoundingClientRect().height > 0)
+    .map((pair) => pair.getAttribute('data-i'))`);
 }
 
 describe.skipIf(chromium === undefined)('the served viewer and the compare page in Chromium', () => {
