@@ -26,6 +26,13 @@ function record(edit: (stream: Line[]) => Line[]): string {
   return dir;
 }
 
+/** The compare page's pairs the browser draws (displayed, with a height), by `data-i`. */
+function drawnPairs(page: Page): Promise<(string | null)[]> {
+  return page.evaluate(`[...document.querySelectorAll('.pair[data-i]')]
+    .filter((pair) => getComputedStyle(pair).display !== 'none' && pair.getBoundingClientRect().height > 0)
+    .map((pair) => pair.getAttribute('data-i'))`);
+}
+
 describe.skipIf(chromium === undefined)('the served viewer and the compare page in Chromium', () => {
   let context: BrowserContext;
   let server: Served;
@@ -117,6 +124,9 @@ describe.skipIf(chromium === undefined)('the served viewer and the compare page 
     await index.waitForSelector('html[data-ready="1"]');
     expect(await index.locator('#verdict').textContent()).toBe('different: 1 changed, 0 only in a, 0 only in b, 9 the same');
     expect(await index.locator('.pair.s-changed .diffs').textContent()).toContain('read_file result:');
+    // The served compare page is the same page: "Differences only" leaves the one changed pair drawn.
+    await index.check('#diff');
+    expect(await drawnPairs(index)).toEqual([await index.locator('.pair.s-changed').getAttribute('data-i')]);
     await index.close();
   });
 
@@ -143,11 +153,15 @@ describe.skipIf(chromium === undefined)('the served viewer and the compare page 
     // Differences only; then search; j/k move.
     await page.check('#diff');
     expect(await page.locator('.pair[data-i]:not(.hidden)').count()).toBe(1);
+    // Drawn, not only counted: the pairs the filter leaves out take no room on the page.
+    expect(await drawnPairs(page)).toEqual(await page.locator('.pair[data-i]:not(.hidden)').evaluateAll((pairs) => pairs.map((pair) => pair.getAttribute('data-i'))));
     await page.uncheck('#diff');
+    expect((await drawnPairs(page)).length).toBe(10);
     await page.keyboard.press('/');
     await page.keyboard.type('delegate_task');
     // The step that called it (its title on both sides) and the steps whose input carries it: details are searched too.
     await expect.poll(() => page.locator('.pair[data-i]:not(.hidden)').count()).toBeLessThan(10);
+    expect(await drawnPairs(page)).toEqual(await page.locator('.pair[data-i]:not(.hidden)').evaluateAll((pairs) => pairs.map((pair) => pair.getAttribute('data-i'))));
     expect(await page.locator('.pair.hit .title', { hasText: '→ delegate_task' }).count()).toBe(2);
     await page.keyboard.press('Enter');
     expect(await page.locator('.pair.selected').getAttribute('data-i')).toBe(await page.locator('.pair[data-i]:not(.hidden)').first().getAttribute('data-i'));

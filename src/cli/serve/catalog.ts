@@ -14,8 +14,8 @@
  * (`followReferencedFiles`), so its totals are the file's; each is still
  * listed on its own too, as `view` shows a referenced file given with the
  * file that references it. What `view` says of a file on stderr (a
- * `schema_version` it does not know, references not found) is its rows'
- * `notes`.
+ * `schema_version` it does not know, references not found, an ATOF file's
+ * lines left out) is its rows' `notes`.
  *
  * @module
  */
@@ -32,7 +32,7 @@ import { sessionsOf } from '../view/load.ts';
 import { followReferencedFiles, missingReferencesText, referencedFilePaths, sessionIdsShown } from '../view/referenced-files.ts';
 import { sessionIdOf, uniqueSessionIds, type RootList, type ViewNode } from '../view/model.ts';
 import { formatCost, type Figures } from '../view/rollup.ts';
-import { formatDuration } from '../io.ts';
+import { formatCount, formatDuration } from '../io.ts';
 import { tokenCell, tokensOf } from '../view/text.ts';
 
 /** An ATIF document larger than this is listed as a problem rather than read whole (ATOF files are streamed, any size). */
@@ -47,6 +47,8 @@ interface CatalogFile {
   absolute: string;
   size: number;
   mtimeMs: number;
+  /** The file's inode: another one under the same name (a file renamed over it) is read from its start. */
+  ino: number;
   kind: 'atif' | 'atof' | null;
   /** ATIF files: the trajectory's tree. */
   roots: ViewNode[];
@@ -140,6 +142,15 @@ export interface FoundSession {
   kind: 'atif' | 'atof';
   /** What `view` of the file says of the session on stderr (`SessionEntry.notes`). */
   notes: string[];
+}
+
+/** A session asked for from a file rewritten since the catalog last looked at it: the next look (a second) reads it again. */
+export class FileChangedError extends Error {
+  override readonly name = 'FileChangedError';
+
+  constructor(file: string) {
+    super(`${file} was rewritten since the server last looked at it; reload in a moment`);
+  }
 }
 
 export class Catalog {
@@ -339,7 +350,8 @@ export class Catalog {
     if (file.atof !== undefined) {
       const index = file.atof;
       const linked = file.linked;
-      rows = index.sessions.filter((indexed) => !linked?.movedOut.has(indexed.session)).map((indexed) => [indexed.session, linked?.holding.has(indexed.session) ? this.heldSummary(linked, index, indexed) : index.summary(indexed), []]);
+      const notes = atofNotes(index);
+      rows = index.sessions.filter((indexed) => !linked?.movedOut.has(indexed.session)).map((indexed) => [indexed.session, linked?.holding.has(indexed.session) ? this.heldSummary(linked, index, indexed) : index.summary(indexed), notes]);
     } else if (file.references?.referenced === true) {
       rows = [];
     } else if (this.showsReferences(file)) {
@@ -376,8 +388,8 @@ export class Catalog {
   }
 
   private read(name: string, absolute: string, stat: Stats, previous: CatalogFile | undefined): CatalogFile {
-    const entry: CatalogFile = { name, absolute, size: stat.size, mtimeMs: stat.mtimeMs, kind: previous?.kind ?? null, roots: previous?.roots ?? [], ...(previous?.notes !== undefined ? { notes: previous.notes } : {}) };
-    if (ATOF_FILE.test(absolute)) return readAtof(entry, previous?.atof);
+    const entry: CatalogFile = { name, absolute, size: stat.size, mtimeMs: stat.mtimeMs, ino: stat.ino, kind: previous?.kind ?? null, roots: previous?.roots ?? [], ...(previous?.notes !== undefined ? { notes: previous.notes } : {}) };
+    if (ATOF_FILE.test(absolute)) return readAtof(entry, previous?.ino === stat.ino ? previous.atof : undefined);
     if (stat.size > MAX_FILE_BYTES) return { ...entry, problem: `larger than ${MAX_FILE_BYTES / 1024 / 1024} MiB; open it with "view" instead` };
     try {
       // Through the descriptor: the file may have become a FIFO or a link since the walk looked at it.
@@ -436,8 +448,11 @@ export class Catalog {
       const indexed = file.atof.find(session);
       if (indexed === undefined || linked?.movedOut.has(session)) return undefined;
       try {
-        const root = position === undefined ? file.atof.tree(indexed) : linked!.roots.at(position)!;
-        return { file: file.name, session, root, files: [file.name, ...(linked?.holding.get(session) ?? [])], path: file.absolute, kind: 'atof', notes: [] };
+        // Rewritten since the last look (within its second): its sessions are not where the index says until the next.
+        if (!file.atof.sameBytesAsRead()) throw new FileChangedError(file.name);
+        const root = position === undefined ? file.atof.tree(indexed) : linked!.roots.at(position);
+        if (root === undefined) return undefined;
+        return { file: file.name, session, root, files: [file.name, ...(linked?.holding.get(session) ?? [])], path: file.absolute, kind: 'atof', notes: atofNotes(file.atof) };
       } catch (error) {
         // The file went away or stopped being a regular file since the last look: no such session now.
         if (error instanceof InputError) return undefined;
@@ -461,14 +476,19 @@ export class Catalog {
 }
 
 /**
- * An ATOF file, read on from where the last look stopped (from the start
- * when it shrank: rewritten), up to its last complete line: a file that
- * grows by lines is never read again from the beginning, and neither the
- * file nor its events are held (`AtofIndex`).
+ * An ATOF file, read on from where the last look stopped, up to its last
+ * complete line: a file that grows by lines is never read again from the
+ * beginning, and neither the file nor its events are held (`AtofIndex`).
+ * One rewritten since (shorter than where the last look stopped, another
+ * file under its name, or other bytes where the last look read:
+ * `AtofIndex.sameBytesAsRead`) is read from its start: larger than before,
+ * it was once read on from the old offset, and kept the old run's sessions
+ * with the new run's lines for good.
  */
 function readAtof(entry: CatalogFile, previous: AtofIndex | undefined): CatalogFile {
-  let index = previous !== undefined && entry.size >= previous.offset ? previous : undefined;
+  let index: AtofIndex | undefined;
   try {
+    index = previous !== undefined && entry.size >= previous.offset && previous.sameBytesAsRead() ? previous : undefined;
     // Judged by its first line until that line is read (it may still be half written).
     if (index === undefined || index.offset === 0) {
       const first = firstLineKind(entry.absolute, { growing: true, followLinks: false });
@@ -483,6 +503,21 @@ function readAtof(entry: CatalogFile, previous: AtofIndex | undefined): CatalogF
   }
   if (index.unknownMajor !== undefined) return { ...entry, kind: null, roots: [], problem: `ATOF major version ${index.unknownMajor}; this reader knows ATOF 0.x only` };
   return { ...entry, kind: 'atof', roots: [], atof: index };
+}
+
+/** Notes of an ATOF file's lines left out that a row and a page give in full; the rest are counted in one more. */
+const MAX_LINE_NOTES = 20;
+
+/**
+ * What `view` of an ATOF file says on stderr of the lines it leaves out (not JSON, not an ATOF event, a uuid or name
+ * that is no string), in its words: the same reader's (`AtofIndex.lineErrors`, `unreadableEventError`). Once the
+ * served index said nothing of them. Past `MAX_LINE_NOTES`, one note counts the rest.
+ */
+function atofNotes(index: AtofIndex): string[] {
+  const errors = index.lineErrors;
+  const notes = errors.slice(0, MAX_LINE_NOTES).map((error) => error.message);
+  if (errors.length > MAX_LINE_NOTES) notes.push(`${formatCount(errors.length - MAX_LINE_NOTES)} more lines left out ("nemo-relay-hooks view" of the file lists them)`);
+  return notes;
 }
 
 function rowOf(entry: SessionEntry): SessionRow {

@@ -3,8 +3,9 @@
  * folders, each session's timeline, the compare page of two sessions, and a
  * server-sent event stream that tells open pages when a file changed (the
  * folders are looked at every second). Loopback by default; requests whose
- * `Host` is not the loopback address are refused when bound there, so a web
- * page elsewhere cannot read the sessions through DNS rebinding. Only
+ * `Host` is not a loopback name or address are refused when bound to one
+ * (`isLoopback`), so a web page elsewhere cannot read the sessions through
+ * DNS rebinding. Only
  * sessions in the catalog are served: a request names a catalog key, never
  * a path.
  *
@@ -17,7 +18,7 @@ import { compareRuns } from '../compare/compare-runs.ts';
 import { sameRemoteSessions } from '../compare/remote-sessions.ts';
 import { renderComparePage } from '../compare/html.ts';
 import { renderHtml } from '../view/html.ts';
-import { Catalog } from './catalog.ts';
+import { Catalog, FileChangedError } from './catalog.ts';
 import { indexPage, liveScript } from './pages.ts';
 
 export interface ServeOptions {
@@ -40,16 +41,35 @@ export interface RunningServer {
 const PAGE_ROWS = 200;
 const MAX_PAGE_ROWS = 5000;
 
-const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
+/**
+ * Whether a host name or address (`--host`, a request's `Host`, bracketed or not) is this machine's loopback:
+ * `localhost`, any of 127.0.0.0/8, or ::1, however written (`127.1`, `[0:0:0:0:0:0:0:1]`). The Host guard once knew
+ * only the three usual spellings, so a server bound to 127.0.0.2 answered `Host: evil.com`.
+ */
+function isLoopback(host: string): boolean {
+  const name = host.toLowerCase().replace(/\.$/, '');
+  if (name === 'localhost') return true;
+  // A name or address only: nothing the URL parser would read as a user, a path or a port (`evil.com@127.0.0.1`).
+  if (!/^[0-9a-f.:[\]x]+$/.test(name)) return false;
+  let hostname: string;
+  try {
+    hostname = new URL(`http://${name.includes(':') && !name.startsWith('[') ? `[${name}]` : name}/`).hostname;
+  } catch {
+    return false;
+  }
+  return hostname === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(hostname);
+}
 
 export async function startServer(options: ServeOptions): Promise<RunningServer> {
   const catalog = new Catalog(options.folders);
   catalog.refresh();
+  const loopback = isLoopback(options.host);
   const streams = new Set<ServerResponse>();
   const server: Server = createServer((request, response) => {
     try {
       handle(request, response);
     } catch (error) {
+      if (error instanceof FileChangedError) return send(response, 409, 'text/plain; charset=utf-8', `${error.message}\n`);
       send(response, 500, 'text/plain; charset=utf-8', `internal error: ${error instanceof Error ? error.message : String(error)}\n`);
     }
   });
@@ -58,7 +78,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     if (request.method !== 'GET' && request.method !== 'HEAD') return send(response, 405, 'text/plain; charset=utf-8', 'only GET\n');
     const target = requestTarget(request.url ?? '');
     if (target === undefined) return send(response, 400, 'text/plain; charset=utf-8', 'the request target is neither a path nor an http URL\n');
-    if (LOOPBACK.has(options.host) && (!LOOPBACK.has(hostName(request.headers.host)) || (target.host !== undefined && !LOOPBACK.has(target.host)))) {
+    if (loopback && (!isLoopback(hostName(request.headers.host)) || (target.host !== undefined && !isLoopback(target.host)))) {
       return send(response, 403, 'text/plain; charset=utf-8', 'this server answers on its loopback address only\n');
     }
     // Joined, not resolved: a request for //x stays a path, never a host.

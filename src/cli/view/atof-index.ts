@@ -20,6 +20,7 @@
 
 import { closeSync, readSync } from 'node:fs';
 import { unreadableEventError } from '../detect.ts';
+import { InputError } from '../errors.ts';
 import { openRegularFile } from '../files.ts';
 import { atofMajor } from '../../formats/atof/rules/envelope.ts';
 import type { AtofEvent } from '../../formats/atof/types.ts';
@@ -44,6 +45,8 @@ export const RESUMMARIZE_ABOVE_EVENTS = 10_000;
 const WINDOW_BYTES = 1024 * 1024;
 /** Events held for open sessions before they are let go (and read back from the file when needed). */
 const MAX_HELD_EVENTS = 200_000;
+/** Bytes at the start of what was read, and just before where reading stopped, that `sameBytesAsRead` checks. */
+const FINGERPRINT_BYTES = 4096;
 
 /** A session's row in an index: what its tree's root shows and its totals. */
 export interface SessionSummary extends Figures {
@@ -106,6 +109,8 @@ export class AtofIndex {
   private readonly stale = new Set<IndexedSession>();
   /** The part of the file last read back for a session's lines. */
   private window: { from: number; length: number; bytes: Buffer } | undefined;
+  /** What the bytes read looked like at their start and just before `offset`, when reading stopped (`sameBytesAsRead`). */
+  private readFingerprint = '';
 
   /** Whether index rows are wanted (`view --serve`); `view` and `compare` build the trees they show and need none. */
   private readonly summaries: boolean;
@@ -155,10 +160,31 @@ export class AtofIndex {
         this.line(buffer, 0, carry, true);
         this.offset += carry;
       }
+      this.readFingerprint = fingerprint(source, this.offset);
     } finally {
       source.close();
     }
     this.summarizeStale();
+  }
+
+  /**
+   * Whether the file still holds the bytes this index read where a rewrite
+   * shows: its first `FINGERPRINT_BYTES` and the `FINGERPRINT_BYTES` before
+   * `offset`. A file that only grew does; one rewritten in place (a replay
+   * of a longer recording under the same name, `cp` of another run over
+   * it, a host writing with `atofMode: overwrite`) does not, even when it
+   * is now larger than where reading stopped: reading on from there would
+   * give old sessions new lines and read their trees back from bytes that
+   * are no longer theirs.
+   */
+  sameBytesAsRead(): boolean {
+    if (this.offset === 0) return true;
+    const source = this.open();
+    try {
+      return fingerprint(source, this.offset) === this.readFingerprint;
+    } finally {
+      source.close();
+    }
   }
 
   /** The session of that (unique) id. */
@@ -204,7 +230,10 @@ export class AtofIndex {
   tree(target: IndexedSession, more: readonly AtofEvent[] = [], parents?: ReadonlyMap<string, string>): ViewNode {
     const events = this.eventsOf(target);
     const roots = treesFromAtof(more.length === 0 ? events : [...events, ...more], parents);
-    return roots.find((root) => isRecord(root.source) && isRecord(root.source.start) && root.source.start.uuid === target.rootUuid) ?? roots[0]!;
+    const root = roots.find((each) => isRecord(each.source) && isRecord(each.source.start) && each.source.start.uuid === target.rootUuid) ?? roots[0];
+    // Its lines read back are no events: the file was rewritten since it was read (`sameBytesAsRead`).
+    if (root === undefined) throw new InputError(`${this.path} changed since it was read: session ${target.session} is not where it was`);
+    return root;
   }
 
   /**
@@ -397,6 +426,21 @@ export class AtofIndex {
     const descriptor = openRegularFile(this.path, { followLinks: this.followLinks });
     return { read: (target, at, length, position) => readSync(descriptor, target, at, length, position), close: () => closeSync(descriptor) };
   }
+}
+
+/**
+ * A short hash of the input's first `FINGERPRINT_BYTES` and of the `FINGERPRINT_BYTES` before `offset` (32-bit FNV-1a
+ * of each, with the count of bytes found): what `sameBytesAsRead` compares.
+ */
+function fingerprint(source: { read(target: Buffer, at: number, length: number, position: number): number }, offset: number): string {
+  const part = (from: number): string => {
+    const bytes = Buffer.alloc(Math.min(FINGERPRINT_BYTES, offset - from));
+    const read = source.read(bytes, 0, bytes.length, from);
+    let hash = 0x811c9dc5;
+    for (let i = 0; i < read; i++) hash = Math.imul(hash ^ bytes[i]!, 0x01000193);
+    return `${read}:${(hash >>> 0).toString(16)}`;
+  };
+  return offset === 0 ? '' : `${part(0)} ${part(Math.max(0, offset - FINGERPRINT_BYTES))}`;
 }
 
 /** An index row's figures: the root's title, note, start and totals. */

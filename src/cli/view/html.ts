@@ -291,6 +291,11 @@ export function inertJson(value: unknown): string {
     .replace(/\u2029/g, '\\u2029');
 }
 
+/**
+ * The pages' shared style. `.hidden` (a filtered-out row or pair) is `!important`: a page's own CSS comes after this
+ * (`extraCss`), and its `.pair{display:grid}` of equal specificity once won, so "Differences only" and the search
+ * of the compare page counted pairs out and still drew them.
+ */
 const CSS = `
 :root{--bg:#fff;--fg:#1d232a;--muted:#68737d;--line:#e6e9ec;--panel:#f6f8fa;--sel:rgba(47,127,216,.16);--session:#5b6b7b;--turn:#8a7fd0;--llm:#2f7fd8;--tool:#2a9d6f;--mark:#b98a1e;--bad:#d1242f;--hit:#ffe58a}
 @media (prefers-color-scheme:dark){:root{--bg:#15191d;--fg:#e3e7eb;--muted:#97a1ab;--line:#2a3137;--panel:#1c2227;--hit:#6b5a12}}
@@ -325,7 +330,7 @@ section{margin-top:1.2rem}h2{font-size:1.05rem;margin:0}h2 small{color:var(--mut
 .bar{position:absolute;top:25%;height:50%;border-radius:2px;min-width:2px}.bar.point{width:6px!important;height:6px;top:calc(50% - 3px);transform:rotate(45deg);border-radius:1px}
 .bar.session,.bar.subagent{background:var(--session);opacity:.5}.bar.turn{background:var(--turn);opacity:.6}.bar.llm{background:var(--llm)}.bar.tool{background:var(--tool)}.bar.mark,.bar.scope{background:var(--mark)}
 .bar.failed{background:var(--bad)}
-.hidden{display:none}.empty,footer{color:var(--muted)}footer{margin-top:1.5rem;font-size:12px}
+.hidden{display:none!important}.empty,footer{color:var(--muted)}footer{margin-top:1.5rem;font-size:12px}
 table.index{border-collapse:collapse;width:100%;margin-top:1rem}table.index th,table.index td{text-align:left;padding:.2rem .6rem;border-bottom:1px solid var(--line)}table.index .num{text-align:right}table.index tr.failed{background:rgba(209,36,47,.07)}
 #detail h3,#detail .err,table.facts td,h2,p.facts{overflow-wrap:anywhere}
 @media (max-width:760px){
