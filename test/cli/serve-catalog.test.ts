@@ -161,4 +161,26 @@ describe('the served viewer (in process)', () => {
       expect({ host, answers: await Promise.all([`${host}:${port}`, `localhost:${port}`, `127.0.0.9:${port}`, `[::1]:${port}`].map(status)) }).toEqual({ host, answers: [200, 200, 200, 200] });
     }
   });
+
+  it('keeps serving when a look at its folders throws, says so once per message, and takes up the changes once looks work again', async () => {
+    const folder = tempDir('nrh-serve-catalog-look-');
+    copyFileSync(await replayed('agent-session.hooks.jsonl', 12), path.join(folder, 'run.jsonl'));
+    const said: string[] = [];
+    const server = await startServer({ folders: [folder], host: '127.0.0.1', port: 0, generator: 'test', pollMs: 20, onError: (message) => said.push(message) });
+    servers.push(server);
+    const refresh = server.catalog.refresh.bind(server.catalog);
+    let failures = 0;
+    server.catalog.refresh = () => {
+      failures += 1;
+      throw new TypeError('the reader met something it did not foresee');
+    };
+    while (failures < 3) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(said).toEqual(['could not look at the folders again (serving what was read before): the reader met something it did not foresee']);
+    expect(await served(server)).toEqual([{ session: 'demo-session-7f3a', llmCalls: 3, toolCalls: 3, promptTokens: 2660 }]);
+    copyFileSync(await replayed('agent-session.hooks.jsonl'), path.join(folder, 'run.jsonl'));
+    server.catalog.refresh = refresh;
+    const before = server.catalog.version;
+    while (server.catalog.version === before) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(await served(server)).toEqual([{ session: 'demo-session-7f3a', llmCalls: 7, toolCalls: 5, promptTokens: 6654 }]);
+  });
 });

@@ -207,7 +207,7 @@ async function serve(args: ParsedArgs, io: CliIo): Promise<number> {
   });
   let running: RunningServer;
   try {
-    running = await startServer({ folders, host, port, generator: `nemo-relay-hooks ${packageVersion()}` });
+    running = await startServer({ folders, host, port, generator: `nemo-relay-hooks ${packageVersion()}`, onError: (message) => io.err(`${safeForTerminal(message)}\n`) });
   } catch (error) {
     stop();
     const code = (error as { code?: unknown } | null)?.code;

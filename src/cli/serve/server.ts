@@ -28,6 +28,8 @@ export interface ServeOptions {
   generator: string;
   /** How often the folders are looked at, in milliseconds. */
   pollMs?: number;
+  /** Told when a look at the folders failed (the server keeps serving what it had, and looks again). */
+  onError?: (message: string) => void;
 }
 
 export interface RunningServer {
@@ -137,9 +139,19 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     for (const stream of streams) stream.write(message);
   };
 
+  // A look that throws (a file changing under the reader in a way it did not foresee) must not end the server from a
+  // timer: it keeps what it served, says so once per distinct message, and looks again at the next tick.
+  let lastLookError: string | undefined;
   const poll = setInterval(() => {
-    const changed = catalog.refresh();
-    if (changed.length > 0) broadcast(changed);
+    try {
+      const changed = catalog.refresh();
+      lastLookError = undefined;
+      if (changed.length > 0) broadcast(changed);
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      if (message !== lastLookError) options.onError?.(`could not look at the folders again (serving what was read before): ${message}`);
+      lastLookError = message;
+    }
   }, options.pollMs ?? 1000);
   // Proxies close idle streams: a comment every 15 s keeps them open.
   const keepAlive = setInterval(() => {
