@@ -14,7 +14,7 @@ import { otlpPluginsToml, replayWithOtlp } from '../support/otlp-replay.ts';
 import { createNemoRelayPlugin } from '../../src/index.ts';
 import { HookRegistry } from '../../src/hooks/index.ts';
 import { recordingLogger, tempDir } from '../contract/backends.ts';
-import { OtlpPipeline } from '../../src/export/otlp/pipeline.ts';
+import { OtlpPipeline, type PipelineOptions } from '../../src/export/otlp/pipeline.ts';
 import { ExporterPackageError, type WireExporter } from '../../src/export/otlp/exporters.ts';
 
 const STREAMS = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../fixtures/streams');
@@ -47,6 +47,12 @@ function traces(outputs: readonly OutputHealth[]): OutputHealth[] {
 }
 
 const fast = ['timeout_millis = 300'];
+
+
+/** A traces pipeline of a few items to a port nobody listens on, its exporter (or its failure) given by the test. */
+function smallPipeline(logger: ReturnType<typeof recordingLogger>, options: Partial<PipelineOptions> & Pick<PipelineOptions, 'createExporter'>): OtlpPipeline {
+  return new OtlpPipeline({ signal: 'traces', transport: 'http_binary', url: 'http://127.0.0.1:9/v1/traces', headers: {}, timeoutMillis: 200, maxQueueSize: 10, maxExportBatchSize: 5, scheduledDelayMillis: 10, logger, ...options });
+}
 
 describe('OTLP delivery when the collector misbehaves', () => {
   it('keeps ATOF and ATIF for every session when the collector refuses connections, and counts every span as failed or dropped', async () => {
@@ -154,18 +160,7 @@ describe('an OTLP request still unanswered when the pipeline stops', () => {
   // A collector that accepts and never answers: the warning and lastError said "3 items not sent before shutdown"
   // and nothing of why, although the page promises the collector's last answer or the cause.
   const silent = (logger: ReturnType<typeof recordingLogger>, exports: unknown[][]) =>
-    new OtlpPipeline({
-      signal: 'traces',
-      transport: 'http_binary',
-      url: 'http://127.0.0.1:9/v1/traces',
-      headers: {},
-      timeoutMillis: 200,
-      maxQueueSize: 10,
-      maxExportBatchSize: 5,
-      scheduledDelayMillis: 0,
-      logger,
-      createExporter: async () => ({ export: (items) => void exports.push(items), shutdown: async () => {} }),
-    });
+    smallPipeline(logger, { scheduledDelayMillis: 0, createExporter: async () => ({ export: (items) => void exports.push(items), shutdown: async () => {} }) });
 
   it('names it when the shutdown deadline cuts it ("no answer within N ms"), counting its items dropped', async () => {
     const logger = recordingLogger();
@@ -300,7 +295,7 @@ describe('OTLP endpoints in plugins.toml', () => {
     // Bun's fetch and WebSocket errors quote the URL they were given; the stream outputs masked it, the OTLP ones did not.
     const quoted = 'https://user:pwSECRET-3@collector.example/v1/traces?access_token=tokSECRET-4';
     const failing = (createExporter: () => Promise<WireExporter>, logger: ReturnType<typeof recordingLogger>) =>
-      new OtlpPipeline({ signal: 'traces', transport: 'http_binary', url: quoted, headers: {}, timeoutMillis: 200, maxQueueSize: 10, maxExportBatchSize: 5, scheduledDelayMillis: 10, logger, retry: { maxRetries: 0, initialDelayMs: 10, maxDelayMs: 10 }, createExporter });
+      smallPipeline(logger, { url: quoted, retry: { maxRetries: 0, initialDelayMs: 10, maxDelayMs: 10 }, createExporter });
     const refused = recordingLogger();
     const sending = failing(async () => ({ export: (_items, done) => done({ code: 1, error: new Error(`Unable to connect to ${quoted}.`) }), shutdown: async () => {} }), refused);
     sending.push({});
@@ -369,18 +364,7 @@ describe('OTLP outputs in status()', () => {
 
 describe('an OTLP exporter that cannot be created', () => {
   const pipeline = (logger: ReturnType<typeof recordingLogger>, error: Error) =>
-    new OtlpPipeline({
-      signal: 'traces',
-      transport: 'http_binary',
-      url: 'http://127.0.0.1:9/v1/traces',
-      headers: {},
-      timeoutMillis: 200,
-      maxQueueSize: 10,
-      maxExportBatchSize: 5,
-      scheduledDelayMillis: 10,
-      logger,
-      createExporter: () => Promise.reject(error),
-    });
+    smallPipeline(logger, { createExporter: () => Promise.reject(error) });
 
   it('says why, once, and counts its spans as failed (Deno without --allow-env: the exporter reads its OTEL_* variables)', async () => {
     // What Deno's exporter constructor threw in a user trial; before, every span was failed without a word on the console.

@@ -50,17 +50,23 @@ function hooksOf(recorded: Recorded, hook: string): any[] {
   return recorded.log.filter((entry) => entry.hook === hook).map((entry) => entry.payload);
 }
 
+
+/** A reply of thinking and two text blocks, held after its first text block (the second is never read). */
+function storyHeldAfterItsFirstText(): ReturnType<typeof heldReply> {
+  return heldReply(
+    [
+      { type: 'thinking', thinking: 'The user wants a story.' },
+      { type: 'text', text: 'Once upon a time,' },
+      { type: 'text', text: ' never read.' },
+    ],
+    { afterBlock: 1 },
+  );
+}
+
 describe('Claude Agent SDK: a reply cut by the program keeps what the program had read of it', () => {
   for (const backend of backends()) {
     it(`aborted after the reply's thinking and first text block: the step holds them beside the error (${backend} backend)`, async () => {
-      const reply = heldReply(
-        [
-          { type: 'thinking', thinking: 'The user wants a story.' },
-          { type: 'text', text: 'Once upon a time,' },
-          { type: 'text', text: ' never read.' },
-        ],
-        { afterBlock: 1 },
-      );
+      const reply = storyHeldAfterItsFirstText();
       const { mock, env, home } = await offlineApi(reply.script);
       const recorded = recordedPlugin(`claude-cut-blocks-${backend}`, backend);
       const { query } = wrapClaudeAgentSdk(sdk, recorded.hooks);
@@ -122,14 +128,7 @@ describe('Claude Agent SDK: a reply cut by the program keeps what the program ha
     }, 180_000);
 
     it(`interrupted (\`interrupt()\`) after the reply's thinking and first text block: a failed step with them and the interrupted error, as an abort gives (${backend} backend)`, async () => {
-      const reply = heldReply(
-        [
-          { type: 'thinking', thinking: 'The user wants a story.' },
-          { type: 'text', text: 'Once upon a time,' },
-          { type: 'text', text: ' never read.' },
-        ],
-        { afterBlock: 1 },
-      );
+      const reply = storyHeldAfterItsFirstText();
       const { mock, env, home } = await offlineApi(reply.script);
       const recorded = recordedPlugin(`claude-cut-interrupt-${backend}`, backend);
       const { query } = wrapClaudeAgentSdk(sdk, recorded.hooks);
